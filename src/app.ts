@@ -1,0 +1,70 @@
+/**
+ * Assembles the Hono app in a fixed, visible order: access log → health routes → edge guards
+ * (Host, Origin) → the MCP endpoints (the aggregate, then one side channel per server).
+ */
+import { Hono } from 'hono';
+import { jsonRpcErrorBody, WireCode } from './errors.js';
+import type { Logger } from './observability/logger.js';
+import { hostGuard, originGuard } from './inbound/edge-guards.js';
+import type { McpEndpoint } from './inbound/endpoint.js';
+import type { UpstreamRegistry } from './upstream/registry.js';
+
+export interface AppOptions {
+  path: string;
+  aggregate: McpEndpoint;
+  sideChannels: ReadonlyMap<string, McpEndpoint>;
+  registry: UpstreamRegistry;
+  allowedHosts: readonly string[];
+  allowedOrigins: readonly string[];
+  logger: Logger;
+}
+
+const notFound = () =>
+  new Response(jsonRpcErrorBody(WireCode.InvalidRequest, 'Not found'), {
+    status: 404,
+    headers: { 'content-type': 'application/json' },
+  });
+
+export function createApp(options: AppOptions): Hono {
+  const app = new Hono();
+  const base = options.path === '/' ? '' : options.path;
+
+  app.use('*', async function accessLog(c, next) {
+    const started = performance.now();
+    await next();
+    options.logger.debug(
+      {
+        http: c.req.method,
+        path: c.req.path,
+        status: c.res.status,
+        session: c.req.header('mcp-session-id'),
+        ms: Math.round(performance.now() - started),
+      },
+      'http',
+    );
+  });
+
+  app.get('/healthz', (c) => c.json({ status: 'ok' }));
+  app.get('/readyz', (c) => {
+    const ready = options.registry.ready();
+    return c.json({ status: ready ? 'ready' : 'not ready', servers: options.registry.status() }, ready ? 200 : 503);
+  });
+
+  app.use(`${base}/*`, hostGuard({ allowedHosts: options.allowedHosts }), originGuard({ allowedOrigins: options.allowedOrigins }));
+  app.use(base || '/', hostGuard({ allowedHosts: options.allowedHosts }), originGuard({ allowedOrigins: options.allowedOrigins }));
+
+  app.all(base || '/', (c) => options.aggregate.fetch(c.req.raw));
+  app.all(`${base}/servers/:name`, (c) => {
+    const endpoint = options.sideChannels.get(c.req.param('name'));
+    return endpoint === undefined ? notFound() : endpoint.fetch(c.req.raw);
+  });
+  app.notFound(() => notFound());
+  app.onError((error) => {
+    options.logger.error({ err: error.message }, 'unhandled error in request');
+    return new Response(jsonRpcErrorBody(WireCode.InternalError, 'internal gateway error'), {
+      status: 500,
+      headers: { 'content-type': 'application/json' },
+    });
+  });
+  return app;
+}

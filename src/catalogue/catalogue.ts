@@ -1,0 +1,157 @@
+/**
+ * The merged, filtered, namespaced view of a scope's upstreams. Each upstream's lists are cached
+ * on its link (dropped on `list_changed`); the merged view is memoised until any of those caches
+ * or links changes, so `tools/list` on a warm catalogue does no upstream I/O and no re-merge.
+ * Fan-out is parallel; a server whose list fails is left out of that answer (and logged), never
+ * allowed to fail the whole list.
+ */
+import type { Prompt, Resource, ResourceTemplateType, Tool } from '@modelcontextprotocol/server';
+import type { Logger } from '../observability/logger.js';
+import type { ListKind, UpstreamLink } from '../upstream/link.js';
+import {
+  mergePrompts,
+  mergeResources,
+  mergeResourceTemplates,
+  mergeTools,
+  type MergedPrompts,
+  type MergedTools,
+  type TemplateRoute,
+  type VisibilityFilter,
+} from '../routing/merge.js';
+
+export interface CatalogueSource {
+  /** Server names in the fixed order merges use. */
+  readonly servers: readonly string[];
+  /** The link to list from (the scope decides: a session's own link, or the primary). */
+  linkFor(server: string): Promise<UpstreamLink>;
+}
+
+export interface CatalogueOptions {
+  separator: string | null;
+  /** Visibility of a tool: per-server enabled/disabled lists and policy globs, compiled once. */
+  toolFilter: VisibilityFilter;
+  logger: Logger;
+}
+
+export interface MergedResources {
+  resources: Resource[];
+  index: Map<string, string>;
+}
+
+export interface MergedTemplates {
+  resourceTemplates: ResourceTemplateType[];
+  routes: TemplateRoute[];
+}
+
+interface Parts {
+  key: string;
+  lists: Array<{ server: string; items: unknown[] }>;
+}
+
+const allowAll: VisibilityFilter = () => true;
+
+export class Catalogue {
+  private readonly source: CatalogueSource;
+  private readonly options: CatalogueOptions;
+  private readonly memo = new Map<ListKind, { key: string; value: unknown }>();
+  private readonly linkIds = new WeakMap<UpstreamLink, number>();
+  private nextLinkId = 1;
+
+  constructor(source: CatalogueSource, options: CatalogueOptions) {
+    this.source = source;
+    this.options = options;
+  }
+
+  /** The same predicate that filtered the list, for the re-check on every call. */
+  toolVisible(server: string, name: string, exposed: string): boolean {
+    return this.options.toolFilter(server, name, exposed);
+  }
+
+  async tools(): Promise<MergedTools> {
+    return this.merged('tools', (lists) => {
+      const merged = mergeTools(
+        lists.map((l) => ({ server: l.server, tools: l.items as Tool[] })),
+        { separator: this.options.separator, filter: this.options.toolFilter },
+      );
+      this.report('tool', merged.collisions, merged.duplicates.length);
+      return merged;
+    });
+  }
+
+  async prompts(): Promise<MergedPrompts> {
+    return this.merged('prompts', (lists) => {
+      const merged = mergePrompts(
+        lists.map((l) => ({ server: l.server, prompts: l.items as Prompt[] })),
+        { separator: this.options.separator, filter: allowAll },
+      );
+      this.report('prompt', merged.collisions, merged.duplicates.length);
+      return merged;
+    });
+  }
+
+  async resources(): Promise<MergedResources> {
+    return this.merged('resources', (lists) => {
+      const merged = mergeResources(lists.map((l) => ({ server: l.server, resources: l.items as Resource[] })));
+      return { resources: merged.resources, index: merged.index };
+    });
+  }
+
+  async templates(): Promise<MergedTemplates> {
+    return this.merged('resourceTemplates', (lists) => {
+      const merged = mergeResourceTemplates(
+        lists.map((l) => ({ server: l.server, resourceTemplates: l.items as ResourceTemplateType[] })),
+      );
+      if (merged.rejected.length > 0) {
+        this.options.logger.warn({ count: merged.rejected.length }, 'resource templates that cannot be parsed were left out');
+      }
+      return { resourceTemplates: merged.resourceTemplates, routes: merged.routes };
+    });
+  }
+
+  private async merged<T>(kind: ListKind, merge: (lists: Parts['lists']) => T): Promise<T> {
+    const parts = await this.collect(kind);
+    const cached = this.memo.get(kind);
+    if (cached !== undefined && cached.key === parts.key) return cached.value as T;
+    const value = merge(parts.lists);
+    this.memo.set(kind, { key: parts.key, value });
+    return value;
+  }
+
+  private async collect(kind: ListKind): Promise<Parts> {
+    const settled = await Promise.all(
+      this.source.servers.map(async (server) => {
+        try {
+          const link = await this.source.linkFor(server);
+          const items = await link.list(kind);
+          return { server, items, key: `${this.idOf(link)}.${link.listVersion}` };
+        } catch (error) {
+          this.options.logger.warn(
+            { server, list: kind, err: error instanceof Error ? error.message : String(error) },
+            'upstream left out of a merged list',
+          );
+          return { server, items: [] as unknown[], key: 'x' + Math.random() };
+        }
+      }),
+    );
+    return {
+      key: settled.map((s) => s.key).join('|'),
+      lists: settled.map(({ server, items }) => ({ server, items })),
+    };
+  }
+
+  private idOf(link: UpstreamLink): number {
+    let id = this.linkIds.get(link);
+    if (id === undefined) {
+      id = this.nextLinkId++;
+      this.linkIds.set(link, id);
+    }
+    return id;
+  }
+
+  private report(what: string, collisions: MergedTools['collisions'], duplicates: number): void {
+    if (collisions.length > 0 || duplicates > 0) {
+      // Names and server names are configuration and catalogue data, not secrets.
+      this.options.logger.warn({ collisions, duplicates }, `${what} name collisions resolved deterministically`);
+    }
+  }
+}

@@ -1,0 +1,120 @@
+/**
+ * Entry point: `portcullis --config FILE [--port N] [--host H]` runs the gateway and prints the
+ * Ready line on stdout once every required upstream is up; `portcullis check --config FILE`
+ * validates a config (exit 0, or 1 listing every problem). SIGTERM/SIGINT drain and exit 0.
+ */
+import { parseArgs } from 'node:util';
+import { ConfigError, GatewayError } from './errors.js';
+import { loadConfigFile, deepFreeze } from './config/load.js';
+import type { GatewayConfig } from './config/schema.js';
+import { startGateway, type RunningGateway } from './gateway.js';
+import { createLogger, type Logger } from './observability/logger.js';
+import { killAllStdioChildren } from './upstream/stdio-transport.js';
+
+const USAGE = `usage:
+  portcullis --config FILE [--port N] [--host H]
+  portcullis check --config FILE`;
+
+export function readyLine(url: string): string {
+  return `[portcullis]:Ready. ${url}`;
+}
+
+function parse(argv: string[]) {
+  return parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      config: { type: 'string', short: 'c' },
+      port: { type: 'string', short: 'p' },
+      host: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+}
+
+/** Applies `--port` / `--host` to a parsed config (a new frozen object; the original is untouched). */
+export function withListenOverrides(config: Readonly<GatewayConfig>, port?: string, host?: string): Readonly<GatewayConfig> {
+  if (port === undefined && host === undefined) return config;
+  const listen = { ...config.listen };
+  if (port !== undefined) {
+    const value = Number(port);
+    if (!Number.isInteger(value) || value < 0 || value > 65535) throw new ConfigError(['--port: must be an integer from 0 to 65535']);
+    listen.port = value;
+  }
+  if (host !== undefined) listen.host = host;
+  return deepFreeze({ ...config, listen });
+}
+
+/** Runs a gateway until a signal; resolves with the process exit code. */
+export async function runGateway(config: Readonly<GatewayConfig>, logger: Logger): Promise<number> {
+  let gateway: RunningGateway;
+  try {
+    gateway = await startGateway({ config, logger, env: process.env });
+  } catch (error) {
+    const message = error instanceof GatewayError ? error.message : 'gateway failed to start';
+    process.stderr.write(`portcullis: ${message}\n`);
+    logger.flush?.();
+    return 1;
+  }
+  process.stdout.write(`${readyLine(gateway.url)}\n`);
+  return new Promise((resolve) => {
+    let stopping = false;
+    const stop = (signal: string) => {
+      if (stopping) return;
+      stopping = true;
+      logger.info({ signal }, 'shutting down');
+      const force = setTimeout(() => {
+        killAllStdioChildren();
+        resolve(1);
+      }, 10_000);
+      force.unref();
+      gateway
+        .close()
+        .then(() => resolve(0), () => resolve(1))
+        .finally(() => clearTimeout(force));
+    };
+    process.once('SIGTERM', () => stop('SIGTERM'));
+    process.once('SIGINT', () => stop('SIGINT'));
+  });
+}
+
+export async function main(argv: string[]): Promise<number> {
+  let args: ReturnType<typeof parse>;
+  try {
+    args = parse(argv);
+  } catch (error) {
+    process.stderr.write(`portcullis: ${(error as Error).message}\n${USAGE}\n`);
+    return 2;
+  }
+  if (args.values.help) {
+    process.stdout.write(`${USAGE}\n`);
+    return 0;
+  }
+  const [command, ...rest] = args.positionals;
+  if ((command !== undefined && command !== 'check') || rest.length > 0) {
+    process.stderr.write(`portcullis: unknown command\n${USAGE}\n`);
+    return 2;
+  }
+  if (args.values.config === undefined) {
+    process.stderr.write(`portcullis: --config FILE is required\n${USAGE}\n`);
+    return 2;
+  }
+  let config: Readonly<GatewayConfig>;
+  try {
+    config = withListenOverrides(await loadConfigFile(args.values.config), args.values.port, args.values.host);
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`portcullis: ${error.problems.length} problem(s) in the configuration:\n`);
+      for (const problem of error.problems) process.stderr.write(`  - ${problem}\n`);
+      return 1;
+    }
+    process.stderr.write(`portcullis: ${error instanceof GatewayError ? error.message : 'cannot load configuration'}\n`);
+    return 1;
+  }
+  if (command === 'check') {
+    process.stdout.write(`configuration ok: ${Object.keys(config.servers).length} server(s)\n`);
+    return 0;
+  }
+  const logger = createLogger({ level: (process.env.PORTCULLIS_LOG_LEVEL as never) ?? 'info' });
+  return runGateway(config, logger);
+}

@@ -1,0 +1,160 @@
+/**
+ * Loading configuration: read the file, normalise the `mcpServers` shapes other MCP hosts use,
+ * parse once with zod, run the semantic checks, and freeze. Every problem is collected (not just
+ * the first) and phrased so that it names the server and field but never echoes a command, an
+ * argument, a URL or a header value: config files routinely hold secrets.
+ */
+import { readFile } from 'node:fs/promises';
+import type { z } from 'zod';
+import { ConfigError, GatewayError } from '../errors.js';
+import { Redactor } from '../observability/logger.js';
+import { gatewayConfigSchema, serverSchema, type GatewayConfig } from './schema.js';
+import { semanticProblems, serverProblems } from './semantic-checks.js';
+
+/** `type` values of the VS Code / Cursor / Claude Desktop formats and what they mean here. */
+const hostTransportAliases: Record<string, string> = {
+  stdio: 'stdio',
+  http: 'streamableHttp',
+  streamableHttp: 'streamableHttp',
+  'streamable-http': 'streamableHttp',
+};
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * Accepts `servers` (ours or VS Code's) or `mcpServers` (Claude Desktop, Cursor). An entry without
+ * `transport` gets one from its `type`, or from which of `command` / `url` it has. An entry with
+ * both or neither is left without a transport so the schema reports it, with a clear message.
+ */
+export function normaliseServers(raw: unknown): { value: unknown; problems: string[] } {
+  if (!isRecord(raw)) return { value: raw, problems: [] };
+  const problems: string[] = [];
+  const { mcpServers, ...rest } = raw;
+  let servers = rest.servers;
+  if (mcpServers !== undefined) {
+    if (servers !== undefined) problems.push('config: use either "servers" or "mcpServers", not both');
+    else servers = mcpServers;
+  }
+  if (!isRecord(servers)) return { value: { ...rest, servers }, problems };
+
+  const out: Record<string, unknown> = {};
+  for (const [name, entry] of Object.entries(servers)) {
+    if (!isRecord(entry) || entry.transport !== undefined) {
+      out[name] = entry;
+      continue;
+    }
+    const { type, ...fields } = entry;
+    const hasCommand = fields.command !== undefined;
+    const hasUrl = fields.url !== undefined;
+    if (type !== undefined) {
+      const transport = typeof type === 'string' ? hostTransportAliases[type] : undefined;
+      if (transport === undefined) {
+        problems.push(`servers.${name}.type: unsupported transport type (use "stdio" or "http"; SSE-only servers are not supported)`);
+        continue;
+      }
+      out[name] = { transport, ...fields };
+    } else if (hasCommand && hasUrl) {
+      problems.push(`servers.${name}: has both "command" and "url"; a server is either stdio or HTTP`);
+    } else if (!hasCommand && !hasUrl) {
+      problems.push(`servers.${name}: needs "command" (stdio) or "url" (Streamable HTTP)`);
+    } else {
+      out[name] = { transport: hasCommand ? 'stdio' : 'streamableHttp', ...fields };
+    }
+  }
+  return { value: { ...rest, servers: out }, problems };
+}
+
+function describePath(path: readonly PropertyKey[]): string {
+  if (path.length === 0) return 'config';
+  return path.map(String).join('.');
+}
+
+/** Turns zod issues into diagnostics; zod 4 messages state expectations, not received values. */
+function schemaProblems(error: z.ZodError): string[] {
+  return error.issues.map((issue) => {
+    if (issue.code === 'invalid_union' && issue.path.at(-1) !== undefined && issue.path[0] === 'servers') {
+      return `${describePath(issue.path)}.transport: must be "stdio" or "streamableHttp"`;
+    }
+    return `${describePath(issue.path)}: ${issue.message}`;
+  });
+}
+
+/** Every string in the raw config that must never appear in a diagnostic. */
+function sensitiveStrings(raw: unknown, into: string[] = []): string[] {
+  if (typeof raw === 'string') into.push(raw);
+  else if (Array.isArray(raw)) for (const item of raw) sensitiveStrings(item, into);
+  else if (isRecord(raw)) for (const value of Object.values(raw)) sensitiveStrings(value, into);
+  return into;
+}
+
+/**
+ * Parses a raw (already JSON-decoded) configuration. Throws `ConfigError` listing every problem.
+ */
+export function parseConfig(raw: unknown): Readonly<GatewayConfig> {
+  const normalised = normaliseServers(raw);
+  const parsed = gatewayConfigSchema.safeParse(normalised.value);
+  const problems = [...normalised.problems];
+  if (parsed.success) problems.push(...semanticProblems(parsed.data));
+  else {
+    problems.push(...schemaProblems(parsed.error));
+    // Report the semantic problems of the entries that did parse too: every problem at once.
+    const servers = (normalised.value as { servers?: unknown }).servers;
+    for (const [name, entry] of isRecord(servers) ? Object.entries(servers) : []) {
+      const server = serverSchema.safeParse(entry);
+      if (server.success) problems.push(...serverProblems(name, server.data));
+    }
+  }
+  if (problems.length > 0) {
+    // Belt and braces: the diagnostics above are built from paths and zod's expectation messages,
+    // which do not echo input; still, no configured server value may survive in them.
+    const redactor = new Redactor(serverValues(raw).filter((v) => v.length >= 6));
+    throw new ConfigError(problems.map((p) => redactor.redact(p)));
+  }
+  return deepFreeze(parsed.data!);
+}
+
+const ENUM_FIELDS = new Set(['transport', 'type', 'mode', 'isolation', 'framing']);
+
+/** Values inside server entries (commands, args, URLs, env and header values), not their keys. */
+function serverValues(raw: unknown): string[] {
+  if (!isRecord(raw)) return [];
+  const out: string[] = [];
+  for (const block of [raw.servers, raw.mcpServers]) {
+    if (!isRecord(block)) continue;
+    for (const entry of Object.values(block)) {
+      if (!isRecord(entry)) continue;
+      for (const [key, value] of Object.entries(entry)) {
+        if (!ENUM_FIELDS.has(key)) sensitiveStrings(value, out);
+      }
+    }
+  }
+  return out;
+}
+
+/** Reads and parses a JSON config file. */
+export async function loadConfigFile(path: string): Promise<Readonly<GatewayConfig>> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? 'unknown error';
+    throw new GatewayError('CONFIG_UNREADABLE', `cannot read config file (${code})`, { cause: error });
+  }
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch {
+    throw new ConfigError(['config: file is not valid JSON']);
+  }
+  return parseConfig(raw);
+}
+
+export function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const child of Object.values(value)) deepFreeze(child);
+  }
+  return value;
+}

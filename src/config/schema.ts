@@ -1,0 +1,88 @@
+/**
+ * The gateway configuration schema: the only definition of configuration. Types are `z.infer`
+ * of these schemas; config is parsed once into frozen objects and never re-validated.
+ *
+ * Servers are a closed union on `transport`. Claude Desktop / VS Code / Cursor `mcpServers`
+ * blocks (no `transport`, `command` or `url` present) are normalised in `load.ts` before parsing.
+ */
+import { z } from 'zod';
+
+/** Config keys double as namespaces and URL path segments: keep them plain. */
+const serverName = z
+  .string()
+  .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,47}$/, 'must be 1-48 chars of letters, digits, "_", "." or "-"');
+
+const toolList = z.array(z.string().min(1)).default([]);
+
+const common = {
+  mode: z.enum(['required', 'optional']).default('required'),
+  isolation: z.enum(['session', 'shared']).default('session'),
+  enabledTools: toolList,
+  disabledTools: toolList,
+  /** Milliseconds an upstream request may take before the gateway gives up on it. */
+  requestTimeoutMs: z.number().int().positive().max(3_600_000).default(300_000),
+};
+
+export const stdioServerSchema = z.strictObject({
+  transport: z.literal('stdio'),
+  command: z.string().min(1),
+  args: z.array(z.string()).default([]),
+  env: z.record(z.string(), z.string()).default({}),
+  cwd: z.string().min(1).optional(),
+  framing: z.enum(['auto', 'ndjson', 'contentLength']).default('auto'),
+  ...common,
+});
+
+export const httpServerSchema = z.strictObject({
+  transport: z.literal('streamableHttp'),
+  url: z.string().min(1),
+  headers: z.record(z.string(), z.string()).default({}),
+  /** Header name → environment variable name, read when each request is built. */
+  envHeaders: z.record(z.string(), z.string()).default({}),
+  allowPrivateNetwork: z.boolean().default(false),
+  connectTimeoutMs: z.number().int().positive().max(120_000).default(10_000),
+  ...common,
+});
+
+export const serverSchema = z.discriminatedUnion('transport', [stdioServerSchema, httpServerSchema]);
+
+export const gatewayConfigSchema = z.strictObject({
+  name: z.string().min(1).default('portcullis'),
+  instructions: z.string().optional(),
+  listen: z
+    .strictObject({
+      host: z.string().min(1).default('127.0.0.1'),
+      port: z.number().int().min(0).max(65535).default(8787),
+      path: z
+        .string()
+        .regex(/^\/[A-Za-z0-9/_.-]*$/, 'must be an absolute path')
+        .refine((p) => p === '/' || !p.endsWith('/'), 'must not end with "/"')
+        .default('/mcp'),
+    })
+    .prefault({}),
+  catalogue: z
+    .strictObject({
+      /** Separator between server and tool name; `null` turns namespacing off. */
+      separator: z.string().regex(/^[A-Za-z0-9_.-]{1,4}$/).nullable().default('__'),
+    })
+    .prefault({}),
+  sessions: z
+    .strictObject({
+      max: z.number().int().positive().max(100_000).default(1000),
+      idleTimeoutMs: z.number().int().positive().default(30 * 60_000),
+    })
+    .prefault({}),
+  /** Bounded pool of upstream connections for 2026-era (sessionless) requests, per server. */
+  statelessPool: z
+    .strictObject({
+      maxPerServer: z.number().int().positive().max(256).default(8),
+      idleTimeoutMs: z.number().int().positive().default(60_000),
+    })
+    .prefault({}),
+  servers: z.record(serverName, serverSchema),
+});
+
+export type GatewayConfig = z.infer<typeof gatewayConfigSchema>;
+export type ServerConfig = z.infer<typeof serverSchema>;
+export type StdioServerConfig = z.infer<typeof stdioServerSchema>;
+export type HttpServerConfig = z.infer<typeof httpServerSchema>;

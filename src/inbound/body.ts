@@ -1,0 +1,91 @@
+/**
+ * Reading a POST body once, bounded, before anything parses JSON-RPC: over the byte limit → 413
+ * without reading the rest; not JSON → 415; invalid JSON → -32700; nested deeper than the limit
+ * or a batch (MCP 2025-06-18 removed batching) → -32600. `JSON.parse` accepts a million nested
+ * brackets while `JSON.stringify` throws at a few thousand, so depth is checked on the raw text
+ * before parsing (PITFALLS.md).
+ */
+import { WireCode } from '../errors.js';
+
+export interface BodyLimits {
+  maxBytes: number;
+  maxDepth: number;
+}
+
+export const DEFAULT_BODY_LIMITS: BodyLimits = { maxBytes: 1024 * 1024, maxDepth: 64 };
+
+export type BodyResult =
+  | { ok: true; value: unknown }
+  | { ok: false; status: number; rpcCode: number; message: string };
+
+/** The deepest bracket nesting in JSON text, counting only brackets outside strings. */
+export function jsonNestingDepth(text: string): number {
+  let depth = 0;
+  let deepest = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const ch = text.charCodeAt(i);
+    if (inString) {
+      if (ch === 0x5c /* \ */) i++;
+      else if (ch === 0x22 /* " */) inString = false;
+    } else if (ch === 0x22) inString = true;
+    else if (ch === 0x7b /* { */ || ch === 0x5b /* [ */) {
+      depth++;
+      if (depth > deepest) deepest = depth;
+    } else if (ch === 0x7d /* } */ || ch === 0x5d /* ] */) depth--;
+  }
+  return deepest;
+}
+
+/** `application/json`, with or without parameters, case-insensitive. */
+export function isJsonContentType(value: string | null): boolean {
+  if (value === null) return false;
+  const type = value.split(';', 1)[0]!.trim().toLowerCase();
+  return type === 'application/json';
+}
+
+async function readBounded(request: Request, maxBytes: number): Promise<string | undefined> {
+  const declared = Number(request.headers.get('content-length') ?? Number.NaN);
+  if (Number.isFinite(declared) && declared > maxBytes) return undefined;
+  if (request.body === null) return '';
+  const reader = request.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.byteLength;
+    if (total > maxBytes) {
+      await reader.cancel().catch(() => undefined);
+      return undefined;
+    }
+    chunks.push(value);
+  }
+  return new TextDecoder('utf-8', { fatal: false }).decode(Buffer.concat(chunks));
+}
+
+export async function readJsonRpcBody(request: Request, limits: BodyLimits): Promise<BodyResult> {
+  if (!isJsonContentType(request.headers.get('content-type'))) {
+    return { ok: false, status: 415, rpcCode: WireCode.InvalidRequest, message: 'Content-Type must be application/json' };
+  }
+  const text = await readBounded(request, limits.maxBytes);
+  if (text === undefined) {
+    return { ok: false, status: 413, rpcCode: WireCode.InvalidRequest, message: `Request body exceeds ${limits.maxBytes} bytes` };
+  }
+  if (jsonNestingDepth(text) > limits.maxDepth) {
+    return { ok: false, status: 400, rpcCode: WireCode.InvalidRequest, message: `JSON nested deeper than ${limits.maxDepth} levels` };
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return { ok: false, status: 400, rpcCode: WireCode.ParseError, message: 'Parse error: body is not valid JSON' };
+  }
+  if (Array.isArray(value)) {
+    return { ok: false, status: 400, rpcCode: WireCode.InvalidRequest, message: 'JSON-RPC batches are not supported' };
+  }
+  if (typeof value !== 'object' || value === null) {
+    return { ok: false, status: 400, rpcCode: WireCode.InvalidRequest, message: 'body must be a JSON-RPC message object' };
+  }
+  return { ok: true, value };
+}

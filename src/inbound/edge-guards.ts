@@ -1,0 +1,101 @@
+/**
+ * Hono adapters for the Host and Origin checks (src/policy): the first middleware of every route,
+ * for every method, before any body is read. They only turn a check's result into a response.
+ *
+ * They judge the header lines as received. Under @hono/node-server the Node request is
+ * `c.env.incoming` (`HttpBindings`) and its `rawHeaders` show every line, so a repeated Host is
+ * seen as two lines even though Node's parsed `headers.host` keeps only the first; elsewhere (e.g.
+ * `app.request()` in tests) the Fetch headers are the best there is, where repeats arrive joined
+ * as "a, b", which the checks also refuse.
+ *
+ * Rejections are JSON-RPC errors without an id (the body was never read): 400 for a missing,
+ * repeated or malformed Host, 403 for a Host or Origin not allowed (MCP 2025-11-25 Transports,
+ * "Security Warning"; conformance `dns-rebinding-protection` wants a 4xx), 403 for any bad Origin.
+ */
+import type { Context, MiddlewareHandler } from 'hono';
+import type { HttpBindings } from '@hono/node-server';
+import { WireCode, jsonRpcErrorBody } from '../errors.js';
+import { DEFAULT_ALLOWED_HOSTS, checkRequestTarget, compileHostCheck } from '../policy/host-check.js';
+import { compileOriginCheck } from '../policy/origin-check.js';
+
+export interface HostGuardOptions {
+  /** Hostnames a request may name in Host (default `127.0.0.1`, `localhost`, `[::1]`). */
+  allowedHosts?: readonly string[];
+}
+
+export interface OriginGuardOptions {
+  /** Canonical origins admitted (default none: only requests without Origin pass). */
+  allowedOrigins?: readonly string[];
+}
+
+type NodeRequestView = Pick<HttpBindings['incoming'], 'rawHeaders' | 'url'>;
+
+/** HTTP/2 carries the Host in the `:authority` pseudo-header; either kind counts as a Host line. */
+const HOST_HEADER_NAMES: ReadonlySet<string> = new Set(['host', ':authority']);
+const ORIGIN_HEADER_NAMES: ReadonlySet<string> = new Set(['origin']);
+
+function nodeRequest(c: Context): NodeRequestView | undefined {
+  const env: unknown = c.env;
+  if (typeof env !== 'object' || env === null || !('incoming' in env)) return undefined;
+  const incoming = (env as { incoming: unknown }).incoming;
+  if (typeof incoming !== 'object' || incoming === null) return undefined;
+  const view = incoming as Partial<NodeRequestView>;
+  return Array.isArray(view.rawHeaders) ? (view as NodeRequestView) : undefined;
+}
+
+/** Every value of the named header, one per line as received when the raw lines are available. */
+function headerLines(c: Context, names: ReadonlySet<string>): string[] {
+  const incoming = nodeRequest(c);
+  if (incoming !== undefined) {
+    const values: string[] = [];
+    const raw = incoming.rawHeaders;
+    for (let i = 0; i + 1 < raw.length; i += 2) {
+      if (names.has((raw[i] ?? '').toLowerCase())) values.push(raw[i + 1] ?? '');
+    }
+    return values;
+  }
+  const values: string[] = [];
+  for (const name of names) {
+    const value = name.startsWith(':') ? null : c.req.raw.headers.get(name);
+    if (value !== null) values.push(value);
+  }
+  return values;
+}
+
+function reject(c: Context, status: 400 | 403, message: string): Response {
+  return c.body(jsonRpcErrorBody(WireCode.InvalidRequest, message), status, {
+    'content-type': 'application/json',
+  });
+}
+
+/**
+ * Refuse requests whose Host is missing, repeated, malformed or not on the allowlist (DNS
+ * rebinding defence), and, under Node, requests whose target is absolute-form (a second host
+ * the Host check never saw). Throws TypeError at construction for a bad allowlist.
+ */
+export function hostGuard(options: HostGuardOptions = {}): MiddlewareHandler {
+  const check = compileHostCheck(options.allowedHosts ?? DEFAULT_ALLOWED_HOSTS);
+  return async function hostGuard(c, next) {
+    const target = nodeRequest(c)?.url;
+    if (target !== undefined) {
+      const targetResult = checkRequestTarget(target);
+      if (!targetResult.ok) return reject(c, 400, targetResult.message);
+    }
+    const result = check(headerLines(c, HOST_HEADER_NAMES));
+    if (!result.ok) return reject(c, result.code === 'HOST_NOT_ALLOWED' ? 403 : 400, result.message);
+    await next();
+  };
+}
+
+/**
+ * Refuse requests that carry an Origin not on the allowlist, a repeated Origin or a malformed one
+ * (403). Requests without Origin pass. Throws TypeError at construction for a bad allowlist.
+ */
+export function originGuard(options: OriginGuardOptions = {}): MiddlewareHandler {
+  const check = compileOriginCheck(options.allowedOrigins ?? []);
+  return async function originGuard(c, next) {
+    const result = check(headerLines(c, ORIGIN_HEADER_NAMES));
+    if (!result.ok) return reject(c, 403, result.message);
+    await next();
+  };
+}

@@ -1,0 +1,137 @@
+/**
+ * One MCP endpoint (the aggregate `/mcp`, or a per-server side channel): both protocol eras on
+ * one path. The body is read once, bounded; `isLegacyRequest` decides the era; 2025 traffic goes
+ * to its session's transport, 2026 traffic to the SDK's stateless `createMcpHandler` with
+ * `legacy: 'reject'` (PITFALLS.md: its own legacy mode has no sessions).
+ */
+import { createMcpHandler, isLegacyRequest, type McpHttpHandler, type ServerCapabilities } from '@modelcontextprotocol/server';
+import { jsonRpcErrorBody, WireCode } from '../errors.js';
+import type { Logger } from '../observability/logger.js';
+import { mergeCapabilities, mergeInstructions } from '../routing/merge.js';
+import { StatelessScope, type ScopeOptions } from '../routing/scopes.js';
+import { SessionRegistry } from '../session/session-registry.js';
+import type { UpstreamRegistry } from '../upstream/registry.js';
+import { readJsonRpcBody, type BodyLimits } from './body.js';
+import { createGatewayServer } from './gateway-server.js';
+import { LegacySession } from './legacy-session.js';
+
+export interface EndpointOptions {
+  name: string;
+  version: string;
+  /** The gateway's own instructions (persona text), placed before each upstream's. */
+  instructions: string | undefined;
+  scope: ScopeOptions;
+  registry: UpstreamRegistry;
+  sessions: { max: number; idleTimeoutMs: number };
+  limits: BodyLimits;
+  logger: Logger;
+}
+
+function errorResponse(status: number, code: number, message: string): Response {
+  return new Response(jsonRpcErrorBody(code, message), { status, headers: { 'content-type': 'application/json' } });
+}
+
+export class McpEndpoint {
+  private readonly options: EndpointOptions;
+  private readonly sessions: SessionRegistry<LegacySession>;
+  private readonly modern: McpHttpHandler;
+  private readonly unsubscribes: Array<() => void> = [];
+
+  constructor(options: EndpointOptions) {
+    this.options = options;
+    this.sessions = new SessionRegistry<LegacySession>({
+      ...options.sessions,
+      onClosed: (id, reason) => options.logger.info({ session: id, reason }, 'session closed'),
+    });
+    const stateless = new StatelessScope(options.scope);
+    this.modern = createMcpHandler(
+      () => createGatewayServer({ ...this.identity(), era: 'modern', logger: options.logger }, () => stateless),
+      { legacy: 'reject', onerror: (error) => options.logger.debug({ err: error.message }, 'modern request rejected') },
+    );
+    // 2026 clients learn of list changes through `subscriptions/listen`, fed by the primaries.
+    for (const server of options.scope.servers) {
+      this.unsubscribes.push(
+        options.registry.entry(server).primary.on((event) => {
+          if (event.kind !== 'listChanged') return;
+          if (event.list === 'tools') this.modern.notify.toolsChanged();
+          else if (event.list === 'prompts') this.modern.notify.promptsChanged();
+          else this.modern.notify.resourcesChanged();
+        }),
+      );
+    }
+  }
+
+  get sessionCount(): number {
+    return this.sessions.size;
+  }
+
+  async fetch(request: Request): Promise<Response> {
+    let parsedBody: unknown;
+    if (request.method === 'POST') {
+      const body = await readJsonRpcBody(request, this.options.limits);
+      if (!body.ok) return errorResponse(body.status, body.rpcCode, body.message);
+      parsedBody = body.value;
+    }
+    if (!(await isLegacyRequest(request, parsedBody))) {
+      return this.modern.fetch(request, parsedBody === undefined ? undefined : { parsedBody });
+    }
+    return this.legacy(request, parsedBody);
+  }
+
+  async close(): Promise<void> {
+    for (const unsubscribe of this.unsubscribes.splice(0)) unsubscribe();
+    await this.sessions.closeAll();
+    await this.modern.close();
+  }
+
+  private async legacy(request: Request, parsedBody: unknown): Promise<Response> {
+    const sessionId = request.headers.get('mcp-session-id');
+    if (sessionId !== null) {
+      const session = this.sessions.get(sessionId);
+      if (session === undefined) return errorResponse(404, WireCode.InvalidRequest, 'Session not found');
+      return session.handle(request, parsedBody);
+    }
+    if (request.method !== 'POST') {
+      return errorResponse(400, WireCode.InvalidRequest, 'Bad Request: Mcp-Session-Id header is required');
+    }
+    if ((parsedBody as { method?: unknown }).method !== 'initialize') {
+      return errorResponse(400, WireCode.InvalidRequest, 'Bad Request: Mcp-Session-Id header is required');
+    }
+    if (!this.sessions.hasRoom()) {
+      return errorResponse(503, WireCode.InternalError, 'Too many sessions; try again later');
+    }
+    const session = new LegacySession({
+      ...this.identity(),
+      scope: this.options.scope,
+      logger: this.options.logger,
+      onInitialized: (s) => {
+        this.sessions.add(s);
+        this.options.logger.info({ session: s.id }, 'session opened');
+      },
+      onClosed: (id) => this.sessions.delete(id),
+    });
+    await session.start();
+    const response = await session.handle(request, parsedBody);
+    if (!session.initialised) await session.close();
+    return response;
+  }
+
+  /** Name, capabilities and instructions, from the primaries that are up right now. */
+  private identity(): { name: string; version: string; capabilities: ServerCapabilities; instructions: string | undefined } {
+    const parts = this.options.scope.servers.map((server) => {
+      const link = this.options.registry.entry(server).primary.current;
+      return { server, capabilities: link?.capabilities, instructions: link?.instructions };
+    });
+    const capabilities = mergeCapabilities(parts);
+    // The gateway relays logging and list changes itself, whatever each upstream declared.
+    capabilities.logging = {};
+    for (const key of ['tools', 'prompts', 'resources'] as const) {
+      if (capabilities[key] !== undefined) capabilities[key] = { ...capabilities[key], listChanged: true };
+    }
+    const instructions =
+      this.options.scope.servers.length === 1
+        ? parts[0]?.instructions ?? this.options.instructions
+        : mergeInstructions(this.options.instructions, parts);
+    return { name: this.options.name, version: this.options.version, capabilities, instructions };
+  }
+}

@@ -1,0 +1,87 @@
+/**
+ * The SDK `Server` the gateway presents to a client, in either era. The SDK answers the
+ * handshake (`initialize`, `server/discover`), `ping` and cancellation; every other request falls
+ * through to the router. The forwarder restores what the SDK lifted out of a 2026 request
+ * (`_meta` envelope, `inputResponses`, `requestState`) so the upstream sees the client's request
+ * as sent (PITFALLS.md), and maps every failure through the one error taxonomy.
+ */
+import { ProtocolError, Server, type ServerCapabilities, type ServerContext } from '@modelcontextprotocol/server';
+import { toJsonRpcError } from '../errors.js';
+import type { Logger } from '../observability/logger.js';
+import { routeRequest, type CallContext, type RouteScope } from '../routing/router.js';
+import { passThroughResult } from '../upstream/pass-through.js';
+import type { DownstreamSink } from '../upstream/sink.js';
+
+export type Era = 'legacy' | 'modern';
+
+export interface GatewayServerOptions {
+  name: string;
+  version: string;
+  capabilities: ServerCapabilities;
+  instructions: string | undefined;
+  era: Era;
+  logger: Logger;
+}
+
+
+/** Where messages caused by one call go: that call's own stream. */
+export function callSink(ctx: ServerContext, era: Era): DownstreamSink {
+  return {
+    canRequest: era === 'legacy',
+    request: (message, signal) => ctx.mcpReq.send(message, passThroughResult, signal === undefined ? undefined : { signal }),
+    notify: (message) => ctx.mcpReq.notify(message),
+  };
+}
+
+/** Where session-level messages go: the session's standalone stream. */
+export function sessionSink(server: Server): DownstreamSink {
+  return {
+    canRequest: true,
+    request: (message, signal) => server.request(message, passThroughResult, signal === undefined ? undefined : { signal }),
+    notify: (message) => server.notification(message),
+  };
+}
+
+function clientMeta(request: { params?: Record<string, unknown> }, ctx: ServerContext): Record<string, unknown> | undefined {
+  const meta = {
+    ...((request.params?._meta as Record<string, unknown> | undefined) ?? {}),
+    ...(ctx.mcpReq._meta ?? {}),
+    ...(ctx.mcpReq.envelope ?? {}),
+  };
+  return Object.keys(meta).length === 0 ? undefined : meta;
+}
+
+function restoredParams(request: { params?: Record<string, unknown> }, ctx: ServerContext): Record<string, unknown> {
+  const params = { ...(request.params ?? {}) };
+  if (ctx.mcpReq.inputResponses !== undefined) params.inputResponses = ctx.mcpReq.inputResponses;
+  const state = ctx.mcpReq.requestState();
+  if (state !== undefined) params.requestState = state;
+  return params;
+}
+
+export function createGatewayServer(options: GatewayServerOptions, scope: () => RouteScope): Server {
+  const server = new Server(
+    { name: options.name, version: options.version },
+    { capabilities: options.capabilities, instructions: options.instructions },
+  );
+  server.fallbackRequestHandler = async (request, ctx) => {
+    const started = performance.now();
+    const params = restoredParams(request, ctx);
+    const call: CallContext = { sink: callSink(ctx, options.era), signal: ctx.mcpReq.signal, meta: clientMeta(request, ctx), era: options.era };
+    const line: Record<string, unknown> = { rpc: request.method, session: ctx.sessionId, era: options.era };
+    if (request.method === 'tools/call' || request.method === 'prompts/get') line.name = params.name;
+    try {
+      const result = await routeRequest(scope(), request.method, params, call);
+      options.logger.info({ ...line, outcome: 'ok', ms: Math.round(performance.now() - started) }, 'rpc');
+      return result as never;
+    } catch (error) {
+      const wire = toJsonRpcError(error);
+      options.logger.info({ ...line, outcome: 'error', code: wire.code, ms: Math.round(performance.now() - started) }, 'rpc');
+      throw new ProtocolError(wire.code, wire.message, wire.data);
+    }
+  };
+  server.fallbackNotificationHandler = async (notification) => {
+    scope().broadcast?.({ method: notification.method, params: notification.params as Record<string, unknown> | undefined });
+  };
+  return server;
+}

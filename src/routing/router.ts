@@ -1,0 +1,173 @@
+/**
+ * JSON-RPC dispatch for everything the gateway does not answer itself (the SDK `Server` answers
+ * `initialize`, `server/discover` and `ping`): list requests fan out through the catalogue, and
+ * every call, read, get, completion and subscription goes to the one upstream that owns its name.
+ *
+ * A name the catalogue does not show — unknown, or hidden by a filter — gets the same answer, so
+ * a filter cannot be probed; policy is applied when lists merge and again here on every call.
+ */
+import { GatewayError } from '../errors.js';
+import type { Catalogue } from '../catalogue/catalogue.js';
+import { routeResourceUri } from './merge.js';
+import type { UpstreamLink } from '../upstream/link.js';
+import type { DownstreamSink, RpcMessage } from '../upstream/sink.js';
+
+type Params = Record<string, unknown>;
+type Result = Record<string, unknown>;
+
+export interface RouteScope {
+  /** Servers visible in this scope, in merge order. */
+  readonly servers: readonly string[];
+  readonly catalogue: Catalogue;
+  /** Runs `fn` with a link to `server` held for the duration of the call. */
+  withLink<T>(server: string, fn: (link: UpstreamLink) => Promise<T>): Promise<T>;
+  /** Notes a resource subscription so `resources/updated` reaches this client (session scopes). */
+  noteSubscription?(server: string, uri: string, subscribed: boolean): void;
+  /** Relays a client notification (e.g. roots/list_changed) to the scope's own connections. */
+  broadcast?(message: RpcMessage): void;
+}
+
+export interface CallContext {
+  sink: DownstreamSink;
+  signal: AbortSignal;
+  /** The client's `_meta` (progress token, envelope keys) to forward upstream. */
+  meta: Params | undefined;
+  /** `legacy` clients have input requests of a 2026 upstream fulfilled by the gateway. */
+  era: 'legacy' | 'modern';
+}
+
+/** Most `input_required` rounds the gateway drives for a 2025 client before giving up. */
+const MAX_INPUT_ROUNDS = 8;
+
+type Handler = (scope: RouteScope, params: Params, call: CallContext) => Promise<Result>;
+
+const handlers: Record<string, Handler> = {
+  'tools/list': async (scope) => ({ tools: (await scope.catalogue.tools()).tools }),
+  'prompts/list': async (scope) => ({ prompts: (await scope.catalogue.prompts()).prompts }),
+  'resources/list': async (scope) => ({ resources: (await scope.catalogue.resources()).resources }),
+  'resources/templates/list': async (scope) => ({
+    resourceTemplates: (await scope.catalogue.templates()).resourceTemplates,
+  }),
+
+  'tools/call': async (scope, params, call) => {
+    const exposed = stringParam(params, 'name');
+    const target = (await scope.catalogue.tools()).index.get(exposed);
+    // The index holds visible tools only; the predicate runs again anyway (DESIGN.md §3).
+    if (target === undefined || !scope.catalogue.toolVisible(target.server, target.name, exposed)) {
+      throw new GatewayError('UNKNOWN_TOOL', `Unknown tool: ${exposed}`);
+    }
+    return forward(scope, target.server, 'tools/call', { ...params, name: target.name }, call);
+  },
+
+  'prompts/get': async (scope, params, call) => {
+    const exposed = stringParam(params, 'name');
+    const target = (await scope.catalogue.prompts()).index.get(exposed);
+    if (target === undefined) throw new GatewayError('UNKNOWN_PROMPT', `Unknown prompt: ${exposed}`);
+    return forward(scope, target.server, 'prompts/get', { ...params, name: target.name }, call);
+  },
+
+  'resources/read': async (scope, params, call) =>
+    forward(scope, await ownerOfUri(scope, stringParam(params, 'uri')), 'resources/read', params, call),
+
+  'resources/subscribe': async (scope, params, call) => {
+    const uri = stringParam(params, 'uri');
+    const server = await ownerOfUri(scope, uri);
+    const result = await forward(scope, server, 'resources/subscribe', params, call);
+    scope.noteSubscription?.(server, uri, true);
+    return result;
+  },
+
+  'resources/unsubscribe': async (scope, params, call) => {
+    const uri = stringParam(params, 'uri');
+    const server = await ownerOfUri(scope, uri);
+    scope.noteSubscription?.(server, uri, false);
+    return forward(scope, server, 'resources/unsubscribe', params, call);
+  },
+
+  'completion/complete': async (scope, params, call) => {
+    const ref = params.ref as Params | undefined;
+    if (ref?.type === 'ref/prompt') {
+      const exposed = stringParam(ref, 'name');
+      const target = (await scope.catalogue.prompts()).index.get(exposed);
+      if (target === undefined) throw new GatewayError('UNKNOWN_PROMPT', `Unknown prompt: ${exposed}`);
+      return forward(scope, target.server, 'completion/complete', { ...params, ref: { ...ref, name: target.name } }, call);
+    }
+    if (ref?.type === 'ref/resource') {
+      const uri = stringParam(ref, 'uri');
+      const { routes } = await scope.catalogue.templates();
+      const owner = routes.find((r) => r.uriTemplate === uri)?.server ?? (await ownerOfUri(scope, uri));
+      return forward(scope, owner, 'completion/complete', params, call);
+    }
+    throw new GatewayError('INVALID_PARAMS', 'completion/complete needs a ref of type ref/prompt or ref/resource');
+  },
+
+  'logging/setLevel': async (scope, params, call) => {
+    // Every upstream that logs gets the level; one that fails does not fail the others.
+    await Promise.all(
+      scope.servers.map((server) =>
+        scope
+          .withLink(server, async (link) => {
+            if (link.capabilities.logging !== undefined) await link.request('logging/setLevel', params, { sink: call.sink });
+          })
+          .catch(() => undefined),
+      ),
+    );
+    return {};
+  },
+};
+
+/** Dispatches one client request; throws a `GatewayError` or relays the upstream's own error. */
+export async function routeRequest(scope: RouteScope, method: string, params: Params | undefined, call: CallContext): Promise<Result> {
+  const handler = Object.hasOwn(handlers, method) ? handlers[method] : undefined;
+  if (handler === undefined) throw new GatewayError('NOT_SUPPORTED', `Method not found: ${method}`);
+  return handler(scope, params ?? {}, call);
+}
+
+async function forward(scope: RouteScope, server: string, method: string, params: Params, call: CallContext): Promise<Result> {
+  const outbound: Params = { ...params };
+  delete outbound._meta;
+  const meta = call.meta === undefined ? undefined : { ...call.meta };
+  const progressToken = meta?.progressToken as string | number | undefined;
+  if (meta !== undefined) {
+    delete meta.progressToken; // the SDK sets its own token and we map progress back
+    if (Object.keys(meta).length > 0) outbound._meta = meta;
+  }
+  return scope.withLink(server, async (link) => {
+    let roundParams = outbound;
+    for (let round = 0; ; round++) {
+      const result = await link.request(method, roundParams, { sink: call.sink, signal: call.signal, progressToken });
+      if (result.resultType !== 'input_required' || call.era === 'modern') return result;
+      if (round >= MAX_INPUT_ROUNDS) {
+        throw new GatewayError('UPSTREAM_UNAVAILABLE', `upstream "${server}" asked for input too many times`, { server });
+      }
+      roundParams = { ...outbound, ...(await fulfilInputRequests(result, call)) };
+    }
+  });
+}
+
+/**
+ * A 2026 upstream asked for client input but the client speaks 2025: send each embedded request
+ * to the client on the call's stream and retry with the answers and the opaque state, byte-exact.
+ */
+async function fulfilInputRequests(result: Result, call: CallContext): Promise<Params> {
+  const requests = (result.inputRequests ?? {}) as Record<string, { method: string; params?: Params }>;
+  const entries = await Promise.all(
+    Object.entries(requests).map(async ([key, request]) => [key, await call.sink.request(request, call.signal)] as const),
+  );
+  const next: Params = { inputResponses: Object.fromEntries(entries) };
+  if (result.requestState !== undefined) next.requestState = result.requestState;
+  return next;
+}
+
+async function ownerOfUri(scope: RouteScope, uri: string): Promise<string> {
+  const [resources, templates] = await Promise.all([scope.catalogue.resources(), scope.catalogue.templates()]);
+  const owner = routeResourceUri(uri, resources.index, templates.routes);
+  if (owner === undefined) throw new GatewayError('UNKNOWN_RESOURCE', `Resource not found: ${uri}`);
+  return owner;
+}
+
+function stringParam(params: Params, key: string): string {
+  const value = params[key];
+  if (typeof value !== 'string') throw new GatewayError('INVALID_PARAMS', `"${key}" must be a string`);
+  return value;
+}

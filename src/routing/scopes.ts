@@ -1,0 +1,143 @@
+/**
+ * The two ways a request finds its upstream connections:
+ * - `SessionScope` (2025 clients): each server with `isolation: "session"` gets a connection of
+ *   the session's own, created when the session initialises and reaped when it closes; `shared`
+ *   servers use the registry's primary connection.
+ * - `StatelessScope` (2026 clients): no session; lists come from the primaries' caches and each
+ *   call leases a connection for its duration.
+ */
+import { SdkHttpError } from '@modelcontextprotocol/client';
+import { Catalogue, type CatalogueOptions } from '../catalogue/catalogue.js';
+import type { Logger } from '../observability/logger.js';
+import type { UpstreamLink } from '../upstream/link.js';
+import type { UpstreamRegistry } from '../upstream/registry.js';
+import type { DownstreamSink, LinkEvent, RpcMessage } from '../upstream/sink.js';
+import { UpstreamSlot } from '../upstream/slot.js';
+import type { RouteScope } from './router.js';
+
+export interface ScopeOptions {
+  registry: UpstreamRegistry;
+  /** The servers this endpoint shows, in merge order. */
+  servers: readonly string[];
+  catalogue: Omit<CatalogueOptions, 'logger'>;
+  logger: Logger;
+}
+
+/** A 404 from an HTTP upstream on a request that carried its session id: the session expired. */
+function upstreamSessionExpired(error: unknown): boolean {
+  let current: unknown = error;
+  for (let depth = 0; depth < 4 && current instanceof Error; depth++) {
+    if (current instanceof SdkHttpError) return current.status === 404;
+    current = current.cause;
+  }
+  return false;
+}
+
+export class SessionScope implements RouteScope {
+  readonly servers: readonly string[];
+  readonly catalogue: Catalogue;
+  private readonly registry: UpstreamRegistry;
+  private readonly own = new Map<string, UpstreamSlot>();
+  private readonly unsubscribes: Array<() => void> = [];
+  private readonly subscriptions = new Set<string>();
+  private readonly owner: DownstreamSink;
+  private readonly logger: Logger;
+
+  constructor(options: ScopeOptions, owner: DownstreamSink) {
+    this.servers = options.servers;
+    this.registry = options.registry;
+    this.owner = owner;
+    this.logger = options.logger;
+    for (const server of options.servers) {
+      const entry = options.registry.entry(server);
+      const slot =
+        entry.config.isolation === 'session'
+          ? new UpstreamSlot({ server, logger: options.logger, connect: () => options.registry.connect(server, owner, 'legacy') })
+          : entry.primary;
+      if (slot !== entry.primary) this.own.set(server, slot);
+      this.unsubscribes.push(slot.on((event) => this.onLinkEvent(server, event)));
+    }
+    this.catalogue = new Catalogue({ servers: this.servers, linkFor: (s) => this.slot(s).get() }, { ...options.catalogue, logger: options.logger });
+  }
+
+  /** Starts every own connection in the background, so the first call does not pay for it. */
+  warm(): void {
+    for (const slot of this.own.values()) slot.get().catch(() => undefined);
+  }
+
+  async withLink<T>(server: string, fn: (link: UpstreamLink) => Promise<T>): Promise<T> {
+    const slot = this.slot(server);
+    try {
+      return await fn(await slot.get());
+    } catch (error) {
+      if (!upstreamSessionExpired(error)) throw error;
+      // The upstream forgot our session (restart, expiry): re-initialise once, transparently.
+      this.logger.info({ server }, 'upstream session expired; re-initialising');
+      await slot.discard();
+      return fn(await slot.get());
+    }
+  }
+
+  noteSubscription(server: string, uri: string, subscribed: boolean): void {
+    const key = `${server}\n${uri}`;
+    if (subscribed) this.subscriptions.add(key);
+    else this.subscriptions.delete(key);
+  }
+
+  /** Client notifications go to the session's own connections only, never to shared ones. */
+  broadcast(message: RpcMessage): void {
+    for (const slot of this.own.values()) void slot.current?.notify(message).catch(() => undefined);
+  }
+
+  async close(): Promise<void> {
+    for (const unsubscribe of this.unsubscribes.splice(0)) unsubscribe();
+    await Promise.all([...this.own.values()].map((slot) => slot.close()));
+  }
+
+  private slot(server: string): UpstreamSlot {
+    return this.own.get(server) ?? this.registry.entry(server).primary;
+  }
+
+  private onLinkEvent(server: string, event: LinkEvent): void {
+    const notify = (method: string, params?: Record<string, unknown>) =>
+      void this.owner.notify(params === undefined ? { method } : { method, params }).catch(() => undefined);
+    switch (event.kind) {
+      case 'listChanged':
+        notify(`notifications/${event.list}/list_changed`);
+        return;
+      case 'resourceUpdated':
+        if (this.subscriptions.has(`${server}\n${String(event.params.uri)}`)) notify('notifications/resources/updated', event.params);
+        return;
+      case 'closed':
+        return;
+      default: {
+        const unreachable: never = event;
+        return unreachable;
+      }
+    }
+  }
+}
+
+export class StatelessScope implements RouteScope {
+  readonly servers: readonly string[];
+  readonly catalogue: Catalogue;
+  private readonly registry: UpstreamRegistry;
+
+  constructor(options: ScopeOptions) {
+    this.servers = options.servers;
+    this.registry = options.registry;
+    this.catalogue = new Catalogue(
+      { servers: this.servers, linkFor: (s) => options.registry.entry(s).primary.get() },
+      { ...options.catalogue, logger: options.logger },
+    );
+  }
+
+  async withLink<T>(server: string, fn: (link: UpstreamLink) => Promise<T>): Promise<T> {
+    const lease = await this.registry.lease(server);
+    try {
+      return await fn(lease.link);
+    } finally {
+      lease.release();
+    }
+  }
+}

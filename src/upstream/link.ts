@@ -1,0 +1,275 @@
+/**
+ * One live MCP connection to one upstream server: an SDK `Client` over a connector's transport.
+ *
+ * The link forwards requests verbatim (a pass-through result schema: the gateway relays, it does
+ * not re-validate), caches list results until the upstream says `list_changed`, and routes what
+ * the upstream originates to the right downstream: a server→client request or notification goes
+ * to the one call in flight when there is exactly one, else to the link's owner (a 2025 session's
+ * standalone stream), else it is refused — never guessed (DESIGN.md §5).
+ */
+import { Client, ProtocolError, type Transport } from '@modelcontextprotocol/client';
+import type { ServerCapabilities } from '@modelcontextprotocol/client';
+import type { Logger } from '../observability/logger.js';
+import { UpstreamError } from '../errors.js';
+import { classifyUpstreamFailure, safeReason } from './failure.js';
+import { passThroughResult } from './pass-through.js';
+import type { DownstreamSink, LinkEvent, RpcMessage } from './sink.js';
+
+export type ListKind = 'tools' | 'prompts' | 'resources' | 'resourceTemplates';
+
+const LIST_METHOD: Record<ListKind, { method: string; capability: keyof ServerCapabilities }> = {
+  tools: { method: 'tools/list', capability: 'tools' },
+  prompts: { method: 'prompts/list', capability: 'prompts' },
+  resources: { method: 'resources/list', capability: 'resources' },
+  resourceTemplates: { method: 'resources/templates/list', capability: 'resources' },
+};
+
+/** The most pages a list may have; a runaway cursor loop is an upstream fault, not a hang. */
+const MAX_LIST_PAGES = 100;
+
+
+export interface LinkOptions {
+  server: string;
+  transport: Transport;
+  /** `auto` probes with `server/discover` (HTTP); `legacy` runs the 2025 `initialize` handshake. */
+  negotiation: 'auto' | 'legacy';
+  requestTimeoutMs: number;
+  logger: Logger;
+  /** Receives what cannot be tied to one call (session isolation); absent for shared links. */
+  owner?: DownstreamSink;
+}
+
+export interface ForwardOptions {
+  /** Where messages caused by this call go. */
+  sink: DownstreamSink;
+  signal?: AbortSignal;
+  /** The downstream client's progress token, restored on every relayed progress notification. */
+  progressToken?: string | number;
+}
+
+interface InFlight {
+  sink: DownstreamSink;
+}
+
+export class UpstreamLink {
+  readonly server: string;
+  private readonly client: Client;
+  private readonly logger: Logger;
+  private readonly requestTimeoutMs: number;
+  private readonly owner: DownstreamSink | undefined;
+  private readonly inFlight = new Set<InFlight>();
+  private readonly lists = new Map<ListKind, Promise<unknown[]>>();
+  private readonly listeners = new Set<(event: LinkEvent) => void>();
+  private closedReason: string | undefined;
+  /** Bumped whenever a cached list is dropped, so merged views know to rebuild. */
+  listVersion = 0;
+
+  private constructor(options: LinkOptions, client: Client) {
+    this.server = options.server;
+    this.client = client;
+    this.logger = options.logger;
+    this.requestTimeoutMs = options.requestTimeoutMs;
+    this.owner = options.owner;
+  }
+
+  /** Connects and completes the handshake; rejects with an `UpstreamError` on failure. */
+  static async connect(options: LinkOptions): Promise<UpstreamLink> {
+    const client = new Client(
+      { name: 'portcullis', version: '0.1.0' },
+      {
+        capabilities: { sampling: {}, elicitation: { form: {}, url: {} }, roots: { listChanged: true } },
+        versionNegotiation: { mode: options.negotiation },
+        inputRequired: { autoFulfill: false },
+      },
+    );
+    const link = new UpstreamLink(options, client);
+    link.install();
+    try {
+      await client.connect(options.transport, { timeout: Math.min(options.requestTimeoutMs, 30_000) });
+    } catch (error) {
+      await client.close().catch(() => undefined);
+      throw new UpstreamError('UPSTREAM_START_FAILED', options.server, `could not connect (${safeReason(error)})`, error);
+    }
+    return link;
+  }
+
+  get capabilities(): ServerCapabilities {
+    return this.client.getServerCapabilities() ?? {};
+  }
+
+  get instructions(): string | undefined {
+    return this.client.getInstructions();
+  }
+
+  get protocolVersion(): string | undefined {
+    return this.client.getNegotiatedProtocolVersion();
+  }
+
+  get closed(): boolean {
+    return this.closedReason !== undefined;
+  }
+
+  get inFlightCount(): number {
+    return this.inFlight.size;
+  }
+
+  /** Subscribes to link-level events; returns the unsubscribe function. */
+  on(listener: (event: LinkEvent) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Forwards one request and resolves with the upstream's result, untouched. */
+  async request(method: string, params: Record<string, unknown> | undefined, options: ForwardOptions): Promise<Record<string, unknown>> {
+    if (this.closedReason !== undefined) {
+      throw new UpstreamError('UPSTREAM_UNAVAILABLE', this.server, 'connection closed');
+    }
+    const call: InFlight = { sink: options.sink };
+    this.inFlight.add(call);
+    const token = options.progressToken;
+    try {
+      return await this.client.request({ method, params }, passThroughResult, {
+        signal: options.signal,
+        timeout: this.requestTimeoutMs,
+        resetTimeoutOnProgress: true,
+        allowInputRequired: true,
+        onprogress:
+          token === undefined
+            ? undefined
+            : (progress) => {
+                void options.sink
+                  .notify({ method: 'notifications/progress', params: { ...progress, progressToken: token } })
+                  .catch(() => undefined);
+              },
+      });
+    } catch (error) {
+      throw classifyUpstreamFailure(this.server, error);
+    } finally {
+      this.inFlight.delete(call);
+    }
+  }
+
+  /** Sends a notification upstream (cancellation is handled by the request's signal). */
+  async notify(message: RpcMessage): Promise<void> {
+    if (this.closedReason !== undefined) return;
+    await this.client.notification({ method: message.method, params: message.params });
+  }
+
+  /** The full list (all pages) of one kind, cached until the upstream announces a change. */
+  list(kind: ListKind): Promise<unknown[]> {
+    const { capability } = LIST_METHOD[kind];
+    if (this.capabilities[capability] === undefined) return Promise.resolve([]);
+    let cached = this.lists.get(kind);
+    if (cached === undefined) {
+      cached = this.fetchAllPages(kind);
+      this.lists.set(kind, cached);
+      cached.catch(() => {
+        if (this.lists.get(kind) === cached) this.lists.delete(kind);
+      });
+    }
+    return cached;
+  }
+
+  async close(): Promise<void> {
+    if (this.closedReason === undefined) this.markClosed('closed by gateway');
+    await this.client.close().catch(() => undefined);
+  }
+
+  private async fetchAllPages(kind: ListKind): Promise<unknown[]> {
+    const { method } = LIST_METHOD[kind];
+    const items: unknown[] = [];
+    let cursor: string | undefined;
+    for (let page = 0; page < MAX_LIST_PAGES; page++) {
+      const result = await this.client
+        .request({ method, params: cursor === undefined ? {} : { cursor } }, passThroughResult, { timeout: this.requestTimeoutMs })
+        .catch((error: unknown) => {
+          throw classifyUpstreamFailure(this.server, error);
+        });
+      const pageItems = result[kind];
+      if (Array.isArray(pageItems)) items.push(...pageItems);
+      cursor = typeof result.nextCursor === 'string' ? result.nextCursor : undefined;
+      if (cursor === undefined) return items;
+    }
+    throw new UpstreamError('UPSTREAM_UNAVAILABLE', this.server, `${method} returned more than ${MAX_LIST_PAGES} pages`);
+  }
+
+  private invalidate(kinds: ListKind[]): void {
+    for (const kind of kinds) this.lists.delete(kind);
+    this.listVersion++;
+  }
+
+  private emit(event: LinkEvent): void {
+    for (const listener of this.listeners) {
+      try {
+        listener(event);
+      } catch (error) {
+        this.logger.warn({ err: error }, 'link listener failed');
+      }
+    }
+  }
+
+  private markClosed(reason: string): void {
+    if (this.closedReason !== undefined) return;
+    this.closedReason = reason;
+    this.lists.clear();
+    this.emit({ kind: 'closed', reason });
+  }
+
+  /** The sink for something the upstream originated outside a reply, or undefined to refuse it. */
+  private attribute(): DownstreamSink | undefined {
+    if (this.inFlight.size === 1) {
+      for (const call of this.inFlight) return call.sink;
+    }
+    return this.owner;
+  }
+
+  private install(): void {
+    this.client.onclose = () => this.markClosed('connection closed');
+    this.client.onerror = (error) => this.logger.debug({ err: error }, 'upstream transport error');
+
+    this.client.fallbackNotificationHandler = async (notification) => {
+      const params = notification.params as Record<string, unknown> | undefined;
+      switch (notification.method) {
+        case 'notifications/tools/list_changed':
+          this.invalidate(['tools']);
+          this.emit({ kind: 'listChanged', list: 'tools' });
+          return;
+        case 'notifications/prompts/list_changed':
+          this.invalidate(['prompts']);
+          this.emit({ kind: 'listChanged', list: 'prompts' });
+          return;
+        case 'notifications/resources/list_changed':
+          this.invalidate(['resources', 'resourceTemplates']);
+          this.emit({ kind: 'listChanged', list: 'resources' });
+          return;
+        case 'notifications/resources/updated':
+          this.emit({ kind: 'resourceUpdated', params: params ?? {} });
+          return;
+        default: {
+          const sink = this.attribute();
+          if (sink === undefined) {
+            this.logger.debug({ method: notification.method }, 'dropped an upstream notification that no call owns');
+            return;
+          }
+          await sink.notify({ method: notification.method, params }).catch(() => undefined);
+        }
+      }
+    };
+
+    this.client.fallbackRequestHandler = async (request, ctx) => {
+      const sink = this.attribute();
+      if (sink === undefined || !sink.canRequest) {
+        throw new ProtocolError(
+          -32603,
+          sink === undefined
+            ? 'gateway cannot attribute this request to a client call'
+            : 'the client of this call cannot receive server requests',
+        );
+      }
+      return sink.request(
+        { method: request.method, params: request.params as Record<string, unknown> | undefined },
+        ctx.mcpReq.signal,
+      ) as never;
+    };
+  }
+}

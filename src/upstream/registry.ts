@@ -1,0 +1,149 @@
+/**
+ * Every configured upstream server, with its primary connection (eager: it proves the server is
+ * up, supplies capabilities and instructions, serves lists to sessionless clients and carries all
+ * traffic for `isolation: "shared"`), and for `isolation: "session"` a bounded lease pool for
+ * sessionless calls. Sessions create their own links through `connect`.
+ */
+import type { ServerConfig } from '../config/schema.js';
+import { GatewayError } from '../errors.js';
+import type { Logger } from '../observability/logger.js';
+import { createConnector, type ConnectorDeps } from './connector.js';
+import { LeasePool, type Lease } from './lease-pool.js';
+import { UpstreamLink } from './link.js';
+import type { DownstreamSink } from './sink.js';
+import { UpstreamSlot, type SlotState } from './slot.js';
+
+export interface UpstreamRegistryOptions {
+  servers: Readonly<Record<string, ServerConfig>>;
+  statelessPool: { maxPerServer: number; idleTimeoutMs: number };
+  deps: ConnectorDeps;
+  logger: Logger;
+}
+
+export interface ServerEntry {
+  readonly name: string;
+  readonly config: ServerConfig;
+  readonly primary: UpstreamSlot;
+  readonly pool: LeasePool | undefined;
+}
+
+export interface ServerStatus {
+  server: string;
+  mode: 'required' | 'optional';
+  state: SlotState;
+}
+
+export class UpstreamRegistry {
+  readonly entries: ReadonlyMap<string, ServerEntry>;
+  private readonly options: UpstreamRegistryOptions;
+  private readonly logger: Logger;
+
+  constructor(options: UpstreamRegistryOptions) {
+    this.options = options;
+    this.logger = options.logger;
+    const entries = new Map<string, ServerEntry>();
+    for (const name of Object.keys(options.servers).sort()) {
+      const config = options.servers[name]!;
+      const primary = new UpstreamSlot({
+        server: name,
+        eager: true,
+        logger: this.logger,
+        connect: () => this.connect(name),
+      });
+      const pool =
+        config.isolation === 'session'
+          ? new LeasePool({
+              server: name,
+              max: options.statelessPool.maxPerServer,
+              idleTimeoutMs: options.statelessPool.idleTimeoutMs,
+              createSlot: () => new UpstreamSlot({ server: name, logger: this.logger, connect: () => this.connect(name) }),
+            })
+          : undefined;
+      entries.set(name, { name, config, primary, pool });
+    }
+    this.entries = entries;
+  }
+
+  entry(name: string): ServerEntry {
+    const entry = this.entries.get(name);
+    if (entry === undefined) throw new GatewayError('UNKNOWN_SERVER', `unknown server "${name}"`);
+    return entry;
+  }
+
+  /**
+   * A fresh connection to one server; `owner` receives what no call can be credited with.
+   * `era: 'legacy'` (a 2025 session's own connection) speaks the 2025 revision to an upstream
+   * that offers it, so subscriptions, log levels and server→client requests keep their native
+   * form end to end; an upstream that only speaks 2026 is then reached with negotiation.
+   */
+  async connect(name: string, owner?: DownstreamSink, era: 'legacy' | 'any' = 'any'): Promise<UpstreamLink> {
+    const config = this.entry(name).config;
+    const logger = this.logger.child({ server: name });
+    const open = (negotiation?: 'legacy') => {
+      const connector = createConnector(name, config, this.options.deps, logger);
+      return UpstreamLink.connect({
+        server: name,
+        transport: connector.transport,
+        negotiation: negotiation ?? connector.negotiation,
+        requestTimeoutMs: config.requestTimeoutMs,
+        logger,
+        owner,
+      });
+    };
+    if (era === 'legacy' && config.transport === 'streamableHttp') {
+      try {
+        return await open('legacy');
+      } catch {
+        logger.debug('upstream refused the 2025 handshake; negotiating');
+      }
+    }
+    return open();
+  }
+
+  /** A connection for one sessionless call: pooled for session isolation, the primary if shared. */
+  async lease(name: string): Promise<Lease> {
+    const entry = this.entry(name);
+    if (entry.pool !== undefined) return entry.pool.acquire();
+    return { link: await entry.primary.get(), release: () => undefined };
+  }
+
+  /**
+   * Connects every primary. Required servers that fail make this reject, naming them (never their
+   * command or URL); optional ones are logged and keep retrying in the background.
+   */
+  async start(): Promise<void> {
+    const results = await Promise.all(
+      [...this.entries.values()].map(async (entry) => {
+        try {
+          await entry.primary.get();
+          this.logger.info({ server: entry.name }, 'upstream ready');
+          return undefined;
+        } catch (error) {
+          const reason = error instanceof Error ? error.message : String(error);
+          if (entry.config.mode === 'optional') {
+            this.logger.warn({ server: entry.name, reason }, 'optional upstream failed to start; retrying in the background');
+            return undefined;
+          }
+          return `${entry.name}: ${reason}`;
+        }
+      }),
+    );
+    const failed = results.filter((r): r is string => r !== undefined);
+    if (failed.length > 0) {
+      throw new GatewayError('UPSTREAM_START_FAILED', `required upstream servers failed to start:\n  - ${failed.join('\n  - ')}`);
+    }
+  }
+
+  status(): ServerStatus[] {
+    return [...this.entries.values()].map((e) => ({ server: e.name, mode: e.config.mode, state: e.primary.state }));
+  }
+
+  /** True when every required server's primary connection is up. */
+  ready(): boolean {
+    return [...this.entries.values()].every((e) => e.config.mode === 'optional' || e.primary.state === 'ready');
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.entries.values()].flatMap((e) => [e.primary.close(), e.pool?.close()]));
+  }
+}
