@@ -161,6 +161,10 @@ async function main(): Promise<number> {
   printTable(results);
   writeFileSync(join(runDir, 'summary.json'), `${JSON.stringify(results, null, 2)}\n`);
   console.log(`\nresults: ${runDir}`);
+  // A plain closing line, so whoever reads the end of the log sees the totals at once.
+  const passed = results.reduce((sum, r) => sum + (r.passed ?? 0), 0);
+  const failed = results.reduce((sum, r) => sum + (r.failed ?? 0), 0);
+  console.log(`conformance: ${passed} passed, ${failed} failed`);
   return results.every((result) => result.ok) ? 0 : 1;
 }
 
