@@ -44,7 +44,8 @@ export function demoConfig(clockUrl: string, port: number) {
     listen: { host: '127.0.0.1', port, path: '/mcp' },
     servers: {
       notes: { transport: 'stdio', command: process.execPath, args: [here('./servers/notes-stdio.js')] },
-      clock: { transport: 'streamableHttp', url: clockUrl },
+      // The demo clock listens on loopback, which the egress guard blocks unless opened per server.
+      clock: { transport: 'streamableHttp', url: clockUrl, allowPrivateNetwork: true },
     },
   };
 }

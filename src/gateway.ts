@@ -6,8 +6,8 @@
 import type { AddressInfo } from 'node:net';
 import type { Server as HttpServer } from 'node:http';
 import { serve } from '@hono/node-server';
-import { Agent } from 'undici';
 import { createApp } from './app.js';
+import { createEgressDispatcher } from './net/egress-guard.js';
 import type { GatewayConfig } from './config/schema.js';
 import { DEFAULT_ALLOWED_HOSTS } from './policy/host-check.js';
 import { loopbackOrigins } from './policy/origin-check.js';
@@ -68,7 +68,13 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     deps: {
       parentEnv: env,
       readEnv: (name) => env[name],
-      dispatcherFor: (_server, server) => new Agent({ connect: { timeout: server.connectTimeoutMs } }),
+      dispatcherFor: (name, server) =>
+        createEgressDispatcher({
+          server: name,
+          allowPrivateNetwork: server.allowPrivateNetwork,
+          connectTimeoutMs: server.connectTimeoutMs,
+          logger,
+        }),
     },
   });
 

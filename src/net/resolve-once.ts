@@ -45,7 +45,8 @@ export async function resolveWithin(
   });
   try {
     const answers = await Promise.race([
-      resolve(hostname).catch((error: unknown) => {
+      // Through `then` so a resolver that throws synchronously is caught like one that rejects.
+      Promise.resolve(hostname).then(resolve).catch((error: unknown) => {
         const code = safeCode(error);
         throw new UpstreamError('UPSTREAM_UNAVAILABLE', server, `name resolution failed${code === undefined ? '' : ` (${code})`}`);
       }),
