@@ -5,6 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { WebStandardStreamableHTTPServerTransport, type EventStore, type ServerCapabilities } from '@modelcontextprotocol/server';
+import { jsonRpcErrorBody, WireCode } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
 import { SessionScope, type ScopeOptions } from '../routing/scopes.js';
 import { createGatewayServer, sessionSink } from './gateway-server.js';
@@ -22,7 +23,52 @@ export interface LegacySessionOptions {
   onClosed(id: string): void;
 }
 
+/** In-flight requests one session may have; beyond it the client is told to slow down. */
+const MAX_IN_FLIGHT = 1024;
+
+function requestIdOf(body: unknown): string | undefined {
+  if (typeof body !== 'object' || body === null) return undefined;
+  const message = body as { id?: unknown; method?: unknown };
+  if (typeof message.method !== 'string') return undefined; // a response from the client
+  if (typeof message.id === 'string') return `s:${message.id}`;
+  if (typeof message.id === 'number') return `n:${message.id}`;
+  return undefined;
+}
+
+function jsonError(status: number, code: number, message: string): Response {
+  return new Response(jsonRpcErrorBody(code, message), { status, headers: { 'content-type': 'application/json' } });
+}
+
+/** Calls `release` once the response body has been fully sent, has failed, or was abandoned. */
+function releaseWhenDone(response: Response, release: () => void): Response {
+  if (response.body === null) {
+    release();
+    return response;
+  }
+  const reader = response.body.getReader();
+  const body = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      try {
+        const { done, value } = await reader.read();
+        if (done) {
+          release();
+          controller.close();
+        } else controller.enqueue(value);
+      } catch (error) {
+        release();
+        controller.error(error);
+      }
+    },
+    async cancel(reason) {
+      release();
+      await reader.cancel(reason).catch(() => undefined);
+    },
+  });
+  return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
+}
+
 export class LegacySession {
+  private readonly inFlight = new Set<string>();
   readonly transport: WebStandardStreamableHTTPServerTransport;
   private readonly scope: SessionScope;
   private readonly server;
@@ -67,8 +113,29 @@ export class LegacySession {
     await this.server.connect(this.transport);
   }
 
-  handle(request: Request, parsedBody?: unknown): Promise<Response> {
-    return this.transport.handleRequest(request, parsedBody === undefined ? undefined : { parsedBody });
+  /**
+   * Serves one HTTP request of this session. A request whose JSON-RPC id is already in flight in
+   * this session is refused: with two requests under one id, responses and cancellations cannot
+   * be told apart (mcp-proxy and supergateway hang or misroute there; PITFALLS.md).
+   */
+  async handle(request: Request, parsedBody?: unknown): Promise<Response> {
+    const id = requestIdOf(parsedBody);
+    if (id === undefined) return this.transport.handleRequest(request, parsedBody === undefined ? undefined : { parsedBody });
+    if (this.inFlight.has(id)) {
+      return jsonError(400, WireCode.InvalidRequest, 'a request with this id is already in flight in this session');
+    }
+    if (this.inFlight.size >= MAX_IN_FLIGHT) {
+      return jsonError(429, WireCode.InvalidRequest, 'too many requests in flight in this session');
+    }
+    this.inFlight.add(id);
+    const release = () => this.inFlight.delete(id);
+    try {
+      const response = await this.transport.handleRequest(request, { parsedBody });
+      return releaseWhenDone(response, release);
+    } catch (error) {
+      release();
+      throw error;
+    }
   }
 
   /** Idempotent: closes the client transport and every upstream connection of the session. */

@@ -105,6 +105,12 @@ export class UpstreamLink {
     return this.client.getNegotiatedProtocolVersion();
   }
 
+  /** True when the connection negotiated the stateless 2026 revision (or later). */
+  get modern(): boolean {
+    const version = this.protocolVersion;
+    return version !== undefined && version >= '2026-07-28';
+  }
+
   get closed(): boolean {
     return this.closedReason !== undefined;
   }
@@ -143,7 +149,7 @@ export class UpstreamLink {
               },
       });
     } catch (error) {
-      throw classifyUpstreamFailure(this.server, error);
+      throw classifyUpstreamFailure(this.server, error, this.modern);
     } finally {
       this.inFlight.delete(call);
     }
@@ -183,7 +189,7 @@ export class UpstreamLink {
       const result = await this.client
         .request({ method, params: cursor === undefined ? {} : { cursor } }, passThroughResult, { timeout: this.requestTimeoutMs })
         .catch((error: unknown) => {
-          throw classifyUpstreamFailure(this.server, error);
+          throw classifyUpstreamFailure(this.server, error, this.modern);
         });
       const pageItems = result[kind];
       if (Array.isArray(pageItems)) items.push(...pageItems);
