@@ -79,6 +79,16 @@ export const gatewayConfigSchema = z.strictObject({
       idleTimeoutMs: z.number().int().positive().default(60_000),
     })
     .prefault({}),
+  /** Where 2025-era SSE events are kept for resumption (`Last-Event-ID`). */
+  eventStore: z
+    .strictObject({
+      kind: z.enum(['memory', 'redis']).default('memory'),
+      /** Most events kept per session; the oldest are evicted first. */
+      limit: z.number().int().positive().max(1_000_000).default(10_000),
+      /** Redis URL (`redis://127.0.0.1:6379`); required when kind is "redis". */
+      url: z.string().min(1).optional(),
+    })
+    .prefault({}),
   servers: z.record(serverName, serverSchema),
 });
 
