@@ -12,6 +12,8 @@ export interface LoggerOptions {
   level?: LevelWithSilent;
   /** Where lines go; defaults to stderr so stdout stays free for the Ready line. */
   destination?: DestinationStream;
+  /** Masks known secret values in every serialised line, wherever they appear. */
+  redactor?: Redactor;
 }
 
 const REDACT_PATHS = [
@@ -33,6 +35,11 @@ export function createLogger(options: LoggerOptions = {}): Logger {
       level: options.level ?? 'info',
       base: { name: 'portcullis' },
       redact: { paths: REDACT_PATHS, censor: '[redacted]' },
+      // By value, after serialisation: a secret inside free text (an upstream's stderr line, an
+      // error message) is masked too, in its JSON-escaped form.
+      ...(options.redactor === undefined || options.redactor.empty
+        ? {}
+        : { hooks: { streamWrite: (line: string) => options.redactor!.redact(line) } }),
     },
     destination,
   );
@@ -52,8 +59,19 @@ export class Redactor {
 
   constructor(secrets: Iterable<string>) {
     // Longest first so a secret containing another is masked whole. Very short values are skipped:
-    // masking "1" everywhere would destroy logs and protects nothing.
-    this.secrets = [...new Set(secrets)].filter((s) => s.length >= 4).sort((a, b) => b.length - a.length);
+    // masking "1" everywhere would destroy logs and protects nothing. Each secret is also masked
+    // in its JSON-escaped form, which is how it appears inside a serialised log line.
+    const forms = new Set<string>();
+    for (const secret of secrets) {
+      if (secret.length < 4) continue;
+      forms.add(secret);
+      forms.add(JSON.stringify(secret).slice(1, -1));
+    }
+    this.secrets = [...forms].sort((a, b) => b.length - a.length);
+  }
+
+  get empty(): boolean {
+    return this.secrets.length === 0;
   }
 
   redact(text: string): string {

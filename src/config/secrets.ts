@@ -1,0 +1,28 @@
+/**
+ * Every secret value the configuration knows about, for redaction by value: configured header
+ * values, the current values of the environment variables `envHeaders` name, and those values of
+ * stdio servers' explicit `env` that look like credentials (by name, or long enough to be a
+ * token; masking `debug` or `1` everywhere would only ruin the logs). Read once at start; a value
+ * that rotates later is still masked by path (header fields) but not by value.
+ */
+
+const SECRET_NAME = /TOKEN|KEY|SECRET|PASS|AUTH|CRED|COOKIE|SESSION|PRIVATE/i;
+import type { GatewayConfig } from './schema.js';
+
+export function configSecrets(config: Readonly<GatewayConfig>, env: Readonly<Record<string, string | undefined>>): string[] {
+  const secrets: string[] = [];
+  for (const server of Object.values(config.servers)) {
+    if (server.transport === 'streamableHttp') {
+      secrets.push(...Object.values(server.headers));
+      for (const variable of Object.values(server.envHeaders)) {
+        const value = env[variable];
+        if (value !== undefined && value !== '') secrets.push(value);
+      }
+    } else {
+      for (const [name, value] of Object.entries(server.env)) {
+        if (SECRET_NAME.test(name) || value.length >= 16) secrets.push(value);
+      }
+    }
+  }
+  return secrets;
+}
