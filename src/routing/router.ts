@@ -11,6 +11,7 @@ import type { Catalogue } from '../catalogue/catalogue.js';
 import { routeResourceUri } from './merge.js';
 import type { UpstreamLink } from '../upstream/link.js';
 import type { DownstreamSink, RpcMessage } from '../upstream/sink.js';
+import type { InputBridge } from './input-bridge.js';
 
 type Params = Record<string, unknown>;
 type Result = Record<string, unknown>;
@@ -25,6 +26,8 @@ export interface RouteScope {
   noteSubscription?(server: string, uri: string, subscribed: boolean): void;
   /** Relays a client notification (e.g. roots/list_changed) to the scope's own connections. */
   broadcast?(message: RpcMessage): void;
+  /** Turns a 2025 upstream's mid-call requests into `input_required` rounds (2026 clients). */
+  readonly inputBridge?: InputBridge;
 }
 
 export interface CallContext {
@@ -38,6 +41,9 @@ export interface CallContext {
 
 /** Most `input_required` rounds the gateway drives for a 2025 client before giving up. */
 const MAX_INPUT_ROUNDS = 8;
+
+/** The requests that may answer `input_required` (2026-07-28, multi-round-trip requests). */
+const INPUT_CAPABLE = new Set(['tools/call', 'prompts/get', 'resources/read']);
 
 type Handler = (scope: RouteScope, params: Params, call: CallContext) => Promise<Result>;
 
@@ -132,17 +138,26 @@ async function forward(scope: RouteScope, server: string, method: string, params
     delete meta.progressToken; // the SDK sets its own token and we map progress back
     if (Object.keys(meta).length > 0) outbound._meta = meta;
   }
-  return scope.withLink(server, async (link) => {
-    let roundParams = outbound;
-    for (let round = 0; ; round++) {
-      const result = await link.request(method, roundParams, { sink: call.sink, signal: call.signal, progressToken });
-      if (result.resultType !== 'input_required' || call.era === 'modern') return result;
-      if (round >= MAX_INPUT_ROUNDS) {
-        throw new GatewayError('UPSTREAM_UNAVAILABLE', `upstream "${server}" asked for input too many times`, { server });
+  const upstreamCall = (sink: DownstreamSink, signal: AbortSignal) =>
+    scope.withLink(server, async (link) => {
+      let roundParams = outbound;
+      for (let round = 0; ; round++) {
+        const result = await link.request(method, roundParams, { sink, signal, progressToken });
+        if (result.resultType !== 'input_required' || call.era === 'modern') return result;
+        if (round >= MAX_INPUT_ROUNDS) {
+          throw new GatewayError('UPSTREAM_UNAVAILABLE', `upstream "${server}" asked for input too many times`, { server });
+        }
+        roundParams = { ...outbound, ...(await fulfilInputRequests(result, call)) };
       }
-      roundParams = { ...outbound, ...(await fulfilInputRequests(result, call)) };
-    }
-  });
+    });
+  const bridge = scope.inputBridge;
+  if (call.era === 'modern' && bridge !== undefined && INPUT_CAPABLE.has(method)) {
+    // A retry carrying our own requestState resumes the suspended call; any other state is an
+    // upstream's own and travels with the request.
+    if (bridge.owns(params.requestState)) return bridge.resume(params.requestState, params.inputResponses, call.sink, call.signal);
+    return bridge.start(call.sink, call.signal, upstreamCall);
+  }
+  return upstreamCall(call.sink, call.signal);
 }
 
 /**

@@ -13,6 +13,7 @@ import type { UpstreamLink } from '../upstream/link.js';
 import type { UpstreamRegistry } from '../upstream/registry.js';
 import type { DownstreamSink, LinkEvent, RpcMessage } from '../upstream/sink.js';
 import { UpstreamSlot } from '../upstream/slot.js';
+import { InputBridge } from './input-bridge.js';
 import type { RouteScope } from './router.js';
 
 export interface ScopeOptions {
@@ -121,6 +122,7 @@ export class SessionScope implements RouteScope {
 export class StatelessScope implements RouteScope {
   readonly servers: readonly string[];
   readonly catalogue: Catalogue;
+  readonly inputBridge = new InputBridge({ max: 1000, ttlMs: 5 * 60_000 });
   private readonly registry: UpstreamRegistry;
 
   constructor(options: ScopeOptions) {

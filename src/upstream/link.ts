@@ -58,7 +58,8 @@ export class UpstreamLink {
   private readonly requestTimeoutMs: number;
   private readonly owner: DownstreamSink | undefined;
   private readonly inFlight = new Set<InFlight>();
-  private readonly lists = new Map<ListKind, Promise<unknown[]>>();
+  private readonly lists = new Map<ListKind, { items: Promise<unknown[]>; expiresAt: number }>();
+  private listening: { close(): Promise<void> } | undefined;
   private readonly listeners = new Set<(event: LinkEvent) => void>();
   private closedReason: string | undefined;
   /** Bumped whenever a cached list is dropped, so merged views know to rebuild. */
@@ -90,6 +91,7 @@ export class UpstreamLink {
       await client.close().catch(() => undefined);
       throw new UpstreamError('UPSTREAM_START_FAILED', options.server, `could not connect (${safeReason(error)})`, error);
     }
+    if (link.modern) link.listenForChanges(0);
     return link;
   }
 
@@ -161,29 +163,73 @@ export class UpstreamLink {
     await this.client.notification({ method: message.method, params: message.params });
   }
 
-  /** The full list (all pages) of one kind, cached until the upstream announces a change. */
+  /**
+   * The full list (all pages) of one kind, cached until the upstream announces a change or, when
+   * a 2026 upstream gives a cache lifetime (`ttlMs`), until that lifetime ends.
+   */
   list(kind: ListKind): Promise<unknown[]> {
     const { capability } = LIST_METHOD[kind];
     if (this.capabilities[capability] === undefined) return Promise.resolve([]);
-    let cached = this.lists.get(kind);
-    if (cached === undefined) {
-      cached = this.fetchAllPages(kind);
-      this.lists.set(kind, cached);
-      cached.catch(() => {
-        if (this.lists.get(kind) === cached) this.lists.delete(kind);
-      });
-    }
-    return cached;
+    const cached = this.lists.get(kind);
+    if (cached !== undefined && cached.expiresAt > Date.now()) return cached.items;
+    if (cached !== undefined) this.listVersion++; // expired: merged views must rebuild
+    const entry = { items: Promise.resolve<unknown[]>([]), expiresAt: Number.POSITIVE_INFINITY };
+    entry.items = this.fetchAllPages(kind).then(
+      ({ items, ttlMs }) => {
+        if (ttlMs !== undefined) entry.expiresAt = Date.now() + ttlMs;
+        return items;
+      },
+      (error: unknown) => {
+        if (this.lists.get(kind) === entry) this.lists.delete(kind);
+        throw error;
+      },
+    );
+    this.lists.set(kind, entry);
+    return entry.items;
   }
 
   async close(): Promise<void> {
     if (this.closedReason === undefined) this.markClosed('closed by gateway');
+    await this.listening?.close().catch(() => undefined);
     await this.client.close().catch(() => undefined);
   }
 
-  private async fetchAllPages(kind: ListKind): Promise<unknown[]> {
+  /**
+   * A 2026 upstream announces list changes only on a `subscriptions/listen` stream: keep one open
+   * for the changes it advertises, re-opening it (with backoff, while the link lives) if dropped.
+   */
+  private listenForChanges(attempt: number): void {
+    const caps = this.capabilities;
+    const filter = {
+      ...(caps.tools?.listChanged ? { toolsListChanged: true } : {}),
+      ...(caps.prompts?.listChanged ? { promptsListChanged: true } : {}),
+      ...(caps.resources?.listChanged ? { resourcesListChanged: true } : {}),
+    };
+    if (Object.keys(filter).length === 0 || this.closed) return;
+    this.client.listen(filter).then(
+      (subscription) => {
+        this.listening = subscription;
+        void subscription.closed.then((how) => {
+          if (how === 'remote' && !this.closed) this.retryListen(0);
+        });
+      },
+      (error: unknown) => {
+        this.logger.debug({ reason: safeReason(error) }, 'upstream subscriptions/listen failed');
+        this.retryListen(attempt + 1);
+      },
+    );
+  }
+
+  private retryListen(attempt: number): void {
+    if (this.closed || attempt > 5) return;
+    const timer = setTimeout(() => this.listenForChanges(attempt), Math.min(30_000, 500 * 2 ** attempt));
+    timer.unref();
+  }
+
+  private async fetchAllPages(kind: ListKind): Promise<{ items: unknown[]; ttlMs: number | undefined }> {
     const { method } = LIST_METHOD[kind];
     const items: unknown[] = [];
+    let ttlMs: number | undefined;
     let cursor: string | undefined;
     for (let page = 0; page < MAX_LIST_PAGES; page++) {
       const result = await this.client
@@ -193,8 +239,9 @@ export class UpstreamLink {
         });
       const pageItems = result[kind];
       if (Array.isArray(pageItems)) items.push(...pageItems);
+      if (typeof result.ttlMs === 'number' && result.ttlMs >= 0) ttlMs = Math.min(ttlMs ?? result.ttlMs, result.ttlMs);
       cursor = typeof result.nextCursor === 'string' ? result.nextCursor : undefined;
-      if (cursor === undefined) return items;
+      if (cursor === undefined) return { items, ttlMs };
     }
     throw new UpstreamError('UPSTREAM_UNAVAILABLE', this.server, `${method} returned more than ${MAX_LIST_PAGES} pages`);
   }

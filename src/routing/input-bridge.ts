@@ -1,0 +1,148 @@
+/**
+ * Bridges a 2025-era upstream's push-style server→client requests (sampling, elicitation, roots
+ * during a call) to a 2026-era client, which has no server→client request channel: the client's
+ * call ends with an `input_required` result carrying the requests, while the upstream call stays
+ * suspended; the client's retry (same call, plus `inputResponses` and our `requestState`) answers
+ * the upstream's requests and the call continues — to its result, or to another round.
+ *
+ * `requestState` is attacker-controlled input (spec: basic/patterns/mrtr): ours is an unguessable
+ * random token naming a suspended call in a bounded map, never data we trust. A call nobody
+ * resumes is abandoned after `ttlMs`, which cancels the upstream request and frees its connection.
+ */
+import { randomBytes } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
+import { GatewayError } from '../errors.js';
+import type { DownstreamSink, RpcMessage } from '../upstream/sink.js';
+
+type Result = Record<string, unknown>;
+
+export interface InputBridgeOptions {
+  /** Most suspended calls at once; the least recently suspended is abandoned beyond it. */
+  max: number;
+  /** How long a suspended call waits for the client's retry. */
+  ttlMs: number;
+}
+
+interface Waiting {
+  request: RpcMessage;
+  resolve(result: Result): void;
+  reject(error: Error): void;
+}
+
+interface SuspendedCall {
+  result: Promise<Result>;
+  waiting: Map<string, Waiting>;
+  /** Notifications go to the stream of the round being served. */
+  sink: DownstreamSink;
+  controller: AbortController;
+  nextKey: number;
+  /** Resolves when the upstream asks for input (a new round must be answered). */
+  inputNeeded: Promise<void>;
+  signalInput(): void;
+}
+
+export type UpstreamCall = (sink: DownstreamSink, signal: AbortSignal) => Promise<Result>;
+
+export class InputBridge {
+  private readonly suspended: LRUCache<string, SuspendedCall>;
+
+  constructor(options: InputBridgeOptions) {
+    this.suspended = new LRUCache<string, SuspendedCall>({
+      max: options.max,
+      ttl: options.ttlMs,
+      ttlAutopurge: true,
+      dispose: (call, _token, reason) => {
+        // Taken back for a retry: the call goes on. Anything else abandons it.
+        if (reason !== 'delete') call.controller.abort(new GatewayError('UPSTREAM_TIMEOUT', 'input was not provided in time'));
+      },
+    });
+  }
+
+  /** True when `state` names a call this bridge suspended. */
+  owns(state: unknown): state is string {
+    return typeof state === 'string' && this.suspended.has(state);
+  }
+
+  /** Starts an upstream call on behalf of a 2026 client. */
+  start(sink: DownstreamSink, signal: AbortSignal, call: UpstreamCall): Promise<Result> {
+    const suspended = this.create(sink);
+    suspended.result = call(this.bridgeSink(suspended), suspended.controller.signal);
+    return this.serve(suspended, signal);
+  }
+
+  /** Continues a suspended call with the client's answers. */
+  resume(state: string, inputResponses: unknown, sink: DownstreamSink, signal: AbortSignal): Promise<Result> {
+    const suspended = this.suspended.get(state);
+    if (suspended === undefined) throw new GatewayError('INVALID_PARAMS', 'requestState is unknown or expired; start the call again');
+    this.suspended.delete(state);
+    suspended.sink = sink;
+    const responses = (typeof inputResponses === 'object' && inputResponses !== null ? inputResponses : {}) as Record<string, unknown>;
+    for (const [key, waiting] of suspended.waiting) {
+      const response = responses[key];
+      if (typeof response !== 'object' || response === null) continue;
+      suspended.waiting.delete(key);
+      waiting.resolve(response as Result);
+    }
+    return this.serve(suspended, signal);
+  }
+
+  private create(sink: DownstreamSink): SuspendedCall {
+    let signalInput = () => undefined as void;
+    const call: SuspendedCall = {
+      result: Promise.resolve({}),
+      waiting: new Map(),
+      sink,
+      controller: new AbortController(),
+      nextKey: 1,
+      inputNeeded: new Promise<void>((resolve) => (signalInput = resolve)),
+      signalInput: () => signalInput(),
+    };
+    return call;
+  }
+
+  private bridgeSink(call: SuspendedCall): DownstreamSink {
+    return {
+      canRequest: true,
+      notify: (message) => call.sink.notify(message),
+      request: (message, signal) =>
+        new Promise<Result>((resolve, reject) => {
+          const key = `input-${call.nextKey++}`;
+          call.waiting.set(key, { request: message, resolve, reject });
+          signal?.addEventListener('abort', () => {
+            call.waiting.delete(key);
+            reject(new GatewayError('UPSTREAM_UNAVAILABLE', 'the upstream withdrew its request'));
+          });
+          call.signalInput();
+        }),
+    };
+  }
+
+  /** Waits for the call's result or its next need for input, whichever comes first. */
+  private async serve(call: SuspendedCall, signal: AbortSignal): Promise<Result> {
+    const onAbort = () => call.controller.abort(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    try {
+      for (;;) {
+        if (call.waiting.size > 0) return this.suspend(call);
+        call.inputNeeded = new Promise<void>((resolve) => {
+          call.signalInput = resolve;
+        });
+        const outcome = await Promise.race([call.result.then(() => 'done' as const), call.inputNeeded.then(() => 'input' as const)]);
+        if (outcome === 'done') return await call.result;
+        // Let the upstream ask for everything it needs this round before answering the client.
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+    }
+  }
+
+  private suspend(call: SuspendedCall): Result {
+    const token = randomBytes(24).toString('base64url');
+    const inputRequests: Record<string, RpcMessage> = {};
+    for (const [key, waiting] of call.waiting) inputRequests[key] = waiting.request;
+    this.suspended.set(token, call);
+    call.result.catch(() => undefined); // settled later by the retry, or abandoned
+    return { resultType: 'input_required', inputRequests, requestState: token };
+  }
+}
