@@ -83,6 +83,14 @@ describe('server-to-client requests relayed to a 2025 client', () => {
 });
 
 describe('input requests of a 2026-era upstream, for a 2026 client', () => {
+  it.each(['test_sampling', 'test_elicitation'])('bridges the stdio (2025-era) upstream asking mid-call for stdio__%s as input_required rounds', async (tool) => {
+    const answer = `bridged-${randomUUID()}`;
+    const { client, asked } = await answeringClient('2026', answer);
+    const result = await client.callTool({ name: `stdio__${tool}`, arguments: { prompt: 'p', message: 'm' } });
+    expect(textOf(result)).toContain(answer);
+    expect(asked.sampling.length + asked.elicitation.length).toBe(1);
+  });
+
   it.each(['test_sampling', 'test_elicitation'])('are fulfilled by the client through the gateway for http__%s', async (tool) => {
     const answer = `answer-${randomUUID()}`;
     const { client, asked } = await answeringClient('2026', answer);
