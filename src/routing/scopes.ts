@@ -53,7 +53,7 @@ export class SessionScope implements RouteScope {
       const entry = options.registry.entry(server);
       const slot =
         entry.config.isolation === 'session'
-          ? new UpstreamSlot({ server, logger: options.logger, connect: () => options.registry.connect(server, owner, 'legacy') })
+          ? new UpstreamSlot({ server, logger: options.logger, connect: () => options.registry.connect(server, { owner, era: 'legacy' }) })
           : entry.primary;
       if (slot !== entry.primary) this.own.set(server, slot);
       this.unsubscribes.push(slot.on((event) => this.onLinkEvent(server, event)));

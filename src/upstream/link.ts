@@ -24,6 +24,9 @@ const LIST_METHOD: Record<ListKind, { method: string; capability: keyof ServerCa
   resourceTemplates: { method: 'resources/templates/list', capability: 'resources' },
 };
 
+/** The handshake's own bound, whatever a server's per-request timeout is. */
+const HANDSHAKE_TIMEOUT_MS = 30_000;
+
 /** The most pages a list may have; a runaway cursor loop is an upstream fault, not a hang. */
 const MAX_LIST_PAGES = 100;
 
@@ -37,6 +40,11 @@ export interface LinkOptions {
   logger: Logger;
   /** Receives what cannot be tied to one call (session isolation); absent for shared links. */
   owner?: DownstreamSink;
+  /**
+   * The link serves one call at a time (a lease), so what arrives during a call is that call's.
+   * A shared link without an owner attributes nothing it cannot prove (DESIGN.md §5).
+   */
+  exclusive?: boolean;
 }
 
 export interface ForwardOptions {
@@ -49,7 +57,22 @@ export interface ForwardOptions {
 
 interface InFlight {
   sink: DownstreamSink;
+  /** Messages relayed for this call, in arrival order; awaited before its result is returned. */
+  chain: Promise<void>;
 }
+
+/** Envelope keys of the 2026 revision; a 2025 upstream must not see them (it would answer 400). */
+const ENVELOPE_PREFIX = 'io.modelcontextprotocol/';
+
+/** Notifications the link itself consumes (cache invalidation, subscriptions); never relayed per call. */
+const LINK_LEVEL_NOTIFICATIONS = new Set([
+  'notifications/tools/list_changed',
+  'notifications/prompts/list_changed',
+  'notifications/resources/list_changed',
+  'notifications/resources/updated',
+  'notifications/cancelled',
+  'notifications/subscriptions/acknowledged',
+]);
 
 export class UpstreamLink {
   readonly server: string;
@@ -57,7 +80,13 @@ export class UpstreamLink {
   private readonly logger: Logger;
   private readonly requestTimeoutMs: number;
   private readonly owner: DownstreamSink | undefined;
+  private readonly exclusive: boolean;
   private readonly inFlight = new Set<InFlight>();
+  /** Our own progress tokens (sent upstream in place of the client's) → the call they belong to. */
+  private readonly byProgressToken = new Map<string, { call: InFlight; clientToken: string | number }>();
+  private nextProgressToken = 1;
+  /** Where messages owned by no call go, in order. */
+  private ownerChain: Promise<void> = Promise.resolve();
   private readonly lists = new Map<ListKind, { items: Promise<unknown[]>; expiresAt: number }>();
   private listening: { close(): Promise<void> } | undefined;
   private readonly listeners = new Set<(event: LinkEvent) => void>();
@@ -71,6 +100,7 @@ export class UpstreamLink {
     this.logger = options.logger;
     this.requestTimeoutMs = options.requestTimeoutMs;
     this.owner = options.owner;
+    this.exclusive = options.exclusive ?? false;
   }
 
   /** Connects and completes the handshake; rejects with an `UpstreamError` on failure. */
@@ -85,8 +115,12 @@ export class UpstreamLink {
     );
     const link = new UpstreamLink(options, client);
     link.install();
+    // The SDK calls a handler already on the transport before its own dispatch, for every message:
+    // notifications are attributed here, synchronously and in arrival order, while the call they
+    // belong to is still in flight (the SDK would dispatch them after the response; PITFALLS.md).
+    options.transport.onmessage = (message) => link.claim(message);
     try {
-      await client.connect(options.transport, { timeout: Math.min(options.requestTimeoutMs, 30_000) });
+      await client.connect(options.transport, { timeout: HANDSHAKE_TIMEOUT_MS });
     } catch (error) {
       await client.close().catch(() => undefined);
       throw new UpstreamError('UPSTREAM_START_FAILED', options.server, `could not connect (${safeReason(error)})`, error);
@@ -127,33 +161,40 @@ export class UpstreamLink {
     return () => this.listeners.delete(listener);
   }
 
-  /** Forwards one request and resolves with the upstream's result, untouched. */
+  /**
+   * Forwards one request and resolves with the upstream's result, untouched, after every message
+   * the upstream sent for this call before its result has been relayed.
+   */
   async request(method: string, params: Record<string, unknown> | undefined, options: ForwardOptions): Promise<Record<string, unknown>> {
     if (this.closedReason !== undefined) {
       throw new UpstreamError('UPSTREAM_UNAVAILABLE', this.server, 'connection closed');
     }
-    const call: InFlight = { sink: options.sink };
+    const call: InFlight = { sink: options.sink, chain: Promise.resolve() };
+    let meta = params?._meta as Record<string, unknown> | undefined;
+    if (meta !== undefined && !this.modern) meta = withoutEnvelope(meta);
+    let token: string | undefined;
+    if (options.progressToken !== undefined) {
+      // Our own token upstream, mapped back to the client's on every relayed notification.
+      token = `portcullis-${this.nextProgressToken++}`;
+      this.byProgressToken.set(token, { call, clientToken: options.progressToken });
+      meta = { ...meta, progressToken: token };
+    }
+    const outbound = meta === undefined ? withoutMeta(params) : { ...params, _meta: meta };
     this.inFlight.add(call);
-    const token = options.progressToken;
     try {
-      return await this.client.request({ method, params }, passThroughResult, {
+      const result = await this.client.request({ method, params: outbound }, passThroughResult, {
         signal: options.signal,
         timeout: this.requestTimeoutMs,
-        resetTimeoutOnProgress: true,
         allowInputRequired: true,
-        onprogress:
-          token === undefined
-            ? undefined
-            : (progress) => {
-                void options.sink
-                  .notify({ method: 'notifications/progress', params: { ...progress, progressToken: token } })
-                  .catch(() => undefined);
-              },
       });
+      await call.chain;
+      return result;
     } catch (error) {
+      await call.chain;
       throw classifyUpstreamFailure(this.server, error, this.modern);
     } finally {
       this.inFlight.delete(call);
+      if (token !== undefined) this.byProgressToken.delete(token);
     }
   }
 
@@ -268,17 +309,50 @@ export class UpstreamLink {
     this.emit({ kind: 'closed', reason });
   }
 
-  /** The sink for something the upstream originated outside a reply, or undefined to refuse it. */
-  private attribute(): DownstreamSink | undefined {
-    if (this.inFlight.size === 1) {
-      for (const call of this.inFlight) return call.sink;
+  /**
+   * The call (or owner) something the upstream originated belongs to, or undefined to refuse it:
+   * the one call in flight on an exclusive or owned link; the owner (a 2025 session's standalone
+   * stream) when several calls are in flight; nothing on a shared link, where the sole call in
+   * flight may belong to a different client than the work that sent the message.
+   */
+  private attribute(): { sink: DownstreamSink; call?: InFlight } | undefined {
+    if (this.inFlight.size === 1 && (this.exclusive || this.owner !== undefined)) {
+      for (const call of this.inFlight) return { sink: call.sink, call };
     }
-    return this.owner;
+    return this.owner === undefined ? undefined : { sink: this.owner };
+  }
+
+  /** Relays one notification in order: behind everything already relayed to the same place. */
+  private relay(target: { sink: DownstreamSink; call?: InFlight }, message: RpcMessage): void {
+    const send = () => target.sink.notify(message).catch(() => undefined);
+    if (target.call !== undefined) target.call.chain = target.call.chain.then(send);
+    else this.ownerChain = this.ownerChain.then(send);
+  }
+
+  /** Sees every incoming message first; relays call-level notifications at arrival. */
+  private claim(message: unknown): void {
+    const note = message as { method?: unknown; id?: unknown; params?: Record<string, unknown> };
+    if (typeof note.method !== 'string' || note.id !== undefined) return; // requests and responses: the SDK's
+    if (LINK_LEVEL_NOTIFICATIONS.has(note.method)) return;
+    if (note.method === 'notifications/progress') {
+      const owner = this.byProgressToken.get(String(note.params?.progressToken));
+      if (owner !== undefined) {
+        this.relay({ sink: owner.call.sink, call: owner.call }, { method: note.method, params: { ...note.params, progressToken: owner.clientToken } });
+      }
+      return;
+    }
+    const target = this.attribute();
+    if (target === undefined) {
+      this.logger.debug({ method: note.method }, 'dropped an upstream notification that no call owns');
+      return;
+    }
+    this.relay(target, note.params === undefined ? { method: note.method } : { method: note.method, params: note.params });
   }
 
   private install(): void {
     this.client.onclose = () => this.markClosed('connection closed');
-    this.client.onerror = (error) => this.logger.debug({ err: error }, 'upstream transport error');
+    // Only a code: SDK transport errors can embed response bodies and redirect URLs.
+    this.client.onerror = (error) => this.logger.debug({ reason: safeReason(error) }, 'upstream transport error');
 
     this.client.fallbackNotificationHandler = async (notification) => {
       const params = notification.params as Record<string, unknown> | undefined;
@@ -298,19 +372,13 @@ export class UpstreamLink {
         case 'notifications/resources/updated':
           this.emit({ kind: 'resourceUpdated', params: params ?? {} });
           return;
-        default: {
-          const sink = this.attribute();
-          if (sink === undefined) {
-            this.logger.debug({ method: notification.method }, 'dropped an upstream notification that no call owns');
-            return;
-          }
-          await sink.notify({ method: notification.method, params }).catch(() => undefined);
-        }
+        default:
+          return; // relayed in arrival order by `claim`
       }
     };
 
     this.client.fallbackRequestHandler = async (request, ctx) => {
-      const sink = this.attribute();
+      const sink = this.attribute()?.sink;
       if (sink === undefined || !sink.canRequest) {
         throw new ProtocolError(
           -32603,
@@ -325,4 +393,15 @@ export class UpstreamLink {
       ) as never;
     };
   }
+}
+
+function withoutEnvelope(meta: Record<string, unknown>): Record<string, unknown> | undefined {
+  const kept = Object.entries(meta).filter(([key]) => !key.startsWith(ENVELOPE_PREFIX));
+  return kept.length === 0 ? undefined : Object.fromEntries(kept);
+}
+
+function withoutMeta(params: Record<string, unknown> | undefined): Record<string, unknown> | undefined {
+  if (params === undefined || !('_meta' in params)) return params;
+  const { _meta: _dropped, ...rest } = params;
+  return rest;
 }

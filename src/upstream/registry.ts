@@ -27,6 +27,15 @@ export interface ServerEntry {
   readonly pool: LeasePool | undefined;
 }
 
+export interface ConnectOptions {
+  /** Receives what no call can be credited with (a 2025 session's standalone stream). */
+  owner?: DownstreamSink;
+  /** `legacy`: prefer the 2025 revision (a 2025 session's own connection). */
+  era?: 'legacy' | 'any';
+  /** One call at a time (a pooled lease). */
+  exclusive?: boolean;
+}
+
 export interface ServerStatus {
   server: string;
   mode: 'required' | 'optional';
@@ -56,7 +65,8 @@ export class UpstreamRegistry {
               server: name,
               max: options.statelessPool.maxPerServer,
               idleTimeoutMs: options.statelessPool.idleTimeoutMs,
-              createSlot: () => new UpstreamSlot({ server: name, logger: this.logger, connect: () => this.connect(name) }),
+              createSlot: () =>
+                new UpstreamSlot({ server: name, logger: this.logger, connect: () => this.connect(name, { exclusive: true }) }),
             })
           : undefined;
       entries.set(name, { name, config, primary, pool });
@@ -76,7 +86,8 @@ export class UpstreamRegistry {
    * that offers it, so subscriptions, log levels and server→client requests keep their native
    * form end to end; an upstream that only speaks 2026 is then reached with negotiation.
    */
-  async connect(name: string, owner?: DownstreamSink, era: 'legacy' | 'any' = 'any'): Promise<UpstreamLink> {
+  async connect(name: string, options: ConnectOptions = {}): Promise<UpstreamLink> {
+    const { owner, era = 'any', exclusive = false } = options;
     const config = this.entry(name).config;
     const logger = this.logger.child({ server: name });
     const open = (negotiation?: 'legacy') => {
@@ -88,6 +99,7 @@ export class UpstreamRegistry {
         requestTimeoutMs: config.requestTimeoutMs,
         logger,
         owner,
+        exclusive,
       });
     };
     if (era === 'legacy' && config.transport === 'streamableHttp') {
