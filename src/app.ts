@@ -44,14 +44,15 @@ export function createApp(options: AppOptions): Hono {
     );
   });
 
+  // Every route is behind the Host and Origin guards: a DNS-rebinding page must not read
+  // /readyz (server names and states) any more than it may call a tool.
+  app.use('*', hostGuard({ allowedHosts: options.allowedHosts }), originGuard({ allowedOrigins: options.allowedOrigins }));
+
   app.get('/healthz', (c) => c.json({ status: 'ok' }));
   app.get('/readyz', (c) => {
     const ready = options.registry.ready();
     return c.json({ status: ready ? 'ready' : 'not ready', servers: options.registry.status() }, ready ? 200 : 503);
   });
-
-  app.use(`${base}/*`, hostGuard({ allowedHosts: options.allowedHosts }), originGuard({ allowedOrigins: options.allowedOrigins }));
-  app.use(base || '/', hostGuard({ allowedHosts: options.allowedHosts }), originGuard({ allowedOrigins: options.allowedOrigins }));
 
   app.all(base || '/', (c) => options.aggregate.fetch(c.req.raw));
   app.all(`${base}/servers/:name`, (c) => {

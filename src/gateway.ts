@@ -1,21 +1,27 @@
 /**
  * Builds a running gateway from a parsed config: the upstream registry (required servers must
  * come up, or this rejects), the endpoints, the Hono app, and the HTTP listener bound to the
- * configured address only. `close()` stops accepting, closes every session and reaps every child.
+ * configured address only. The config's policy is wired in here: Host and Origin allowlists,
+ * denied tools, the variables `envHeaders` may read, body/depth/header limits, session bounds,
+ * and the bind rule (a non-loopback address needs authentication or `acknowledgedNoAuth`).
+ * `close()` stops accepting, closes every session and reaps every child.
  */
-import type { AddressInfo } from 'node:net';
+import { isIP, type AddressInfo } from 'node:net';
 import type { Server as HttpServer } from 'node:http';
 import { serve } from '@hono/node-server';
 import { createApp } from './app.js';
+import { GatewayError } from './errors.js';
+import { checkBind } from './inbound/bind-check.js';
 import { createEgressDispatcher } from './net/egress-guard.js';
 import type { GatewayConfig } from './config/schema.js';
-import { DEFAULT_ALLOWED_HOSTS } from './policy/host-check.js';
+import { compileDeniedTools } from './policy/denied-tools.js';
 import { loopbackOrigins } from './policy/origin-check.js';
+import { compilePolicyRules } from './policy/policy-rules.js';
 import { compileToolFilter } from './policy/tool-filter.js';
 import type { VisibilityFilter } from './routing/merge.js';
 import type { ScopeOptions } from './routing/scopes.js';
-import { DEFAULT_BODY_LIMITS } from './inbound/body.js';
 import { McpEndpoint } from './inbound/endpoint.js';
+import { createEventStore } from './session/event-store.js';
 import type { Logger } from './observability/logger.js';
 import { UpstreamRegistry } from './upstream/registry.js';
 
@@ -26,7 +32,18 @@ export interface GatewayOptions {
   logger: Logger;
   /** The process environment (children inherit a minimal subset; envHeaders read from it). */
   env: Readonly<Record<string, string | undefined>>;
+  /**
+   * Reads the address the listener actually bound (default `server.address()`). Tests substitute
+   * one to exercise the bind refusal without ever binding a non-loopback interface.
+   */
+  addressOf?: (server: HttpServer) => AddressInfo;
 }
+
+/**
+ * Inbound authentication is not part of the configuration in this version, so a non-loopback
+ * listener needs the policy's `acknowledgedNoAuth`.
+ */
+const AUTH_CONFIGURED = false;
 
 export interface RunningGateway {
   /** The MCP URL on the address actually bound. */
@@ -35,6 +52,7 @@ export interface RunningGateway {
   close(): Promise<void>;
 }
 
+/** Per-server enabled/disabled lists AND the policy's denied globs: one predicate for list and call. */
 function compileVisibility(config: Readonly<GatewayConfig>): VisibilityFilter {
   const filters = new Map(
     Object.entries(config.servers).map(([name, server]) => [
@@ -42,14 +60,39 @@ function compileVisibility(config: Readonly<GatewayConfig>): VisibilityFilter {
       compileToolFilter({ enabledTools: server.enabledTools, disabledTools: server.disabledTools }),
     ]),
   );
-  return (server, name) => filters.get(server)?.(name) ?? false;
+  const policyAllows = compileDeniedTools(config.policy.deniedTools);
+  return (server, name, exposed) => (filters.get(server)?.(name) ?? false) && policyAllows(server, name, exposed);
+}
+
+/**
+ * The variables `envHeaders` may read at run time: those the config names that the policy
+ * allows (parseConfig refused any other). The connector never reads a variable not listed here.
+ */
+function allowedEnvNames(config: Readonly<GatewayConfig>): string[] {
+  const rules = compilePolicyRules(config.policy);
+  const names = new Set<string>();
+  for (const server of Object.values(config.servers)) {
+    if (server.transport !== 'streamableHttp') continue;
+    for (const variable of Object.values(server.envHeaders)) {
+      if (rules.envHeaderAllowed(variable)) names.add(variable);
+    }
+  }
+  return [...names];
+}
+
+function refuseBind(address: string, config: Readonly<GatewayConfig>): GatewayError | undefined {
+  const bind = checkBind({ address, authConfigured: AUTH_CONFIGURED, acknowledgedNoAuth: config.policy.acknowledgedNoAuth });
+  return bind.ok ? undefined : new GatewayError('BIND_REFUSED', bind.message);
 }
 
 type FetchHandler = (request: Request, env: unknown) => Response | Promise<Response>;
 
-function listen(fetch: FetchHandler, host: string, port: number): Promise<HttpServer> {
+function listen(fetch: FetchHandler, host: string, port: number, maxHeaderSize: number): Promise<HttpServer> {
   return new Promise((resolve, reject) => {
-    const server = serve({ fetch, hostname: host, port }, () => resolve(server as HttpServer)) as HttpServer;
+    // Request headers over the policy's limit get 431 from node:http before any handler runs.
+    const server = serve({ fetch, hostname: host, port, serverOptions: { maxHeaderSize } }, () =>
+      resolve(server as HttpServer),
+    ) as HttpServer;
     server.once('error', reject);
     // Slow-header clients are cut; request bodies are bounded by size, and long-lived SSE
     // responses must not be cut by a whole-request timer, so requestTimeout stays off.
@@ -61,6 +104,18 @@ function listen(fetch: FetchHandler, host: string, port: number): Promise<HttpSe
 
 export async function startGateway(options: GatewayOptions): Promise<RunningGateway> {
   const { config, logger, env } = options;
+  // Fail fast on a literal non-loopback host, before any child is spawned; the authoritative
+  // check runs on the address actually bound, below.
+  if (isIP(config.listen.host) !== 0) {
+    const refused = refuseBind(config.listen.host, config);
+    if (refused !== undefined) throw refused;
+  }
+  // Resumability (DESIGN.md §4): one event store for every endpoint's sessions, closed last.
+  const eventStore = createEventStore(config.eventStore, {
+    logger,
+    maxSessions: config.sessions.max * (Object.keys(config.servers).length + 1),
+    historyTtlMs: config.sessions.idleTimeoutMs,
+  });
   const registry = new UpstreamRegistry({
     servers: config.servers,
     statelessPool: config.statelessPool,
@@ -68,6 +123,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     deps: {
       parentEnv: env,
       readEnv: (name) => env[name],
+      allowedEnvNames: allowedEnvNames(config),
       dispatcherFor: (name, server) =>
         createEgressDispatcher({
           server: name,
@@ -82,8 +138,10 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     await registry.start();
   } catch (error) {
     await registry.close();
+    await eventStore.close(); // event store
     throw error;
   }
+  await eventStore.start(); // event store
 
   const toolFilter = compileVisibility(config);
   const serverNames = [...registry.entries.keys()];
@@ -96,8 +154,9 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       scope,
       registry,
       sessions: config.sessions,
-      limits: DEFAULT_BODY_LIMITS,
+      limits: { maxBytes: config.limits.maxBodyBytes, maxDepth: config.limits.maxJsonDepth },
       logger,
+      eventStore,
     });
   };
   const aggregate = endpoint(serverNames, config.catalogue.separator);
@@ -105,21 +164,32 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
 
   // The app is built once the port is known: the default Origin allowlist names the bound port.
   let handler: FetchHandler = () => new Response('starting', { status: 503 });
+  const closeUpstreams = () =>
+    Promise.all([aggregate.close(), ...[...sideChannels.values()].map((e) => e.close()), registry.close()]).then(() =>
+      eventStore.close(),
+    );
   let http: HttpServer;
   try {
-    http = await listen((request, env) => handler(request, env), config.listen.host, config.listen.port);
+    http = await listen((request, env) => handler(request, env), config.listen.host, config.listen.port, config.limits.maxHeaderBytes);
   } catch (error) {
-    await Promise.all([aggregate.close(), ...[...sideChannels.values()].map((e) => e.close()), registry.close()]);
+    await closeUpstreams();
     throw error;
   }
-  const address = http.address() as AddressInfo;
+  const address = (options.addressOf ?? ((server) => server.address() as AddressInfo))(http);
+  const refused = refuseBind(address.address, config);
+  if (refused !== undefined) {
+    const stopped = new Promise<void>((resolve) => http.close(() => resolve()));
+    http.closeAllConnections();
+    await Promise.all([stopped, closeUpstreams()]);
+    throw refused;
+  }
   const app = createApp({
     path: config.listen.path,
     aggregate,
     sideChannels,
     registry,
-    allowedHosts: DEFAULT_ALLOWED_HOSTS,
-    allowedOrigins: loopbackOrigins(address.port),
+    allowedHosts: config.policy.allowedHosts,
+    allowedOrigins: config.policy.allowedOrigins ?? loopbackOrigins(address.port),
     logger,
   });
   handler = (request, env) => app.fetch(request, env);
@@ -134,6 +204,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
         const stopped = new Promise<void>((resolve) => http.close(() => resolve()));
         await Promise.all([aggregate.close(), ...[...sideChannels.values()].map((e) => e.close())]);
         await registry.close();
+        await eventStore.close(); // event store
         http.closeAllConnections();
         await stopped;
       })();

@@ -56,10 +56,24 @@ export class Catalogue {
   private readonly memo = new Map<ListKind, { key: string; value: unknown }>();
   private readonly linkIds = new WeakMap<UpstreamLink, number>();
   private nextLinkId = 1;
+  /** Servers whose lists could not be fetched at the last merge. */
+  private unavailable = new Set<string>();
 
   constructor(source: CatalogueSource, options: CatalogueOptions) {
     this.source = source;
     this.options = options;
+  }
+
+  /**
+   * The server a name would belong to if that server's list could not be fetched: a call to it is
+   * then the upstream's unavailability, not an unknown name (DESIGN.md §9).
+   */
+  unavailableOwnerOf(exposed: string): string | undefined {
+    const separator = this.options.separator;
+    for (const server of this.unavailable) {
+      if (separator === null || exposed.startsWith(`${server}${separator}`)) return server;
+    }
+    return undefined;
   }
 
   /** The same predicate that filtered the list, for the re-check on every call. */
@@ -122,17 +136,22 @@ export class Catalogue {
       this.source.servers.map(async (server) => {
         try {
           const link = await this.source.linkFor(server);
+          // The version is read before the list: a change announced while the list is fetched
+          // must make the next merge rebuild, not be stored under the new version.
+          const version = link.listVersion;
           const items = await link.list(kind);
-          return { server, items, key: `${this.idOf(link)}.${link.listVersion}` };
+          const settledVersion = link.listVersion === version ? version : `${version}~${Math.random()}`;
+          return { server, items, key: `${this.idOf(link)}.${settledVersion}`, failed: false };
         } catch (error) {
           this.options.logger.warn(
             { server, list: kind, err: error instanceof Error ? error.message : String(error) },
             'upstream left out of a merged list',
           );
-          return { server, items: [] as unknown[], key: 'x' + Math.random() };
+          return { server, items: [] as unknown[], key: 'x' + Math.random(), failed: true };
         }
       }),
     );
+    this.unavailable = new Set(settled.filter((s) => s.failed).map((s) => s.server));
     return {
       key: settled.map((s) => s.key).join('|'),
       lists: settled.map(({ server, items }) => ({ server, items })),

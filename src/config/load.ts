@@ -1,13 +1,18 @@
 /**
  * Loading configuration: read the file, normalise the `mcpServers` shapes other MCP hosts use,
- * parse once with zod, run the semantic checks, and freeze. Every problem is collected (not just
+ * parse once with zod, run the semantic checks, load the policy the config names and apply it
+ * (src/config/apply-policy.ts), and freeze. Every problem is collected (not just
  * the first) and phrased so that it names the server and field but never echoes a command, an
  * argument, a URL or a header value: config files routinely hold secrets.
  */
 import { readFile } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
 import type { z } from 'zod';
 import { ConfigError, GatewayError } from '../errors.js';
 import { Redactor } from '../observability/logger.js';
+import { loadPolicy } from '../policy/policy-load.js';
+import { compilePolicyRules } from '../policy/policy-rules.js';
+import { applyPolicy, serverPolicyProblems } from './apply-policy.js';
 import { gatewayConfigSchema, serverSchema, type GatewayConfig } from './schema.js';
 import { semanticProblems, serverProblems } from './semantic-checks.js';
 
@@ -89,30 +94,53 @@ function sensitiveStrings(raw: unknown, into: string[] = []): string[] {
   return into;
 }
 
+export interface ParseConfigOptions {
+  /** Directory a relative `policy` path is resolved against (the config file's); default: cwd. */
+  baseDir?: string;
+}
+
 /**
- * Parses a raw (already JSON-decoded) configuration. Throws `ConfigError` listing every problem.
+ * Parses a raw (already JSON-decoded) configuration, loads the policy it names (the embedded
+ * default when it names none) and applies it: a config that tries to widen the policy is
+ * invalid. Throws `ConfigError` listing every problem.
  */
-export function parseConfig(raw: unknown): Readonly<GatewayConfig> {
+export function parseConfig(raw: unknown, options: ParseConfigOptions = {}): Readonly<GatewayConfig> {
   const normalised = normaliseServers(raw);
   const parsed = gatewayConfigSchema.safeParse(normalised.value);
   const problems = [...normalised.problems];
-  if (parsed.success) problems.push(...semanticProblems(parsed.data));
-  else {
+  const ref = isRecord(raw) ? raw.policy : undefined;
+  // A `policy` of the wrong type is a schema problem; there is then no policy to check against.
+  const loaded = ref === undefined || typeof ref === 'string' ? loadPolicy(ref, options.baseDir ?? process.cwd()) : undefined;
+  if (loaded !== undefined && !loaded.ok) problems.push(...loaded.problems);
+  const policy = loaded?.ok ? loaded.policy : undefined;
+
+  let config: GatewayConfig | undefined;
+  if (parsed.success) {
+    problems.push(...semanticProblems(parsed.data));
+    if (policy !== undefined) {
+      const applied = applyPolicy(parsed.data, policy);
+      problems.push(...applied.problems);
+      config = applied.config;
+    }
+  } else {
     problems.push(...schemaProblems(parsed.error));
-    // Report the semantic problems of the entries that did parse too: every problem at once.
+    // Report the problems of the entries that did parse too: every problem at once.
+    const rules = policy === undefined ? undefined : compilePolicyRules(policy);
     const servers = (normalised.value as { servers?: unknown }).servers;
     for (const [name, entry] of isRecord(servers) ? Object.entries(servers) : []) {
       const server = serverSchema.safeParse(entry);
-      if (server.success) problems.push(...serverProblems(name, server.data));
+      if (!server.success) continue;
+      problems.push(...serverProblems(name, server.data));
+      if (rules !== undefined) problems.push(...serverPolicyProblems(name, server.data, rules));
     }
   }
-  if (problems.length > 0) {
+  if (problems.length > 0 || config === undefined) {
     // Belt and braces: the diagnostics above are built from paths and zod's expectation messages,
     // which do not echo input; still, no configured server value may survive in them.
     const redactor = new Redactor(serverValues(raw).filter((v) => v.length >= 6));
     throw new ConfigError(problems.map((p) => redactor.redact(p)));
   }
-  return deepFreeze(parsed.data!);
+  return deepFreeze(config);
 }
 
 const ENUM_FIELDS = new Set(['transport', 'type', 'mode', 'isolation', 'framing']);
@@ -148,7 +176,7 @@ export async function loadConfigFile(path: string): Promise<Readonly<GatewayConf
   } catch {
     throw new ConfigError(['config: file is not valid JSON']);
   }
-  return parseConfig(raw);
+  return parseConfig(raw, { baseDir: dirname(resolve(path)) });
 }
 
 export function deepFreeze<T>(value: T): T {

@@ -6,6 +6,7 @@
  * blocks (no `transport`, `command` or `url` present) are normalised in `load.ts` before parsing.
  */
 import { z } from 'zod';
+import type { Policy } from '../policy/policy-schema.js';
 
 /** Config keys double as namespaces and URL path segments: keep them plain. */
 const serverName = z
@@ -66,10 +67,24 @@ export const gatewayConfigSchema = z.strictObject({
       separator: z.string().regex(/^[A-Za-z0-9_.-]{1,4}$/).nullable().default('__'),
     })
     .prefault({}),
+  /**
+   * The policy this gateway runs under: a shipped policy's name (`"default"`, `"strict"`) or a
+   * path to a policy file, relative to this config file. Absent: the embedded default policy.
+   */
+  policy: z.string().min(1).optional(),
+  /** Absent values take the policy's limits; a value above the policy's limit is an error. */
   sessions: z
     .strictObject({
-      max: z.number().int().positive().max(100_000).default(1000),
-      idleTimeoutMs: z.number().int().positive().default(30 * 60_000),
+      max: z.number().int().positive().max(100_000).optional(),
+      idleTimeoutMs: z.number().int().positive().optional(),
+    })
+    .prefault({}),
+  /** Inbound limits; absent values take the policy's, a value above the policy's is an error. */
+  limits: z
+    .strictObject({
+      maxBodyBytes: z.number().int().positive().optional(),
+      maxJsonDepth: z.number().int().positive().optional(),
+      maxHeaderBytes: z.number().int().positive().optional(),
     })
     .prefault({}),
   /** Bounded pool of upstream connections for 2026-era (sessionless) requests, per server. */
@@ -92,7 +107,25 @@ export const gatewayConfigSchema = z.strictObject({
   servers: z.record(serverName, serverSchema),
 });
 
-export type GatewayConfig = z.infer<typeof gatewayConfigSchema>;
+/** The config file as the schema parses it, before the policy is applied. */
+export type GatewayConfigFile = z.infer<typeof gatewayConfigSchema>;
+
+/** Inbound limits in force: the config's where it set them, else the policy's. */
+export interface EffectiveLimits {
+  readonly maxBodyBytes: number;
+  readonly maxJsonDepth: number;
+  readonly maxHeaderBytes: number;
+}
+
+/**
+ * The configuration the gateway runs: the file with its policy loaded and applied (every
+ * widening attempt refused), and every limit resolved to a number. Built only by `parseConfig`.
+ */
+export type GatewayConfig = Omit<GatewayConfigFile, 'policy' | 'sessions' | 'limits'> & {
+  readonly policy: Readonly<Policy>;
+  readonly sessions: { readonly max: number; readonly idleTimeoutMs: number };
+  readonly limits: EffectiveLimits;
+};
 export type ServerConfig = z.infer<typeof serverSchema>;
 export type StdioServerConfig = z.infer<typeof stdioServerSchema>;
 export type HttpServerConfig = z.infer<typeof httpServerSchema>;

@@ -3,13 +3,13 @@
  * and field and never echoes the offending value (URLs and commands may hold secrets).
  */
 import { checkUpstreamUrl } from '../policy/upstream-url.js';
-import type { GatewayConfig, ServerConfig } from './schema.js';
+import type { GatewayConfigFile, ServerConfig } from './schema.js';
 
 /** Header values go on the wire verbatim: CR/LF would split headers, NUL is never valid. */
 const UNSAFE_HEADER_VALUE = /[\r\n\0]/;
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
-export function semanticProblems(config: GatewayConfig): string[] {
+export function semanticProblems(config: Pick<GatewayConfigFile, 'servers'>): string[] {
   return Object.entries(config.servers).flatMap(([name, server]) => serverProblems(name, server));
 }
 

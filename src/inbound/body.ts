@@ -68,7 +68,13 @@ export async function readJsonRpcBody(request: Request, limits: BodyLimits): Pro
   if (!isJsonContentType(request.headers.get('content-type'))) {
     return { ok: false, status: 415, rpcCode: WireCode.InvalidRequest, message: 'Content-Type must be application/json' };
   }
-  const text = await readBounded(request, limits.maxBytes);
+  let text: string | undefined;
+  try {
+    text = await readBounded(request, limits.maxBytes);
+  } catch {
+    // The client hung up or sent broken chunking mid-body: its fault, nothing to log loudly.
+    return { ok: false, status: 400, rpcCode: WireCode.InvalidRequest, message: 'request body could not be read' };
+  }
   if (text === undefined) {
     return { ok: false, status: 413, rpcCode: WireCode.InvalidRequest, message: `Request body exceeds ${limits.maxBytes} bytes` };
   }

@@ -9,6 +9,7 @@ import { jsonRpcErrorBody, WireCode } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
 import { mergeCapabilities, mergeInstructions } from '../routing/merge.js';
 import { StatelessScope, type ScopeOptions } from '../routing/scopes.js';
+import type { GatewayEventStore } from '../session/event-store.js';
 import { SessionRegistry } from '../session/session-registry.js';
 import type { UpstreamRegistry } from '../upstream/registry.js';
 import { readJsonRpcBody, type BodyLimits } from './body.js';
@@ -25,6 +26,8 @@ export interface EndpointOptions {
   sessions: { max: number; idleTimeoutMs: number };
   limits: BodyLimits;
   logger: Logger;
+  /** Keeps 2025-era SSE events for `Last-Event-ID` resumption; absent means no replay. */
+  eventStore?: GatewayEventStore;
 }
 
 function errorResponse(status: number, code: number, message: string): Response {
@@ -104,6 +107,7 @@ export class McpEndpoint {
       ...this.identity(),
       scope: this.options.scope,
       logger: this.options.logger,
+      eventStore: this.options.eventStore,
       onInitialized: (s) => {
         this.sessions.add(s);
         this.options.logger.info({ session: s.id }, 'session opened');

@@ -14,6 +14,9 @@ import type { DownstreamSink } from '../upstream/sink.js';
 
 export type Era = 'legacy' | 'modern';
 
+/** Client notifications relayed to a session's own upstream connections (the SDK handles the rest). */
+const RELAYED_CLIENT_NOTIFICATIONS = new Set(['notifications/roots/list_changed']);
+
 export interface GatewayServerOptions {
   name: string;
   version: string;
@@ -24,11 +27,21 @@ export interface GatewayServerOptions {
 }
 
 
+/**
+ * How long a server→client request may wait for the client: an elicitation waits on a person,
+ * so the SDK's 60 s default is too short. The upstream's own timeout still bounds the call.
+ */
+const CLIENT_REQUEST_TIMEOUT_MS = 10 * 60_000;
+
+function requestOptions(signal: AbortSignal | undefined) {
+  return signal === undefined ? { timeout: CLIENT_REQUEST_TIMEOUT_MS } : { signal, timeout: CLIENT_REQUEST_TIMEOUT_MS };
+}
+
 /** Where messages caused by one call go: that call's own stream. */
 export function callSink(ctx: ServerContext, era: Era): DownstreamSink {
   return {
     canRequest: era === 'legacy',
-    request: (message, signal) => ctx.mcpReq.send(message, passThroughResult, signal === undefined ? undefined : { signal }),
+    request: (message, signal) => ctx.mcpReq.send(message, passThroughResult, requestOptions(signal)),
     notify: (message) => ctx.mcpReq.notify(message),
   };
 }
@@ -37,7 +50,7 @@ export function callSink(ctx: ServerContext, era: Era): DownstreamSink {
 export function sessionSink(server: Server): DownstreamSink {
   return {
     canRequest: true,
-    request: (message, signal) => server.request(message, passThroughResult, signal === undefined ? undefined : { signal }),
+    request: (message, signal) => server.request(message, passThroughResult, requestOptions(signal)),
     notify: (message) => server.notification(message),
   };
 }
@@ -64,7 +77,7 @@ export function createGatewayServer(options: GatewayServerOptions, scope: () => 
     { name: options.name, version: options.version },
     { capabilities: options.capabilities, instructions: options.instructions },
   );
-  server.fallbackRequestHandler = async (request, ctx) => {
+  const forward = async (request: { method: string; params?: Record<string, unknown> }, ctx: ServerContext) => {
     const started = performance.now();
     const params = restoredParams(request, ctx);
     const call: CallContext = { sink: callSink(ctx, options.era), signal: ctx.mcpReq.signal, meta: clientMeta(request, ctx), era: options.era };
@@ -80,8 +93,15 @@ export function createGatewayServer(options: GatewayServerOptions, scope: () => 
       throw new ProtocolError(wire.code, wire.message, wire.data);
     }
   };
+  server.fallbackRequestHandler = (request, ctx) => forward(request as never, ctx);
+  if (options.capabilities.logging !== undefined && options.era === 'legacy') {
+    // The SDK answers logging/setLevel itself when logging is declared; the level belongs to
+    // the upstreams that log, so route it (the SDK still validates the level first).
+    server.setRequestHandler('logging/setLevel', (request, ctx) => forward(request as never, ctx));
+  }
   server.fallbackNotificationHandler = async (notification) => {
-    scope().broadcast?.({ method: notification.method, params: notification.params as Record<string, unknown> | undefined });
+    // Only what a client may say to a server is relayed, and without anything else it carried.
+    if (RELAYED_CLIENT_NOTIFICATIONS.has(notification.method)) scope().broadcast?.({ method: notification.method });
   };
   return server;
 }

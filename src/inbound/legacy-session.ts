@@ -4,11 +4,13 @@
  * it closes all three, so a DELETE, an idle expiry or shutdown reaps every child it spawned.
  */
 import { randomUUID } from 'node:crypto';
-import { WebStandardStreamableHTTPServerTransport, type EventStore, type ServerCapabilities } from '@modelcontextprotocol/server';
+import { WebStandardStreamableHTTPServerTransport, type ServerCapabilities } from '@modelcontextprotocol/server';
 import { jsonRpcErrorBody, WireCode } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
 import { SessionScope, type ScopeOptions } from '../routing/scopes.js';
+import type { GatewayEventStore, SessionEventStore } from '../session/event-store.js';
 import { createGatewayServer, sessionSink } from './gateway-server.js';
+import { LiveTailGate, refusedResume } from './resume.js';
 
 export interface LegacySessionOptions {
   name: string;
@@ -17,14 +19,17 @@ export interface LegacySessionOptions {
   instructions: string | undefined;
   scope: ScopeOptions;
   logger: Logger;
-  /** Plug point for resumability (a separate issue); absent means no replay. */
-  eventStore?: EventStore;
+  /** Where the session's SSE events are kept for `Last-Event-ID` resumption; absent means no replay. */
+  eventStore?: GatewayEventStore;
   onInitialized(session: LegacySession): void;
   onClosed(id: string): void;
 }
 
 /** In-flight requests one session may have; beyond it the client is told to slow down. */
 const MAX_IN_FLIGHT = 1024;
+
+/** SSE `retry:` (ms) in priming events when resumable: how soon a cut client reconnects. */
+const RETRY_INTERVAL_MS = 1_000;
 
 function requestIdOf(body: unknown): string | undefined {
   if (typeof body !== 'object' || body === null) return undefined;
@@ -74,8 +79,13 @@ export class LegacySession {
   private readonly server;
   private closing: Promise<void> | undefined;
   private sessionId: string | undefined;
+  private readonly events: SessionEventStore | undefined;
+  private readonly liveTail = new LiveTailGate();
 
   constructor(options: LegacySessionOptions) {
+    // The id exists before `initialize` so the session's event history can be keyed by it.
+    const id = randomUUID();
+    this.events = options.eventStore?.forSession(id);
     this.server = createGatewayServer(
       {
         name: options.name,
@@ -89,8 +99,8 @@ export class LegacySession {
     );
     this.scope = new SessionScope(options.scope, sessionSink(this.server));
     this.transport = new WebStandardStreamableHTTPServerTransport({
-      sessionIdGenerator: () => randomUUID(),
-      eventStore: options.eventStore,
+      sessionIdGenerator: () => id,
+      ...(this.events === undefined ? {} : { eventStore: this.liveTail.wrap(this.events), retryInterval: RETRY_INTERVAL_MS }),
       onsessioninitialized: (id) => {
         this.sessionId = id;
         this.scope.warm();
@@ -119,6 +129,8 @@ export class LegacySession {
    * be told apart (mcp-proxy and supergateway hang or misroute there; PITFALLS.md).
    */
   async handle(request: Request, parsedBody?: unknown): Promise<Response> {
+    const lastEventId = request.method === 'GET' ? request.headers.get('last-event-id') : null;
+    if (lastEventId && this.events !== undefined) return this.resume(request, lastEventId, this.events);
     const id = requestIdOf(parsedBody);
     if (id === undefined) return this.transport.handleRequest(request, parsedBody === undefined ? undefined : { parsedBody });
     if (this.inFlight.has(id)) {
@@ -138,11 +150,30 @@ export class LegacySession {
     }
   }
 
-  /** Idempotent: closes the client transport and every upstream connection of the session. */
+  /**
+   * A GET with `Last-Event-ID`: refused here with 400/410/503 when the store cannot resume from
+   * it (see resume.ts); otherwise the transport replays the stream after the id and attaches the
+   * connection to its live tail, with the stream's live events held until it has.
+   */
+  private async resume(request: Request, lastEventId: string, events: SessionEventStore): Promise<Response> {
+    const point = await events.resumePoint(lastEventId);
+    if (!point.ok) return refusedResume(point);
+    const release = this.liveTail.hold(point.streamId);
+    try {
+      return await this.transport.handleRequest(request);
+    } finally {
+      release();
+    }
+  }
+
+  /** Idempotent: closes the client transport and every upstream connection of the session, and drops its event history. */
   close(): Promise<void> {
     this.closing ??= (async () => {
+      // First: its deletion is under way before a shutdown closes the store's connection.
+      const forgetting = this.events?.forget().catch(() => undefined);
       await this.server.close().catch(() => undefined);
       await this.scope.close();
+      await forgetting;
     })();
     return this.closing;
   }

@@ -57,9 +57,12 @@ const handlers: Record<string, Handler> = {
 
   'tools/call': async (scope, params, call) => {
     const exposed = stringParam(params, 'name');
+    objectParam(params, 'arguments');
     const target = (await scope.catalogue.tools()).index.get(exposed);
     // The index holds visible tools only; the predicate runs again anyway (DESIGN.md §3).
     if (target === undefined || !scope.catalogue.toolVisible(target.server, target.name, exposed)) {
+      const down = target === undefined ? scope.catalogue.unavailableOwnerOf(exposed) : undefined;
+      if (down !== undefined) throw new GatewayError('UPSTREAM_UNAVAILABLE', `upstream "${down}" is unavailable`, { server: down });
       throw new GatewayError('UNKNOWN_TOOL', `Unknown tool: ${exposed}`);
     }
     return forward(scope, target.server, 'tools/call', { ...params, name: target.name }, call);
@@ -67,6 +70,10 @@ const handlers: Record<string, Handler> = {
 
   'prompts/get': async (scope, params, call) => {
     const exposed = stringParam(params, 'name');
+    const args = objectParam(params, 'arguments');
+    if (args !== undefined && !Object.values(args).every((v) => typeof v === 'string')) {
+      throw new GatewayError('INVALID_PARAMS', '"arguments" of prompts/get must map names to strings');
+    }
     const target = (await scope.catalogue.prompts()).index.get(exposed);
     if (target === undefined) throw new GatewayError('UNKNOWN_PROMPT', `Unknown prompt: ${exposed}`);
     return forward(scope, target.server, 'prompts/get', { ...params, name: target.name }, call);
@@ -179,6 +186,16 @@ async function ownerOfUri(scope: RouteScope, uri: string): Promise<string> {
   const owner = routeResourceUri(uri, resources.index, templates.routes);
   if (owner === undefined) throw new GatewayError('UNKNOWN_RESOURCE', `Resource not found: ${uri}`);
   return owner;
+}
+
+/** An optional parameter that, when present, must be a JSON object (not an array or scalar). */
+function objectParam(params: Params, key: string): Params | undefined {
+  const value = params[key];
+  if (value === undefined) return undefined;
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new GatewayError('INVALID_PARAMS', `"${key}" must be an object`);
+  }
+  return value as Params;
 }
 
 function stringParam(params: Params, key: string): string {

@@ -34,6 +34,41 @@ function upstreamSessionExpired(error: unknown): boolean {
   return false;
 }
 
+interface Held {
+  link: UpstreamLink;
+  /** Closes this link so the next acquisition reconnects. */
+  drop(link: UpstreamLink): Promise<void>;
+  release(): void;
+}
+
+/**
+ * Runs `fn` on a link; if the upstream answered 404 because it forgot our session (restart,
+ * expiry), drops that link and runs `fn` once more on a fresh one, transparently.
+ */
+async function withReinitialise<T>(
+  server: string,
+  logger: Logger,
+  acquire: () => Promise<Held>,
+  fn: (link: UpstreamLink) => Promise<T>,
+): Promise<T> {
+  const first = await acquire();
+  try {
+    return await fn(first.link);
+  } catch (error) {
+    if (!upstreamSessionExpired(error)) throw error;
+    logger.info({ server }, 'upstream session expired; re-initialising');
+    await first.drop(first.link);
+  } finally {
+    first.release();
+  }
+  const second = await acquire();
+  try {
+    return await fn(second.link);
+  } finally {
+    second.release();
+  }
+}
+
 export class SessionScope implements RouteScope {
   readonly servers: readonly string[];
   readonly catalogue: Catalogue;
@@ -66,17 +101,9 @@ export class SessionScope implements RouteScope {
     for (const slot of this.own.values()) slot.get().catch(() => undefined);
   }
 
-  async withLink<T>(server: string, fn: (link: UpstreamLink) => Promise<T>): Promise<T> {
+  withLink<T>(server: string, fn: (link: UpstreamLink) => Promise<T>): Promise<T> {
     const slot = this.slot(server);
-    try {
-      return await fn(await slot.get());
-    } catch (error) {
-      if (!upstreamSessionExpired(error)) throw error;
-      // The upstream forgot our session (restart, expiry): re-initialise once, transparently.
-      this.logger.info({ server }, 'upstream session expired; re-initialising');
-      await slot.discard();
-      return fn(await slot.get());
-    }
+    return withReinitialise(server, this.logger, async () => ({ link: await slot.get(), drop: (l) => slot.discard(l), release: () => undefined }), fn);
   }
 
   noteSubscription(server: string, uri: string, subscribed: boolean): void {
@@ -124,22 +151,22 @@ export class StatelessScope implements RouteScope {
   readonly catalogue: Catalogue;
   readonly inputBridge = new InputBridge({ max: 1000, ttlMs: 5 * 60_000 });
   private readonly registry: UpstreamRegistry;
+  private readonly logger: Logger;
 
   constructor(options: ScopeOptions) {
     this.servers = options.servers;
     this.registry = options.registry;
+    this.logger = options.logger;
     this.catalogue = new Catalogue(
       { servers: this.servers, linkFor: (s) => options.registry.entry(s).primary.get() },
       { ...options.catalogue, logger: options.logger },
     );
   }
 
-  async withLink<T>(server: string, fn: (link: UpstreamLink) => Promise<T>): Promise<T> {
-    const lease = await this.registry.lease(server);
-    try {
-      return await fn(lease.link);
-    } finally {
-      lease.release();
-    }
+  withLink<T>(server: string, fn: (link: UpstreamLink) => Promise<T>): Promise<T> {
+    return withReinitialise(server, this.logger, async () => {
+      const lease = await this.registry.lease(server);
+      return { link: lease.link, drop: async () => lease.discard(), release: () => lease.release() };
+    }, fn);
   }
 }

@@ -11,6 +11,8 @@ import type { UpstreamSlot } from './slot.js';
 export interface Lease {
   link: UpstreamLink;
   release(): void;
+  /** Gives the connection up as broken: it is closed, not returned to the pool. */
+  discard(): Promise<void>;
 }
 
 export interface LeasePoolOptions {
@@ -30,7 +32,7 @@ interface IdleEntry {
 export class LeasePool {
   private readonly options: LeasePoolOptions;
   private readonly idle: IdleEntry[] = [];
-  private readonly waiters: Array<(slot: UpstreamSlot) => void> = [];
+  private readonly waiters: Array<{ resolve(slot: UpstreamSlot): void; reject(error: Error): void }> = [];
   private total = 0;
   private closed = false;
 
@@ -55,6 +57,9 @@ export class LeasePool {
           released = true;
           this.giveBack(slot);
         },
+        discard: async () => {
+          await slot.discard(link);
+        },
       };
     } catch (error) {
       this.drop(slot);
@@ -64,6 +69,9 @@ export class LeasePool {
 
   async close(): Promise<void> {
     this.closed = true;
+    for (const waiter of this.waiters.splice(0)) {
+      waiter.reject(new UpstreamError('UPSTREAM_UNAVAILABLE', this.options.server, 'pool closed'));
+    }
     const entries = this.idle.splice(0);
     for (const entry of entries) clearTimeout(entry.timer);
     await Promise.all(entries.map((entry) => entry.slot.close()));
@@ -82,7 +90,7 @@ export class LeasePool {
     if (this.waiters.length >= (this.options.maxWaiters ?? 1024)) {
       return Promise.reject(new UpstreamError('UPSTREAM_UNAVAILABLE', this.options.server, 'too many concurrent calls'));
     }
-    return new Promise((resolve) => this.waiters.push(resolve));
+    return new Promise((resolve, reject) => this.waiters.push({ resolve, reject }));
   }
 
   private giveBack(slot: UpstreamSlot): void {
@@ -92,7 +100,7 @@ export class LeasePool {
     }
     const waiter = this.waiters.shift();
     if (waiter !== undefined) {
-      waiter(slot);
+      waiter.resolve(slot);
       return;
     }
     const timer = setTimeout(() => {
@@ -113,7 +121,7 @@ export class LeasePool {
     const waiter = this.waiters.shift();
     if (waiter !== undefined && !this.closed) {
       this.total++;
-      waiter(this.options.createSlot());
+      waiter.resolve(this.options.createSlot());
     }
   }
 }

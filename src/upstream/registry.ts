@@ -116,7 +116,8 @@ export class UpstreamRegistry {
   async lease(name: string): Promise<Lease> {
     const entry = this.entry(name);
     if (entry.pool !== undefined) return entry.pool.acquire();
-    return { link: await entry.primary.get(), release: () => undefined };
+    const link = await entry.primary.get();
+    return { link, release: () => undefined, discard: () => entry.primary.discard(link) };
   }
 
   /**

@@ -74,22 +74,32 @@ export class UpstreamSlot {
     if (wait > MAX_WAIT_FOR_BACKOFF_MS) {
       throw new UpstreamError('UPSTREAM_UNAVAILABLE', this.server, 'is restarting; try again shortly', this.lastError);
     }
-    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+    if (wait > 0) {
+      await new Promise((resolve) => setTimeout(resolve, wait));
+      // Another caller may have connected, or started to, while this one waited.
+      const now = this.current;
+      if (now !== undefined) return now;
+      if (this.connecting !== undefined) return this.connecting;
+    }
     return this.attempt();
   }
 
-  /** Drops the current link (e.g. its HTTP session expired upstream) so the next `get` reconnects. */
-  async discard(): Promise<void> {
+  /**
+   * Drops a link that failed (e.g. its HTTP session expired upstream) so the next `get`
+   * reconnects. Only that link: if another caller already replaced it, the new one stays.
+   */
+  async discard(expected?: UpstreamLink): Promise<void> {
     const link = this.link;
+    if (link === undefined || (expected !== undefined && link !== expected)) return;
     this.link = undefined;
-    await link?.close();
+    await link.close();
   }
 
   async close(): Promise<void> {
     this.isClosed = true;
     if (this.timer !== undefined) clearTimeout(this.timer);
     const pending = this.connecting;
-    await this.discard();
+    await this.discard(this.link);
     if (pending !== undefined) await pending.then((l) => l.close(), () => undefined);
   }
 
@@ -100,6 +110,12 @@ export class UpstreamSlot {
         if (this.isClosed) {
           void link.close();
           throw new UpstreamError('UPSTREAM_UNAVAILABLE', this.server, 'connection closed');
+        }
+        const live = this.current;
+        if (live !== undefined) {
+          // Never two live links in one slot: the extra one would leak (and its child with it).
+          void link.close();
+          return live;
         }
         this.link = link;
         this.failures = 0;

@@ -1,0 +1,83 @@
+/**
+ * Applying the policy to a schema-valid config (DESIGN.md §3: a lower layer can narrow what a
+ * higher one allows, never widen it). Every widening attempt is a configuration problem that
+ * names the server and field; none echoes a value (a URL, a command, an env or header value).
+ * Limits the config leaves out take the policy's values.
+ */
+import { compilePolicyRules, type PolicyRules } from '../policy/policy-rules.js';
+import type { Policy } from '../policy/policy-schema.js';
+import type { EffectiveLimits, GatewayConfig, GatewayConfigFile, ServerConfig } from './schema.js';
+
+/** Problems of one server entry under the policy's rules. */
+export function serverPolicyProblems(name: string, server: ServerConfig, rules: PolicyRules): string[] {
+  const at = `servers.${name}`;
+  const problems: string[] = [];
+  if (server.transport === 'stdio') {
+    for (const variable of Object.keys(server.env)) {
+      if (rules.stdioEnvDenied(variable)) problems.push(`${at}.env.${variable}: the policy forbids setting this variable`);
+    }
+    return problems;
+  }
+  if (server.allowPrivateNetwork && !rules.privateNetworkAllowed) {
+    problems.push(`${at}.allowPrivateNetwork: the policy does not allow private-network upstreams`);
+  }
+  const hostname = urlHostname(server.url);
+  // An unparsable URL is reported by the semantic checks already.
+  if (hostname !== undefined && !rules.upstreamHostAllowed(hostname)) {
+    problems.push(`${at}.url: host is not in the policy's upstreamHosts`);
+  }
+  for (const [header, variable] of Object.entries(server.envHeaders)) {
+    if (!rules.envHeaderAllowed(variable)) {
+      problems.push(`${at}.envHeaders.${header}: the policy does not allow reading this variable`);
+    }
+  }
+  return problems;
+}
+
+function urlHostname(url: string): string | undefined {
+  try {
+    return new URL(url).hostname;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The configured value if it is within the ceiling (else a problem), or the ceiling itself. */
+function capped(
+  field: string,
+  configured: number | undefined,
+  ceiling: number,
+  policyField: string,
+  problems: string[],
+): number {
+  if (configured === undefined) return ceiling;
+  if (configured > ceiling) {
+    problems.push(`${field}: exceeds the policy limit (policy limits.${policyField} is ${ceiling})`);
+    return ceiling;
+  }
+  return configured;
+}
+
+/**
+ * Checks a schema-valid config against its policy and resolves it into the config the gateway
+ * runs. `problems` is empty when the config stays within the policy.
+ */
+export function applyPolicy(
+  file: GatewayConfigFile,
+  policy: Readonly<Policy>,
+): { config: GatewayConfig; problems: string[] } {
+  const rules = compilePolicyRules(policy);
+  const problems = Object.entries(file.servers).flatMap(([name, server]) => serverPolicyProblems(name, server, rules));
+  const ceilings = policy.limits;
+  const sessions = {
+    max: capped('sessions.max', file.sessions.max, ceilings.maxSessions, 'maxSessions', problems),
+    idleTimeoutMs: capped('sessions.idleTimeoutMs', file.sessions.idleTimeoutMs, ceilings.sessionIdleTimeoutMs, 'sessionIdleTimeoutMs', problems),
+  };
+  const limits: EffectiveLimits = {
+    maxBodyBytes: capped('limits.maxBodyBytes', file.limits.maxBodyBytes, ceilings.maxBodyBytes, 'maxBodyBytes', problems),
+    maxJsonDepth: capped('limits.maxJsonDepth', file.limits.maxJsonDepth, ceilings.maxJsonDepth, 'maxJsonDepth', problems),
+    maxHeaderBytes: capped('limits.maxHeaderBytes', file.limits.maxHeaderBytes, ceilings.maxHeaderBytes, 'maxHeaderBytes', problems),
+  };
+  const { policy: _ref, ...rest } = file;
+  return { config: { ...rest, policy, sessions, limits }, problems };
+}

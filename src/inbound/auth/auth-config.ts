@@ -1,0 +1,87 @@
+/**
+ * The `auth` block of the gateway configuration: who may call the gateway at all (DESIGN.md §7,
+ * "Bind": a non-loopback listener needs it). Two closed kinds:
+ *
+ * - `bearer`: static tokens, one per principal, each read from an environment variable named here
+ *   (the secret never lives in a config file).
+ * - `jwt`: signed access tokens from an identity provider, verified against a JWKS (a file, or a
+ *   URL fetched through the egress guard), with issuer, audience and algorithms enforced.
+ *
+ * Algorithms are asymmetric signatures only: `none` and the HMAC family are not in the enum, so an
+ * `alg: none` token or the RS256→HS256 key-confusion attack (a token MACed with the public key)
+ * cannot be configured into acceptance (RFC 8725 §2.1, §3.1).
+ */
+import { z } from 'zod';
+
+/** JWS algorithms a JWKS-verified token may use: public-key signatures only (RFC 8725 §3.1). */
+export const JWT_ALGORITHMS = [
+  'RS256',
+  'RS384',
+  'RS512',
+  'PS256',
+  'PS384',
+  'PS512',
+  'ES256',
+  'ES384',
+  'ES512',
+  'EdDSA',
+  'Ed25519',
+] as const;
+
+export type JwtAlgorithm = (typeof JWT_ALGORITHMS)[number];
+
+export const DEFAULT_JWT_ALGORITHMS: readonly JwtAlgorithm[] = Object.freeze(['RS256', 'ES256', 'EdDSA']);
+
+/** A POSIX-style environment variable name; never the value. */
+const envName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name');
+
+export const bearerAuthSchema = z.strictObject({
+  kind: z.literal('bearer'),
+  tokens: z
+    .array(
+      z.strictObject({
+        /** The identity a request carrying this token acts as (sessions and audit lines name it). */
+        principal: z.string().min(1),
+        /** Name of the environment variable holding the token, read once at boot. */
+        env: envName,
+      }),
+    )
+    .min(1),
+});
+
+export const jwksFileSchema = z.strictObject({
+  /** A JSON Web Key Set file of public keys, read once at boot. */
+  file: z.string().min(1),
+});
+
+export const jwksUrlSchema = z.strictObject({
+  /** `https:` (or `http:` to a loopback host with `allowPrivateNetwork`); fetched through the egress guard. */
+  url: z.string().min(1),
+  /** Let the key-set fetch reach loopback and private addresses (an in-house identity provider). */
+  allowPrivateNetwork: z.boolean().default(false),
+});
+
+export const jwtAuthSchema = z.strictObject({
+  kind: z.literal('jwt'),
+  jwks: z.union([jwksFileSchema, jwksUrlSchema]),
+  /** Exact `iss` every token must carry. */
+  issuer: z.string().min(1),
+  /** `aud` must contain this value (or one of these). */
+  audience: z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]),
+  algorithms: z
+    .array(z.enum(JWT_ALGORITHMS))
+    .min(1)
+    .default(() => [...DEFAULT_JWT_ALGORITHMS]),
+  /** The claim naming the principal; it must be a non-empty string. */
+  principalClaim: z.string().min(1).default('sub'),
+  /** Seconds of clock skew tolerated on `exp`, `nbf` and `iat`. */
+  clockToleranceSec: z.number().int().min(0).max(300).default(30),
+});
+
+export const authConfigSchema = z.discriminatedUnion('kind', [bearerAuthSchema, jwtAuthSchema]);
+
+export type AuthConfig = z.infer<typeof authConfigSchema>;
+export type AuthConfigInput = z.input<typeof authConfigSchema>;
+export type BearerAuthConfig = z.infer<typeof bearerAuthSchema>;
+export type JwtAuthConfig = z.infer<typeof jwtAuthSchema>;
+export type JwksConfig = JwtAuthConfig['jwks'];

@@ -1,0 +1,88 @@
+/**
+ * The Hono adapter for inbound authentication: run the compiled authenticator on the request's
+ * Authorization header lines and either set the `principal` variable or answer 401.
+ *
+ * Header lines are judged as received: under @hono/node-server, `c.env.incoming.rawHeaders`
+ * shows a repeated Authorization as two lines (Node's parsed headers would join them); elsewhere
+ * (`app.request()` in tests) the Fetch headers are used, where a repeat arrives joined as "a, b",
+ * which the bearer grammar refuses as well.
+ *
+ * A 401 carries `WWW-Authenticate` (RFC 6750 §3, MCP 2025-11-25 Authorization) and a JSON-RPC
+ * error body without an id (the body was never read). The request is passed on untouched; code
+ * that hands the request further (the MCP SDK transport) should take `stripAuthorization(…)` of
+ * it, so the client's credential is never seen below this layer or forwarded upstream
+ * (DESIGN.md §7 "Headers upstream").
+ */
+import type { Context, MiddlewareHandler } from 'hono';
+import { WireCode, jsonRpcErrorBody } from '../../errors.js';
+import type { Authenticator } from './authenticate.js';
+
+declare module 'hono' {
+  interface ContextVariableMap {
+    /** The authenticated principal, set by `authMiddleware` (absent when auth is off). */
+    principal: string;
+  }
+}
+
+interface RawHeaderView {
+  rawHeaders: string[];
+}
+
+function rawHeaders(c: Context): string[] | undefined {
+  const env: unknown = c.env;
+  if (typeof env !== 'object' || env === null || !('incoming' in env)) return undefined;
+  const incoming = (env as { incoming: unknown }).incoming;
+  if (typeof incoming !== 'object' || incoming === null) return undefined;
+  const view = incoming as Partial<RawHeaderView>;
+  return Array.isArray(view.rawHeaders) ? view.rawHeaders : undefined;
+}
+
+/** Every Authorization line of the request, one entry per line where the raw lines are known. */
+export function authorizationLines(c: Context): string[] {
+  const raw = rawHeaders(c);
+  if (raw === undefined) {
+    const value = c.req.raw.headers.get('authorization');
+    return value === null ? [] : [value];
+  }
+  const values: string[] = [];
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    if ((raw[i] ?? '').toLowerCase() === 'authorization') values.push(raw[i + 1] ?? '');
+  }
+  return values;
+}
+
+/**
+ * Refuse unauthenticated requests with 401; on success set `c.var.principal` and continue.
+ * The authenticator is compiled beforehand (`compileAuthenticator`), so bad config fails at boot.
+ */
+export function authMiddleware(authenticator: Authenticator): MiddlewareHandler {
+  return async function authMiddleware(c, next) {
+    const result = await authenticator.authenticate(authorizationLines(c));
+    if (!result.ok) {
+      return c.body(jsonRpcErrorBody(WireCode.InvalidRequest, result.message), result.status, {
+        'content-type': 'application/json',
+        'www-authenticate': result.wwwAuthenticate,
+      });
+    }
+    c.set('principal', result.principal);
+    await next();
+  };
+}
+
+/** The principal `authMiddleware` set, or undefined when authentication is not configured. */
+export function principalOf(c: Context): string | undefined {
+  const principal: unknown = c.get('principal');
+  return typeof principal === 'string' ? principal : undefined;
+}
+
+/**
+ * A copy of `request` without its Authorization header (method, URL, body and signal kept; the
+ * body is moved, not duplicated, so the original's body must not be read afterwards), or `request`
+ * itself when it carries none. Hand this, not the original, to anything below the edge.
+ */
+export function stripAuthorization(request: Request): Request {
+  if (!request.headers.has('authorization')) return request;
+  const headers = new Headers(request.headers);
+  headers.delete('authorization');
+  return new Request(request, { headers });
+}

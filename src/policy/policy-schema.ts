@@ -1,0 +1,197 @@
+/**
+ * The policy file schema: the organisation's deploy-time security stance (DESIGN.md §3, layer 1).
+ * A gateway config may narrow what its policy allows, never widen it; nothing that arrives over
+ * the wire, from a plugin or from a session can change it.
+ *
+ * Every field has a default, and the defaults are exactly `policies/default.json` (a test holds
+ * the two together), so `{}` is the default policy and the gateway needs no file to be safe:
+ * loopback Host names only, loopback Origins only, private-network upstreams only for servers an
+ * operator opted in one by one, well-known cloud and CI credentials never sent upstream through
+ * `envHeaders`, loader-hijacking variables never set on a stdio child, and bounded inputs.
+ * `policies/README.md` documents every field.
+ */
+import { z } from 'zod';
+import { compileHostCheck } from './host-check.js';
+import { isCanonicalOrigin } from './origin-check.js';
+import { compileUpstreamHosts } from './policy-rules.js';
+
+/**
+ * Variables that make an interpreter or the dynamic loader run code the operator did not name
+ * (`NODE_OPTIONS=--require /tmp/x.js`, `LD_PRELOAD`, `PYTHONSTARTUP`, `BASH_ENV`, `GIT_SSH_COMMAND`,
+ * Shellshock-style exported functions), route a child's traffic through a proxy, switch TLS
+ * verification off, or make `npx`/`uvx` fetch the server from another package index. A config
+ * line that sets one turns a harmless-looking `npx some-server` (say, pasted from an `mcp.json`
+ * found online) into arbitrary code or a man in the middle, without the command or its arguments
+ * showing anything. `BASH_FUNC_*` is how bash imports exported functions, the Shellshock vector
+ * (CVE-2014-6271).
+ */
+export const DEFAULT_STDIO_DENIED_ENV: readonly string[] = Object.freeze([
+  'NODE_OPTIONS',
+  'NODE_PATH',
+  'NODE_TLS_REJECT_UNAUTHORIZED',
+  'LD_*',
+  'DYLD_*',
+  'BASH_ENV',
+  'ENV',
+  'BASH_FUNC_*',
+  'SHELLOPTS',
+  'BASHOPTS',
+  'PROMPT_COMMAND',
+  'PS4',
+  'IFS',
+  '*_PROXY',
+  'PYTHONSTARTUP',
+  'PYTHONPATH',
+  'PYTHONHOME',
+  'PYTHONWARNINGS',
+  'PYTHONHTTPSVERIFY',
+  'PERL5OPT',
+  'PERL5LIB',
+  'PERLLIB',
+  'RUBYOPT',
+  'RUBYLIB',
+  'JAVA_TOOL_OPTIONS',
+  '_JAVA_OPTIONS',
+  'JDK_JAVA_OPTIONS',
+  'DOTNET_STARTUP_HOOKS',
+  'CORECLR_PROFILER*',
+  'GIT_SSH',
+  'GIT_SSH_COMMAND',
+  'GIT_EXEC_PATH',
+  'GIT_PROXY_COMMAND',
+  'GIT_ASKPASS',
+  'SSH_ASKPASS',
+  'GIT_CONFIG_*',
+  'NPM_CONFIG_*',
+  'PIP_INDEX_URL',
+  'PIP_EXTRA_INDEX_URL',
+  'UV_INDEX*',
+  'UV_EXTRA_INDEX_URL',
+  'UV_DEFAULT_INDEX',
+]);
+
+/**
+ * Variables `envHeaders` may never read under the default policy: cloud provider, CI runner and
+ * secret-store credentials, and the gateway's own `PORTCULLIS_*` settings. `envHeaders` sends a
+ * variable's value to a remote server; a config entry (or an imported `mcp.json`) naming one of
+ * these would ship the host's cloud keys to whoever runs that server. `GITHUB_TOKEN` is not on the
+ * list on purpose: it is the credential GitHub's own MCP server expects.
+ */
+export const DEFAULT_ENV_HEADER_DENY: readonly string[] = Object.freeze([
+  'AWS_*',
+  'AZURE_*',
+  'ARM_CLIENT_SECRET',
+  'ARM_ACCESS_KEY',
+  'GOOGLE_APPLICATION_CREDENTIALS',
+  'GOOGLE_CREDENTIALS',
+  'GOOGLE_OAUTH_ACCESS_TOKEN',
+  'CLOUDSDK_*',
+  'ACTIONS_*',
+  'CI_JOB_TOKEN',
+  'CI_JOB_JWT*',
+  'SYSTEM_ACCESSTOKEN',
+  'BUILDKITE_AGENT_ACCESS_TOKEN',
+  'VAULT_TOKEN',
+  'OP_SERVICE_ACCOUNT_TOKEN',
+  'NPM_TOKEN',
+  'NODE_AUTH_TOKEN',
+  'PORTCULLIS_*',
+]);
+
+/** Loopback, as every local client spells it. */
+export const DEFAULT_POLICY_HOSTS: readonly string[] = Object.freeze(['127.0.0.1', 'localhost', '[::1]']);
+
+/** The default ceilings: the limits a config may narrow but not raise. */
+export const DEFAULT_POLICY_LIMITS = Object.freeze({
+  maxBodyBytes: 1024 * 1024,
+  maxJsonDepth: 64,
+  maxSessions: 1000,
+  sessionIdleTimeoutMs: 30 * 60_000,
+  maxHeaderBytes: 16 * 1024,
+});
+
+/** An environment variable name or a glob over names (`*` any run, `?` one character). */
+const envNameGlob = z
+  .string()
+  .regex(/^[A-Za-z0-9_*?]+$/, 'must be an environment variable name or a glob of one (letters, digits, "_", "*", "?")');
+
+const hostEntry = z.string().refine((entry) => {
+  try {
+    compileHostCheck([entry]);
+    return true;
+  } catch {
+    return false;
+  }
+}, 'must be a bare hostname or IP literal (no scheme, port or path)');
+
+const originEntry = z
+  .string()
+  .refine((entry) => entry === 'null' || isCanonicalOrigin(entry), 'must be a canonical origin (lower-case scheme://host[:port], no path, no default port) or "null"');
+
+/** `docs.example.com`, `*.example.com` (any subdomain, not the bare domain), `10.0.0.5`, `[fd00::1]`. */
+const UPSTREAM_HOST = /^(?:(?:\*\.)?[a-z0-9_-]+(?:\.[a-z0-9_-]+)*|\[[0-9a-f:.]+\])$/i;
+
+const upstreamHostEntry = z
+  .string()
+  .refine((entry) => {
+    if (!UPSTREAM_HOST.test(entry)) return false;
+    try {
+      compileUpstreamHosts([entry]);
+      return true;
+    } catch {
+      return false;
+    }
+  }, 'must be a hostname, "*.domain" or an IP literal (no scheme, port or path)')
+  .transform((entry) => entry.toLowerCase());
+
+const toolGlob = z.string().min(1, 'must be a non-empty glob').max(256);
+
+/** An integer limit within bounds that keep the gateway sane whatever a policy says. */
+function limit(min: number, max: number, fallback: number) {
+  return z.number().int().min(min).max(max).default(fallback);
+}
+
+/** The policy file: strict (an unknown field is an error), every field defaulted. */
+export const policySchema = z.strictObject({
+  /** Free text for humans: what this policy is for. Ignored by the gateway. */
+  description: z.string().optional(),
+  /** Lets a non-loopback listener start without inbound authentication (DESIGN.md §7 "Bind"). */
+  acknowledgedNoAuth: z.boolean().default(false),
+  /** Host header allowlist (DNS-rebinding defence); exact names, case and port ignored. */
+  allowedHosts: z.array(hostEntry).min(1, 'must list at least one host').default(() => [...DEFAULT_POLICY_HOSTS]),
+  /** Origin allowlist; `null` means the loopback origins of the port actually bound. */
+  allowedOrigins: z.array(originEntry).nullable().default(null),
+  privateNetwork: z
+    .strictObject({
+      /** May a server entry set `allowPrivateNetwork: true` (reach loopback, LAN, metadata ranges)? */
+      allowServers: z.boolean().default(true),
+    })
+    .prefault({}),
+  /** When present, every Streamable HTTP upstream's host must match one entry. */
+  upstreamHosts: z.array(upstreamHostEntry).optional(),
+  /** Globs on tool names (namespaced, canonical `server__tool` and bare), hidden and not callable. */
+  deniedTools: z.array(toolGlob).default(() => []),
+  /** Which environment variables `envHeaders` may read: matches an `allow` glob and no `deny` glob. */
+  envHeaderNames: z
+    .strictObject({
+      allow: z.array(envNameGlob).default(() => ['*']),
+      deny: z.array(envNameGlob).default(() => [...DEFAULT_ENV_HEADER_DENY]),
+    })
+    .prefault({}),
+  /** Globs of environment variable names a stdio server entry may not set (case-insensitive). */
+  stdioDeniedEnv: z.array(envNameGlob).default(() => [...DEFAULT_STDIO_DENIED_ENV]),
+  /** Ceilings: a config value may be lower, never higher; an absent config value takes these. */
+  limits: z
+    .strictObject({
+      maxBodyBytes: limit(1024, 64 * 1024 * 1024, DEFAULT_POLICY_LIMITS.maxBodyBytes),
+      maxJsonDepth: limit(2, 1000, DEFAULT_POLICY_LIMITS.maxJsonDepth),
+      maxSessions: limit(1, 100_000, DEFAULT_POLICY_LIMITS.maxSessions),
+      sessionIdleTimeoutMs: limit(1000, 7 * 24 * 3_600_000, DEFAULT_POLICY_LIMITS.sessionIdleTimeoutMs),
+      maxHeaderBytes: limit(1024, 1024 * 1024, DEFAULT_POLICY_LIMITS.maxHeaderBytes),
+    })
+    .prefault({}),
+});
+
+export type Policy = z.infer<typeof policySchema>;
+/** The `limits` block of a parsed policy. */
+export type PolicyLimits = Policy['limits'];

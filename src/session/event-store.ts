@@ -1,0 +1,80 @@
+/**
+ * The event store contract behind 2025-era resumability (DESIGN.md §4), and the factory that
+ * picks the configured kind. One `GatewayEventStore` serves the whole gateway; each session gets
+ * its own `SessionEventStore` view (the SDK's `EventStore` has no session argument), so
+ * history is bounded and dropped per session:
+ *
+ * - ids are `<streamId>::<seq>` with one counter per session (`event-id.ts`);
+ * - at most `limit` events per session, the oldest evicted first (insert order);
+ * - replay sends exactly the events of the resumed stream after the id, in order; the SDK's
+ *   empty priming events are stored (they carry ids) but never replayed;
+ * - `resumePoint` tells a sound resume point from a malformed, unknown or evicted one, so the
+ *   caller answers 400 / 410 itself (a store that throws during replay becomes an HTTP 500 in
+ *   the SDK; PITFALLS.md).
+ */
+import type { EventId, EventStore, StreamId } from '@modelcontextprotocol/server';
+import type { GatewayConfig } from '../config/schema.js';
+import type { Logger } from '../observability/logger.js';
+import { createMemoryEventStore } from './memory-event-store.js';
+import { createRedisEventStore } from './redis-event-store.js';
+import type { ResumePoint } from './event-id.js';
+
+export type { ResumePoint, ResumeProblem } from './event-id.js';
+
+/** One session's view of the store: the SDK `EventStore`, plus the resume check and `forget`. */
+export interface SessionEventStore extends EventStore {
+  getStreamIdForEventId(eventId: EventId): Promise<StreamId | undefined>;
+  /** Whether a GET carrying `lastEventId` can be resumed; never throws. */
+  resumePoint(lastEventId: string): Promise<ResumePoint>;
+  /** Events held for this session right now (bounded by `limit`). */
+  retained(): Promise<number>;
+  /** Drops the session's history (session closed). Idempotent; later events are not kept. */
+  forget(): Promise<void>;
+}
+
+/** The gateway-wide store: one per process, one view per session. */
+export interface GatewayEventStore {
+  readonly kind: 'memory' | 'redis';
+  forSession(sessionId: string): SessionEventStore;
+  /**
+   * Waits (bounded) for the store to be usable, e.g. a first Redis connection, so the first
+   * sessions' events are not lost to a connection still opening. Never rejects: a store that is
+   * not reachable yet keeps trying, and streams work without resumability meanwhile.
+   */
+  start(): Promise<void>;
+  /** Drops every history it holds in memory and closes its connection, if any. */
+  close(): Promise<void>;
+}
+
+export type EventStoreConfig = GatewayConfig['eventStore'];
+
+export interface EventStoreDeps {
+  logger: Logger;
+  /** Sessions whose history is kept at once (memory kind); the least recently written go first. */
+  maxSessions: number;
+  /** A session's history outlives its last event by this long at most (redis kind: key TTL). */
+  historyTtlMs: number;
+  /** Redis key prefix (default `portcullis:events:`); tests use a unique one per run. */
+  keyPrefix?: string;
+}
+
+/** Builds the configured store. Throws `TypeError` on an option it cannot use. */
+export function createEventStore(config: Readonly<EventStoreConfig>, deps: EventStoreDeps): GatewayEventStore {
+  switch (config.kind) {
+    case 'memory':
+      return createMemoryEventStore({ limit: config.limit, maxSessions: deps.maxSessions });
+    case 'redis':
+      if (config.url === undefined) throw new TypeError('eventStore.url is required when eventStore.kind is "redis"');
+      return createRedisEventStore({
+        url: config.url,
+        limit: config.limit,
+        historyTtlMs: deps.historyTtlMs,
+        keyPrefix: deps.keyPrefix,
+        logger: deps.logger,
+      });
+    default: {
+      const unreachable: never = config.kind;
+      throw new TypeError(`unknown event store kind ${String(unreachable)}`);
+    }
+  }
+}

@@ -1,0 +1,203 @@
+/**
+ * The in-process event store (the default kind). Per session: one FIFO of stream ids in insert
+ * order (what to evict next) and one FIFO of events per stream, so appending and evicting are
+ * O(1) and a replay is a binary search plus a walk over exactly the events it sends — no sort,
+ * no timestamps. Sessions with history are bounded by an LRU (least recently written dropped
+ * first); a dropped or forgotten session's history is cleared, its counter keeps going.
+ */
+import type { JSONRPCMessage } from '@modelcontextprotocol/server';
+import { LRUCache } from 'lru-cache';
+import type { GatewayEventStore, SessionEventStore } from './event-store.js';
+import { formatEventId, judgeResume, parseEventId, resumeProblem, SessionSequence, type Assigned, type ResumePoint } from './event-id.js';
+
+export interface MemoryEventStoreOptions {
+  /** Events kept per session. */
+  limit: number;
+  /** Sessions with history kept at once. */
+  maxSessions: number;
+}
+
+/** A queue that remembers how many items ever left it, so positions stay valid across shifts. */
+class Fifo<T> {
+  private items: T[] = [];
+  private head = 0;
+  /** Position (counted from the first item ever pushed) of the current first item. */
+  private shifted = 0;
+
+  get length(): number {
+    return this.items.length - this.head;
+  }
+
+  get firstPosition(): number {
+    return this.shifted;
+  }
+
+  push(item: T): void {
+    this.items.push(item);
+  }
+
+  shift(): T | undefined {
+    if (this.length === 0) return undefined;
+    const item = this.items[this.head];
+    this.head += 1;
+    this.shifted += 1;
+    if (this.head >= 1024 && this.head * 2 >= this.items.length) {
+      this.items = this.items.slice(this.head);
+      this.head = 0;
+    }
+    return item;
+  }
+
+  /** The item at an absolute position, if still queued. */
+  at(position: number): T | undefined {
+    if (position < this.shifted) return undefined;
+    return this.items[this.head + position - this.shifted];
+  }
+}
+
+interface StoredEvent extends Assigned {
+  readonly message: JSONRPCMessage;
+}
+
+/** The SDK stores an empty object for the SSE priming event: it has an id, nothing to replay. */
+function isPrimingEvent(message: JSONRPCMessage): boolean {
+  return Object.keys(message).length === 0;
+}
+
+class SessionHistory {
+  readonly sequence = new SessionSequence();
+  private readonly streams = new Map<string, Fifo<StoredEvent>>();
+  private order = new Fifo<string>();
+  /** Every event up to this sequence was dropped with the whole history (LRU), not one by one. */
+  private droppedThrough = 0;
+
+  constructor(private readonly limit: number) {}
+
+  get size(): number {
+    return this.order.length;
+  }
+
+  append(streamId: string, message: JSONRPCMessage): number {
+    const assigned = this.sequence.next(streamId);
+    let events = this.streams.get(streamId);
+    if (events === undefined) {
+      events = new Fifo<StoredEvent>();
+      this.streams.set(streamId, events);
+    }
+    events.push({ ...assigned, message });
+    this.order.push(streamId);
+    while (this.order.length > this.limit) this.evictOldest();
+    return assigned.seq;
+  }
+
+  /** The stream's events and the position of its first event after `seq` (end when none). */
+  after(streamId: string, seq: number): { events: Fifo<StoredEvent>; position: number } | undefined {
+    const events = this.streams.get(streamId);
+    if (events === undefined) return undefined;
+    let low = events.firstPosition;
+    let high = low + events.length;
+    while (low < high) {
+      const mid = (low + high) >>> 1;
+      if ((events.at(mid)?.seq ?? Infinity) > seq) high = mid;
+      else low = mid + 1;
+    }
+    return { events, position: low };
+  }
+
+  judge(lastEventId: string): ResumePoint {
+    const point = parseEventId(lastEventId);
+    if (point === undefined) return resumeProblem('malformed');
+    const found = this.after(point.streamId, point.seq);
+    const verdict = judgeResume(point, found?.events.at(found.position), this.sequence.lastOf(point.streamId));
+    // The stream links went with a dropped history: an id from before the drop was evicted.
+    if (!verdict.ok && verdict.code === 'unknown' && point.seq <= this.droppedThrough) return resumeProblem('evicted');
+    return verdict;
+  }
+
+  /** Drops every event; the counter keeps going so no id is ever reused. */
+  clear(): void {
+    this.droppedThrough = this.sequence.last;
+    this.streams.clear();
+    this.order = new Fifo<string>();
+    this.sequence.forgetStreams();
+  }
+
+  private evictOldest(): void {
+    const streamId = this.order.shift();
+    if (streamId === undefined) return;
+    const events = this.streams.get(streamId);
+    events?.shift();
+    if (events !== undefined && events.length === 0) this.streams.delete(streamId);
+  }
+}
+
+export function createMemoryEventStore(options: MemoryEventStoreOptions): GatewayEventStore {
+  const { limit, maxSessions } = options;
+  if (!Number.isInteger(limit) || limit < 1) throw new TypeError('eventStore.limit must be a positive integer');
+  if (!Number.isInteger(maxSessions) || maxSessions < 1) throw new TypeError('maxSessions must be a positive integer');
+
+  const histories = new LRUCache<string, SessionHistory>({
+    max: maxSessions,
+    dispose: (history) => history.clear(),
+  });
+
+  const forSession = (sessionId: string): SessionEventStore => {
+    const history = new SessionHistory(limit);
+    histories.set(sessionId, history);
+    let forgotten = false;
+
+    return {
+      async storeEvent(streamId, message) {
+        if (forgotten) return formatEventId(streamId, history.sequence.next(streamId).seq);
+        // get() marks the session recently written; a session dropped by the LRU comes back.
+        if (histories.get(sessionId) !== history) histories.set(sessionId, history);
+        return formatEventId(streamId, history.append(streamId, message));
+      },
+
+      async getStreamIdForEventId(eventId) {
+        const point = history.judge(eventId);
+        return point.ok ? point.streamId : undefined;
+      },
+
+      async resumePoint(lastEventId) {
+        return forgotten ? resumeProblem('unknown') : history.judge(lastEventId);
+      },
+
+      async replayEventsAfter(lastEventId, { send }) {
+        const point = history.judge(lastEventId);
+        if (!point.ok) throw new Error(point.message);
+        const found = history.after(point.streamId, point.seq);
+        if (found === undefined) return point.streamId;
+        // Walk by absolute position: events appended while `send` awaits are sent too, and an
+        // eviction overtaking the walk is an error rather than a silent gap.
+        for (let position = found.position; ; position += 1) {
+          if (position < found.events.firstPosition) throw new Error('history evicted during replay');
+          const event = found.events.at(position);
+          if (event === undefined) break;
+          if (!isPrimingEvent(event.message)) await send(formatEventId(point.streamId, event.seq), event.message);
+        }
+        return point.streamId;
+      },
+
+      async retained() {
+        return forgotten ? 0 : history.size;
+      },
+
+      async forget() {
+        forgotten = true;
+        if (histories.peek(sessionId) === history) histories.delete(sessionId);
+        history.clear();
+      },
+    };
+  };
+
+  return {
+    kind: 'memory',
+    forSession,
+    async start() {},
+    async close() {
+      histories.clear();
+    },
+  };
+}
+

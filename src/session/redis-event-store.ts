@@ -1,0 +1,261 @@
+/**
+ * The Redis event store: one Redis Stream per session (`<prefix><sessionId>`), entry id
+ * `0-<seq>` (the session counter, never a time), fields `s` (stream), `p` (previous sequence on
+ * that stream) and `m` (the message). `XADD … MAXLEN = limit` keeps at most `limit` events per
+ * session, oldest first; replay reads `XRANGE (0-<seq> +` in pages and keeps the resumed
+ * stream's entries; every write refreshes a TTL so history expires with an idle session, and
+ * closing the session deletes the key.
+ *
+ * One connection for the whole gateway. Redis being down never blocks or breaks the live
+ * stream: writes are fire-and-forget on that connection (Redis runs one connection's commands in
+ * order, so a replay read always sees every write issued before it), the offline queue is off so
+ * a write fails at once while disconnected, the outage is logged once, and a resume answers
+ * "unavailable" until Redis is back. Events lost meanwhile break the `prev` links of their
+ * stream, so resuming across them is refused as evicted, never replayed with a gap.
+ */
+import type { JSONRPCMessage } from '@modelcontextprotocol/server';
+import { createClient } from 'redis';
+import type { Logger } from '../observability/logger.js';
+import type { GatewayEventStore, SessionEventStore } from './event-store.js';
+import { formatEventId, judgeResume, parseEventId, resumeProblem, SessionSequence, type ParsedEventId, type ResumePoint } from './event-id.js';
+
+export interface RedisEventStoreOptions {
+  /** `redis://…` URL; it is never logged (it may carry a password). */
+  url: string;
+  /** Events kept per session. */
+  limit: number;
+  /** TTL of a session's key, refreshed as events are written. */
+  historyTtlMs: number;
+  /** Prefix of every key this store writes (default `portcullis:events:`). */
+  keyPrefix?: string | undefined;
+  logger: Logger;
+}
+
+const DEFAULT_PREFIX = 'portcullis:events:';
+/** Entries read per XRANGE while replaying or checking a resume point. */
+const PAGE = 512;
+/** A command that has not answered by then fails (a hung Redis must not hold a resume forever). */
+const COMMAND_TIMEOUT_MS = 2_000;
+/** How long `start()` waits for the first connection. */
+const START_WAIT_MS = 3_000;
+/** Writes waiting on the connection at most; beyond it they fail (and are logged as an outage). */
+const MAX_QUEUED_COMMANDS = 100_000;
+
+interface Entry {
+  seq: number;
+  prev: number;
+  streamId: string;
+  message: string;
+}
+
+function entryOf(raw: { id: string; message: Record<string, string> }): Entry {
+  return {
+    seq: Number(raw.id.slice(raw.id.indexOf('-') + 1)),
+    prev: Number(raw.message.p ?? 0),
+    streamId: raw.message.s ?? '',
+    message: raw.message.m ?? '{}',
+  };
+}
+
+function isPrimingEvent(message: JSONRPCMessage): boolean {
+  return Object.keys(message).length === 0;
+}
+
+/** Logs the first failure of an outage and the recovery, nothing in between. */
+function outageLog(logger: Logger) {
+  let healthy = true;
+  return {
+    failed(error: unknown): void {
+      if (!healthy) return;
+      healthy = false;
+      // The error code only: node-redis messages name the address.
+      const code = (error as { code?: unknown } | undefined)?.code;
+      logger.warn({ err: typeof code === 'string' ? code : (error as Error | undefined)?.name }, 'redis event store unavailable; streams continue without resumability');
+    },
+    succeeded(): void {
+      if (healthy) return;
+      healthy = true;
+      logger.info('redis event store reachable again; resumability restored');
+    },
+  };
+}
+
+export function createRedisEventStore(options: RedisEventStoreOptions): GatewayEventStore {
+  const { limit, historyTtlMs, logger } = options;
+  if (!Number.isInteger(limit) || limit < 1) throw new TypeError('eventStore.limit must be a positive integer');
+  if (!Number.isInteger(historyTtlMs) || historyTtlMs < 1) throw new TypeError('historyTtlMs must be a positive integer');
+  let url: URL;
+  try {
+    url = new URL(options.url);
+  } catch {
+    throw new TypeError('eventStore.url is not a valid URL');
+  }
+  if (url.protocol !== 'redis:' && url.protocol !== 'rediss:') throw new TypeError('eventStore.url must be a redis:// or rediss:// URL');
+  const prefix = options.keyPrefix ?? DEFAULT_PREFIX;
+
+  const health = outageLog(logger);
+  const client = createClient({
+    url: options.url,
+    disableOfflineQueue: true,
+    commandsQueueMaxLength: MAX_QUEUED_COMMANDS,
+    commandOptions: { timeout: COMMAND_TIMEOUT_MS },
+    socket: { connectTimeout: COMMAND_TIMEOUT_MS, reconnectStrategy: (retries) => Math.min(50 * 2 ** retries, 1_000) },
+  });
+  client.on('error', (error: unknown) => health.failed(error));
+  client.on('ready', () => health.succeeded());
+  // Reconnects on its own; rejects only when closed before ever connecting.
+  void client.connect().catch(() => undefined);
+
+  /** Up to {@link PAGE} entries of `key` after sequence `after`, in order. */
+  async function page(key: string, after: number): Promise<Entry[]> {
+    const raw = await client.xRange(key, `(0-${after}`, '+', { COUNT: PAGE });
+    return (raw ?? []).map(entryOf);
+  }
+
+  /** The first entry of `point`'s stream after it, scanning at most the key's length. */
+  async function firstAfter(key: string, point: ParsedEventId): Promise<Entry | undefined> {
+    let cursor = point.seq;
+    for (;;) {
+      const entries = await page(key, cursor);
+      for (const entry of entries) {
+        if (entry.streamId === point.streamId) return entry;
+        cursor = entry.seq;
+      }
+      if (entries.length < PAGE) return undefined;
+    }
+  }
+
+  const forSession = (sessionId: string): SessionEventStore => {
+    const key = `${prefix}${sessionId}`;
+    const sequence = new SessionSequence();
+    let forgotten = false;
+    let ttlRefreshedAt = Number.NEGATIVE_INFINITY;
+    /** The last `resumePoint` verdict: the transport asks again for the same id right after. */
+    let judged: { id: string; point: ResumePoint } | undefined;
+
+    /** Pushes the key's expiry out again, at most every quarter TTL (the session is in use). */
+    const refreshTtl = (): void => {
+      const now = Date.now();
+      if (now - ttlRefreshedAt < historyTtlMs / 4) return;
+      ttlRefreshedAt = now;
+      client.pExpire(key, historyTtlMs).then(
+        (set) => {
+          if (set !== 1) ttlRefreshedAt = Number.NEGATIVE_INFINITY; // no key yet: retry next time
+        },
+        () => (ttlRefreshedAt = Number.NEGATIVE_INFINITY),
+      );
+    };
+
+    const write = (streamId: string, seq: number, prev: number, message: JSONRPCMessage): void => {
+      const fields = { s: streamId, p: String(prev), m: JSON.stringify(message) };
+      try {
+        client
+          .xAdd(key, `0-${seq}`, fields, { TRIM: { strategy: 'MAXLEN', strategyModifier: '=', threshold: limit } })
+          .then(() => health.succeeded(), (error: unknown) => health.failed(error));
+        refreshTtl();
+      } catch (error) {
+        health.failed(error);
+      }
+    };
+
+    const judge = async (lastEventId: string): Promise<ResumePoint> => {
+      const point = parseEventId(lastEventId);
+      if (point === undefined) return resumeProblem('malformed');
+      if (forgotten || point.seq > sequence.last) return resumeProblem('unknown');
+      // Read before the scan is issued: the scan sees exactly the writes issued before it.
+      const last = sequence.lastOf(point.streamId);
+      try {
+        refreshTtl();
+        const next = await firstAfter(key, point);
+        return judgeResume(point, next, last);
+      } catch (error) {
+        health.failed(error);
+        return resumeProblem('unavailable');
+      }
+    };
+
+    return {
+      async storeEvent(streamId, message) {
+        const { seq, prev } = sequence.next(streamId);
+        if (!forgotten) write(streamId, seq, prev, message);
+        return formatEventId(streamId, seq);
+      },
+
+      async getStreamIdForEventId(eventId) {
+        const recent = judged?.id === eventId ? judged.point : undefined;
+        judged = undefined;
+        const point = recent ?? (await judge(eventId));
+        return point.ok ? point.streamId : undefined;
+      },
+
+      async resumePoint(lastEventId) {
+        const point = await judge(lastEventId);
+        judged = { id: lastEventId, point };
+        return point;
+      },
+
+      async replayEventsAfter(lastEventId, { send }) {
+        const point = parseEventId(lastEventId);
+        if (point === undefined) throw new Error('malformed event id');
+        const last = sequence.lastOf(point.streamId); // before the first read, as in `judge`
+        // Each entry must name the one sent before it (`prev`): a missing link is a gap.
+        let expectPrev = point.seq;
+        let cursor = point.seq;
+        for (;;) {
+          const entries = await page(key, cursor);
+          for (const entry of entries) {
+            cursor = entry.seq;
+            if (entry.streamId !== point.streamId) continue;
+            if (entry.prev !== expectPrev) {
+              const verdict = judgeResume({ streamId: point.streamId, seq: expectPrev }, entry, undefined);
+              throw new Error(verdict.ok ? 'history changed during replay' : verdict.message);
+            }
+            expectPrev = entry.seq;
+            const message = JSON.parse(entry.message) as JSONRPCMessage;
+            if (!isPrimingEvent(message)) await send(formatEventId(point.streamId, entry.seq), message);
+          }
+          if (entries.length < PAGE) break;
+        }
+        if (expectPrev === point.seq) {
+          const verdict = judgeResume(point, undefined, last);
+          if (!verdict.ok) throw new Error(verdict.message);
+        }
+        return point.streamId;
+      },
+
+      async retained() {
+        return forgotten ? 0 : client.xLen(key);
+      },
+
+      async forget() {
+        if (forgotten) return;
+        forgotten = true;
+        await client.del(key).catch((error: unknown) => health.failed(error));
+      },
+    };
+  };
+
+  return {
+    kind: 'redis',
+    forSession,
+    async start() {
+      if (client.isReady) return;
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          clearTimeout(timer);
+          client.off('ready', done);
+          resolve();
+        };
+        const timer = setTimeout(done, START_WAIT_MS);
+        client.on('ready', done);
+      });
+    },
+    async close() {
+      if (client.isReady) {
+        await client.close().catch(() => client.destroy());
+      } else if (client.isOpen) {
+        client.destroy();
+      }
+    },
+  };
+}
