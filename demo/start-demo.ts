@@ -8,8 +8,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { parseConfig } from '../src/config/load.js';
 import { ConfigError } from '../src/errors.js';
-import { runGateway } from '../src/cli.js';
-import { createLogger } from '../src/observability/logger.js';
+import { gatewayLogger, runGateway } from '../src/cli.js';
 
 const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
 
@@ -59,7 +58,7 @@ async function start(): Promise<number> {
   process.once('exit', stopClock);
   try {
     const config = parseConfig(demoConfig(clock.url, port));
-    const logger = createLogger({ level: (process.env.PORTCULLIS_LOG_LEVEL as never) ?? 'info' });
+    const logger = gatewayLogger(config, process.env);
     return await runGateway(config, logger);
   } catch (error) {
     process.stderr.write(`portcullis demo: ${error instanceof ConfigError ? error.message : String(error)}\n`);

@@ -8,7 +8,8 @@ import { ConfigError, GatewayError } from './errors.js';
 import { loadConfigFile, deepFreeze } from './config/load.js';
 import type { GatewayConfig } from './config/schema.js';
 import { startGateway, type RunningGateway } from './gateway.js';
-import { createLogger, type Logger } from './observability/logger.js';
+import { configSecrets } from './config/secrets.js';
+import { createLogger, parseLogLevel, Redactor, type Logger } from './observability/logger.js';
 import { killAllStdioChildren } from './upstream/stdio-transport.js';
 
 const USAGE = `usage:
@@ -43,6 +44,11 @@ export function withListenOverrides(config: Readonly<GatewayConfig>, port?: stri
   }
   if (host !== undefined) listen.host = host;
   return deepFreeze({ ...config, listen });
+}
+
+/** The process logger: level from PORTCULLIS_LOG_LEVEL, every configured secret masked by value. */
+export function gatewayLogger(config: Readonly<GatewayConfig>, env: Readonly<Record<string, string | undefined>>): Logger {
+  return createLogger({ level: parseLogLevel(env.PORTCULLIS_LOG_LEVEL), redactor: new Redactor(configSecrets(config, env)) });
 }
 
 /** Runs a gateway until a signal; resolves with the process exit code. */
@@ -115,6 +121,12 @@ export async function main(argv: string[]): Promise<number> {
     process.stdout.write(`configuration ok: ${Object.keys(config.servers).length} server(s)\n`);
     return 0;
   }
-  const logger = createLogger({ level: (process.env.PORTCULLIS_LOG_LEVEL as never) ?? 'info' });
+  let logger: Logger;
+  try {
+    logger = gatewayLogger(config, process.env);
+  } catch (error) {
+    process.stderr.write(`portcullis: PORTCULLIS_LOG_LEVEL: ${(error as Error).message}\n`);
+    return 2;
+  }
   return runGateway(config, logger);
 }

@@ -45,6 +45,15 @@ export function createLogger(options: LoggerOptions = {}): Logger {
   );
 }
 
+const LEVELS = new Set(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);
+
+/** Parses a log level name (e.g. from PORTCULLIS_LOG_LEVEL); throws a TypeError naming the choices. */
+export function parseLogLevel(value: string | undefined, fallback: LevelWithSilent = 'info'): LevelWithSilent {
+  if (value === undefined || value === '') return fallback;
+  if (!LEVELS.has(value)) throw new TypeError(`log level must be one of ${[...LEVELS].join(', ')}`);
+  return value as LevelWithSilent;
+}
+
 /** A logger that drops everything (tests, library use). */
 export function silentLogger(): Logger {
   return pino({ level: 'silent' });
