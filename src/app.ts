@@ -7,6 +7,8 @@ import { jsonRpcErrorBody, WireCode } from './errors.js';
 import type { Logger } from './observability/logger.js';
 import { hostGuard, originGuard } from './inbound/edge-guards.js';
 import type { McpEndpoint } from './inbound/endpoint.js';
+import { authMiddleware, principalOf, stripAuthorization } from './inbound/auth/auth-middleware.js';
+import type { Authenticator } from './inbound/auth/authenticate.js';
 import type { UpstreamRegistry } from './upstream/registry.js';
 
 export interface AppOptions {
@@ -16,6 +18,8 @@ export interface AppOptions {
   registry: UpstreamRegistry;
   allowedHosts: readonly string[];
   allowedOrigins: readonly string[];
+  /** Inbound authentication; absent: none (loopback-only deployments, or acknowledgedNoAuth). */
+  authenticator?: Authenticator;
   logger: Logger;
 }
 
@@ -49,15 +53,18 @@ export function createApp(options: AppOptions): Hono {
   app.use('*', hostGuard({ allowedHosts: options.allowedHosts }), originGuard({ allowedOrigins: options.allowedOrigins }));
 
   app.get('/healthz', (c) => c.json({ status: 'ok' }));
+  // Everything past liveness needs a principal when auth is on: /readyz names the servers.
+  if (options.authenticator !== undefined) app.use('*', authMiddleware(options.authenticator));
   app.get('/readyz', (c) => {
     const ready = options.registry.ready();
     return c.json({ status: ready ? 'ready' : 'not ready', servers: options.registry.status() }, ready ? 200 : 503);
   });
 
-  app.all(base || '/', (c) => options.aggregate.fetch(c.req.raw));
+  // The client's Authorization header stops here: nothing past the edge ever sees it.
+  app.all(base || '/', (c) => options.aggregate.fetch(stripAuthorization(c.req.raw), principalOf(c)));
   app.all(`${base}/servers/:name`, (c) => {
     const endpoint = options.sideChannels.get(c.req.param('name'));
-    return endpoint === undefined ? notFound() : endpoint.fetch(c.req.raw);
+    return endpoint === undefined ? notFound() : endpoint.fetch(stripAuthorization(c.req.raw), principalOf(c));
   });
   app.notFound(() => notFound());
   app.onError((error) => {

@@ -10,8 +10,9 @@ import { isIP, type AddressInfo } from 'node:net';
 import type { Server as HttpServer } from 'node:http';
 import { serve } from '@hono/node-server';
 import { createApp } from './app.js';
-import { GatewayError } from './errors.js';
+import { ConfigError, GatewayError } from './errors.js';
 import { checkBind } from './inbound/bind-check.js';
+import { compileAuthenticator, type Authenticator } from './inbound/auth/authenticate.js';
 import { createEgressDispatcher } from './net/egress-guard.js';
 import type { GatewayConfig } from './config/schema.js';
 import { compileDeniedTools } from './policy/denied-tools.js';
@@ -38,12 +39,6 @@ export interface GatewayOptions {
    */
   addressOf?: (server: HttpServer) => AddressInfo;
 }
-
-/**
- * Inbound authentication is not part of the configuration in this version, so a non-loopback
- * listener needs the policy's `acknowledgedNoAuth`.
- */
-const AUTH_CONFIGURED = false;
 
 export interface RunningGateway {
   /** The MCP URL on the address actually bound. */
@@ -81,8 +76,26 @@ function allowedEnvNames(config: Readonly<GatewayConfig>): string[] {
 }
 
 function refuseBind(address: string, config: Readonly<GatewayConfig>): GatewayError | undefined {
-  const bind = checkBind({ address, authConfigured: AUTH_CONFIGURED, acknowledgedNoAuth: config.policy.acknowledgedNoAuth });
+  const bind = checkBind({ address, authConfigured: config.auth !== undefined, acknowledgedNoAuth: config.policy.acknowledgedNoAuth });
   return bind.ok ? undefined : new GatewayError('BIND_REFUSED', bind.message);
+}
+
+/**
+ * Compiles the `auth` block once, at start: a token variable that is unset is a configuration
+ * error naming the variable (never its value), before any upstream is started.
+ */
+function compileAuthentication(
+  config: Readonly<GatewayConfig>,
+  env: Readonly<Record<string, string | undefined>>,
+  logger: Logger,
+): Authenticator | undefined {
+  if (config.auth === undefined) return undefined;
+  try {
+    return compileAuthenticator(config.auth, { readEnv: (name) => env[name], logger });
+  } catch (error) {
+    if (error instanceof TypeError) throw new ConfigError([`auth: ${error.message}`]);
+    throw error;
+  }
 }
 
 type FetchHandler = (request: Request, env: unknown) => Response | Promise<Response>;
@@ -110,6 +123,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     const refused = refuseBind(config.listen.host, config);
     if (refused !== undefined) throw refused;
   }
+  const authenticator = compileAuthentication(config, env, logger);
   // Resumability (DESIGN.md §4): one event store for every endpoint's sessions, closed last.
   const eventStore = createEventStore(config.eventStore, {
     logger,
@@ -190,6 +204,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     registry,
     allowedHosts: config.policy.allowedHosts,
     allowedOrigins: config.policy.allowedOrigins ?? loopbackOrigins(address.port),
+    authenticator,
     logger,
   });
   handler = (request, env) => app.fetch(request, env);
@@ -205,6 +220,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
         await Promise.all([aggregate.close(), ...[...sideChannels.values()].map((e) => e.close())]);
         await registry.close();
         await eventStore.close(); // event store
+        await authenticator?.close();
         http.closeAllConnections();
         await stopped;
       })();

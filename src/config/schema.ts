@@ -6,6 +6,7 @@
  * blocks (no `transport`, `command` or `url` present) are normalised in `load.ts` before parsing.
  */
 import { z } from 'zod';
+import { authConfigSchema } from './auth-schema.js';
 import type { Policy } from '../policy/policy-schema.js';
 
 /** Config keys double as namespaces and URL path segments: keep them plain. */
@@ -72,6 +73,8 @@ export const gatewayConfigSchema = z.strictObject({
    * path to a policy file, relative to this config file. Absent: the embedded default policy.
    */
   policy: z.string().min(1).optional(),
+  /** Inbound authentication (bearer tokens from env, or JWT against a JWKS); absent: none. */
+  auth: authConfigSchema.optional(),
   /** Absent values take the policy's limits; a value above the policy's limit is an error. */
   sessions: z
     .strictObject({

@@ -24,5 +24,11 @@ export function configSecrets(config: Readonly<GatewayConfig>, env: Readonly<Rec
       }
     }
   }
+  if (config.auth?.kind === 'bearer') {
+    for (const token of config.auth.tokens) {
+      const value = env[token.env];
+      if (value !== undefined && value !== '') secrets.push(value);
+    }
+  }
   return secrets;
 }

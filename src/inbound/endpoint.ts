@@ -68,7 +68,11 @@ export class McpEndpoint {
     return this.sessions.size;
   }
 
-  async fetch(request: Request): Promise<Response> {
+  /**
+   * Serves one HTTP request. `principal` is who authentication says is calling (undefined when
+   * auth is off); a 2025 session belongs to the principal that opened it.
+   */
+  async fetch(request: Request, principal?: string): Promise<Response> {
     let parsedBody: unknown;
     if (request.method === 'POST') {
       const body = await readJsonRpcBody(request, this.options.limits);
@@ -78,7 +82,7 @@ export class McpEndpoint {
     if (!(await isLegacyRequest(request, parsedBody))) {
       return this.modern.fetch(request, parsedBody === undefined ? undefined : { parsedBody });
     }
-    return this.legacy(request, parsedBody);
+    return this.legacy(request, parsedBody, principal);
   }
 
   async close(): Promise<void> {
@@ -87,11 +91,14 @@ export class McpEndpoint {
     await this.modern.close();
   }
 
-  private async legacy(request: Request, parsedBody: unknown): Promise<Response> {
+  private async legacy(request: Request, parsedBody: unknown, principal: string | undefined): Promise<Response> {
     const sessionId = request.headers.get('mcp-session-id');
     if (sessionId !== null) {
       const session = this.sessions.get(sessionId);
-      if (session === undefined) return errorResponse(404, WireCode.InvalidRequest, 'Session not found');
+      // Another principal presenting a session id learns nothing: exactly like an unknown id.
+      if (session === undefined || session.principal !== principal) {
+        return errorResponse(404, WireCode.InvalidRequest, 'Session not found');
+      }
       return session.handle(request, parsedBody);
     }
     if (request.method !== 'POST') {
@@ -105,6 +112,7 @@ export class McpEndpoint {
     }
     const session = new LegacySession({
       ...this.identity(),
+      principal,
       scope: this.options.scope,
       logger: this.options.logger,
       eventStore: this.options.eventStore,
@@ -114,10 +122,15 @@ export class McpEndpoint {
       },
       onClosed: (id) => this.sessions.delete(id),
     });
-    await session.start();
-    const response = await session.handle(request, parsedBody);
-    if (!session.initialised) await session.close();
-    return response;
+    try {
+      await session.start();
+      const response = await session.handle(request, parsedBody);
+      if (!session.initialised) await session.close();
+      return response;
+    } catch (error) {
+      await session.close();
+      throw error;
+    }
   }
 
   /** Name, capabilities and instructions, from the primaries that are up right now. */

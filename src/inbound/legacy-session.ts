@@ -13,6 +13,8 @@ import { createGatewayServer, sessionSink } from './gateway-server.js';
 import { LiveTailGate, refusedResume } from './resume.js';
 
 export interface LegacySessionOptions {
+  /** The authenticated principal that opened the session (undefined when auth is off). */
+  principal: string | undefined;
   name: string;
   version: string;
   capabilities: ServerCapabilities;
@@ -73,6 +75,7 @@ function releaseWhenDone(response: Response, release: () => void): Response {
 }
 
 export class LegacySession {
+  readonly principal: string | undefined;
   private readonly inFlight = new Set<string>();
   readonly transport: WebStandardStreamableHTTPServerTransport;
   private readonly scope: SessionScope;
@@ -83,6 +86,7 @@ export class LegacySession {
   private readonly liveTail = new LiveTailGate();
 
   constructor(options: LegacySessionOptions) {
+    this.principal = options.principal;
     // The id exists before `initialize` so the session's event history can be keyed by it.
     const id = randomUUID();
     this.events = options.eventStore?.forSession(id);

@@ -101,7 +101,9 @@ describe('the redis event store', () => {
       100,
     );
     const replayed: unknown[] = [];
-    await session.replayEventsAfter(after, { send: async (_, message) => void replayed.push((message as { params: { data: unknown } }).params.data) });
+    await session.replayEventsAfter(after, {
+      send: async (_, message) => void replayed.push((message as { params?: { data?: unknown } }).params?.data),
+    });
     expect(replayed).toEqual([100]);
     // The restart lost the earlier events: resuming from before it is refused, never a silent gap.
     expect(await session.resumePoint(before)).toMatchObject({ ok: false, code: 'evicted' });

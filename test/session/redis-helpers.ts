@@ -17,10 +17,14 @@ export function uniquePrefix(): string {
   return `portcullis-test:${randomUUID()}:`;
 }
 
+function testClient(url: string) {
+  return createClient({ url, socket: { connectTimeout: 2_000, reconnectStrategy: false } });
+}
+
 /** Runs `use` with a short-lived client of `url` (127.0.0.1 only). */
-export async function withRedis<T>(url: string, use: (client: ReturnType<typeof createClient>) => Promise<T>): Promise<T> {
+export async function withRedis<T>(url: string, use: (client: ReturnType<typeof testClient>) => Promise<T>): Promise<T> {
   if (new URL(url).hostname !== '127.0.0.1') throw new Error('tests only talk to Redis on 127.0.0.1');
-  const client = createClient({ url, socket: { connectTimeout: 2_000, reconnectStrategy: false } });
+  const client = testClient(url);
   client.on('error', () => undefined);
   await client.connect();
   try {

@@ -8,7 +8,7 @@
  * closest. The reason goes to the debug log, without the token.
  */
 import type { Logger } from '../../observability/logger.js';
-import type { AuthConfig } from './auth-config.js';
+import type { AuthConfig } from '../../config/auth-schema.js';
 import { readBearerToken } from './authorization-header.js';
 import { compileBearerVerifier } from './bearer.js';
 import { compileJwtVerifier } from './jwt.js';

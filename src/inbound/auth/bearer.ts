@@ -10,7 +10,7 @@
  * Boot errors name the variable, never its value.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { BearerAuthConfig } from './auth-config.js';
+import type { BearerAuthConfig } from '../../config/auth-schema.js';
 import { B64TOKEN, MAX_TOKEN_LENGTH } from './authorization-header.js';
 import type { AuthDeps, TokenVerifier } from './token-verifier.js';
 

@@ -16,7 +16,7 @@ import { readFileSync } from 'node:fs';
 import { createLocalJWKSet, createRemoteJWKSet, customFetch, type JSONWebKeySet, type JWTVerifyGetKey } from 'jose';
 import { createEgressDispatcher, createGuardedFetch } from '../../net/egress-guard.js';
 import { checkUpstreamUrl } from '../../policy/upstream-url.js';
-import type { JwksConfig } from './auth-config.js';
+import type { JwksConfig } from '../../config/auth-schema.js';
 import type { AuthDeps } from './token-verifier.js';
 
 export interface JwksSource {

@@ -11,7 +11,7 @@
  */
 import { errors, jwtVerify, type JWTVerifyOptions } from 'jose';
 import { GatewayError } from '../../errors.js';
-import type { JwtAuthConfig } from './auth-config.js';
+import type { JwtAuthConfig } from '../../config/auth-schema.js';
 import { compileJwksSource } from './jwks-source.js';
 import type { AuthDeps, TokenVerdict, TokenVerifier } from './token-verifier.js';
 

@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Hono } from 'hono';
 import { serve, type ServerType } from '@hono/node-server';
-import { authConfigSchema } from '../../../src/inbound/auth/auth-config.js';
+import { authConfigSchema } from '../../../src/config/auth-schema.js';
 import { compileAuthenticator } from '../../../src/inbound/auth/authenticate.js';
 import { authMiddleware, principalOf, stripAuthorization } from '../../../src/inbound/auth/auth-middleware.js';
 import { captureLog, leaks } from './capture-log.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { authConfigSchema } from '../../../src/inbound/auth/auth-config.js';
+import { authConfigSchema } from '../../../src/config/auth-schema.js';
 import { compileAuthenticator, type AuthResult } from '../../../src/inbound/auth/authenticate.js';
 import { captureLog, leaks } from './capture-log.js';
 

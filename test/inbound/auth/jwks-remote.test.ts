@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { once } from 'node:events';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { SignJWT, exportJWK, generateKeyPair, type CryptoKey, type JWK } from 'jose';
-import { authConfigSchema } from '../../../src/inbound/auth/auth-config.js';
+import { authConfigSchema } from '../../../src/config/auth-schema.js';
 import { compileAuthenticator, type Authenticator, type AuthDeps } from '../../../src/inbound/auth/authenticate.js';
 import { installTripwire, type Tripwire } from '../../net/tripwire.js';
 import { captureLog, leaks, type CapturedLog } from './capture-log.js';

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SignJWT, UnsecuredJWT, exportJWK, generateKeyPair, type CryptoKey, type JWK, type JWTPayload } from 'jose';
-import { authConfigSchema, type AuthConfigInput } from '../../../src/inbound/auth/auth-config.js';
+import { authConfigSchema, type AuthConfigInput } from '../../../src/config/auth-schema.js';
 import { compileAuthenticator, type Authenticator } from '../../../src/inbound/auth/authenticate.js';
 import { captureLog, leaks, type CapturedLog } from './capture-log.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { authConfigSchema } from '../../../src/inbound/auth/auth-config.js';
+import { authConfigSchema } from '../../src/config/auth-schema.js';
 
 const jwtBase = { kind: 'jwt', issuer: 'https://idp.example.com/', audience: 'portcullis', jwks: { file: 'keys.json' } };
 
