@@ -33,13 +33,23 @@ const MAX_IN_FLIGHT = 1024;
 /** SSE `retry:` (ms) in priming events when resumable: how soon a cut client reconnects. */
 const RETRY_INTERVAL_MS = 1_000;
 
+function idKey(id: unknown): string | undefined {
+  if (typeof id === 'string') return `s:${id}`;
+  if (typeof id === 'number') return `n:${id}`;
+  return undefined;
+}
+
+/** The id key of a client request (not a response or notification). */
 function requestIdOf(body: unknown): string | undefined {
   if (typeof body !== 'object' || body === null) return undefined;
   const message = body as { id?: unknown; method?: unknown };
-  if (typeof message.method !== 'string') return undefined; // a response from the client
-  if (typeof message.id === 'string') return `s:${message.id}`;
-  if (typeof message.id === 'number') return `n:${message.id}`;
-  return undefined;
+  return typeof message.method === 'string' ? idKey(message.id) : undefined;
+}
+
+/** The id key of a response the server sends (result or error). */
+function responseIdOf(message: unknown): string | undefined {
+  const m = message as { id?: unknown; method?: unknown; result?: unknown; error?: unknown };
+  return m.method === undefined && (m.result !== undefined || m.error !== undefined) ? idKey(m.id) : undefined;
 }
 
 function jsonError(status: number, code: number, message: string): Response {
@@ -76,7 +86,11 @@ function releaseWhenDone(response: Response, release: () => void): Response {
 
 export class LegacySession {
   readonly principal: string | undefined;
+  /** Ids of requests accepted and not yet answered (held until the response is sent, not until the client goes). */
   private readonly inFlight = new Set<string>();
+  /** HTTP exchanges still open (POSTs being answered, GET streams): a busy session never idles out. */
+  private openExchanges = 0;
+  private lastActivity = Date.now();
   readonly transport: WebStandardStreamableHTTPServerTransport;
   private readonly scope: SessionScope;
   private readonly server;
@@ -112,6 +126,17 @@ export class LegacySession {
       },
       onsessionclosed: (id) => options.onClosed(id),
     });
+    const send = this.transport.send.bind(this.transport);
+    this.transport.send = (message, sendOptions) => {
+      const answered = responseIdOf(message);
+      if (answered !== undefined) this.inFlight.delete(answered);
+      return send(message, sendOptions);
+    };
+  }
+
+  /** When the session became idle, or undefined while it has an exchange open. */
+  idleSince(): number | undefined {
+    return this.openExchanges > 0 ? undefined : this.lastActivity;
   }
 
   get id(): string {
@@ -133,6 +158,24 @@ export class LegacySession {
    * be told apart (mcp-proxy and supergateway hang or misroute there; PITFALLS.md).
    */
   async handle(request: Request, parsedBody?: unknown): Promise<Response> {
+    this.openExchanges++;
+    this.lastActivity = Date.now();
+    let ended = false;
+    const end = () => {
+      if (ended) return;
+      ended = true;
+      this.openExchanges--;
+      this.lastActivity = Date.now();
+    };
+    try {
+      return releaseWhenDone(await this.dispatch(request, parsedBody), end);
+    } catch (error) {
+      end();
+      throw error;
+    }
+  }
+
+  private async dispatch(request: Request, parsedBody: unknown): Promise<Response> {
     const lastEventId = request.method === 'GET' ? request.headers.get('last-event-id') : null;
     if (lastEventId && this.events !== undefined) return this.resume(request, lastEventId, this.events);
     const id = requestIdOf(parsedBody);
@@ -144,12 +187,10 @@ export class LegacySession {
       return jsonError(429, WireCode.InvalidRequest, 'too many requests in flight in this session');
     }
     this.inFlight.add(id);
-    const release = () => this.inFlight.delete(id);
     try {
-      const response = await this.transport.handleRequest(request, { parsedBody });
-      return releaseWhenDone(response, release);
+      return await this.transport.handleRequest(request, { parsedBody });
     } catch (error) {
-      release();
+      this.inFlight.delete(id);
       throw error;
     }
   }

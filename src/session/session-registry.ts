@@ -1,14 +1,17 @@
 /**
  * The bounded registry of 2025-era sessions. Ids are cryptographically random (UUIDv4 from
- * `crypto.randomUUID`); a session untouched for `idleTimeoutMs` expires and is closed (which
- * closes its upstream connections and reaps its child processes); at `max` sessions a new one is
- * refused rather than evicting a live client's session.
+ * `crypto.randomUUID`); a session with no call or stream open for `idleTimeoutMs` expires and is
+ * closed (which closes its upstream connections and reaps its child processes) — a long call or
+ * an open GET stream keeps it alive; at `max` sessions a new one is refused rather than evicting
+ * a live client's session.
  */
 import { LRUCache } from 'lru-cache';
 
 export interface ClosableSession {
   readonly id: string;
   close(): Promise<void>;
+  /** When the session became idle (ms epoch), or undefined while it is busy (a call or stream open). */
+  idleSince(): number | undefined;
 }
 
 export interface SessionRegistryOptions {
@@ -20,31 +23,49 @@ export interface SessionRegistryOptions {
 export class SessionRegistry<S extends ClosableSession> {
   private readonly cache: LRUCache<string, S>;
   private readonly options: SessionRegistryOptions;
+  private readonly sweeper: NodeJS.Timeout;
   private shuttingDown = false;
+  private expiring = false;
 
   constructor(options: SessionRegistryOptions) {
     this.options = options;
     this.cache = new LRUCache<string, S>({
-      max: options.max,
-      ttl: options.idleTimeoutMs,
-      updateAgeOnGet: true,
-      ttlAutopurge: true,
-      dispose: (session, id, reason) => {
-        const why = this.shuttingDown ? 'shutdown' : reason === 'delete' ? 'deleted' : 'expired';
+      // The cap is enforced by `hasRoom` before a session is created; the cache's own bound has
+      // headroom so a race between two creations can never evict (and close) a live session.
+      max: options.max * 2,
+      dispose: (session, id) => {
+        const why = this.shuttingDown ? 'shutdown' : this.expiring ? 'expired' : 'deleted';
         this.options.onClosed?.(id, why);
         void session.close();
       },
     });
+    this.sweeper = setInterval(() => this.expireIdle(), Math.max(50, Math.min(options.idleTimeoutMs / 4, 30_000)));
+    this.sweeper.unref();
+  }
+
+  /** Closes every session idle for longer than the timeout. */
+  expireIdle(now = Date.now()): void {
+    const expired: string[] = [];
+    for (const [id, session] of this.cache.entries()) {
+      const since = session.idleSince();
+      if (since !== undefined && now - since >= this.options.idleTimeoutMs) expired.push(id);
+    }
+    this.expiring = true;
+    try {
+      for (const id of expired) this.cache.delete(id);
+    } finally {
+      this.expiring = false;
+    }
   }
 
   get size(): number {
     return this.cache.size;
   }
 
-  /** True when another session may be created now (expired ones are purged first). */
+  /** True when another session may be created now (idle ones past their timeout go first). */
   hasRoom(): boolean {
     if (this.cache.size < this.options.max) return true;
-    this.cache.purgeStale();
+    this.expireIdle();
     return this.cache.size < this.options.max;
   }
 
@@ -52,7 +73,7 @@ export class SessionRegistry<S extends ClosableSession> {
     this.cache.set(session.id, session);
   }
 
-  /** The live session, refreshing its idle timer; undefined when unknown or expired. */
+  /** The live session; undefined when unknown or expired. */
   get(id: string): S | undefined {
     return this.cache.get(id);
   }
@@ -65,6 +86,7 @@ export class SessionRegistry<S extends ClosableSession> {
   /** Closes every session (shutdown). */
   async closeAll(): Promise<void> {
     this.shuttingDown = true;
+    clearInterval(this.sweeper);
     const sessions = [...this.cache.values()];
     this.cache.clear();
     await Promise.all(sessions.map((s) => s.close().catch(() => undefined)));
