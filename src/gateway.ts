@@ -107,10 +107,11 @@ function listen(fetch: FetchHandler, host: string, port: number, maxHeaderSize: 
       resolve(server as HttpServer),
     ) as HttpServer;
     server.once('error', reject);
-    // Slow-header clients are cut; request bodies are bounded by size, and long-lived SSE
-    // responses must not be cut by a whole-request timer, so requestTimeout stays off.
+    // Slow clients are cut: headers within 10 s, the whole request (headers and body) within
+    // 30 s. Node's requestTimeout bounds receiving the request only; a long SSE response that
+    // follows it is not affected (measured).
     server.headersTimeout = 10_000;
-    server.requestTimeout = 0;
+    server.requestTimeout = 30_000;
     server.keepAliveTimeout = 5_000;
   });
 }
@@ -171,6 +172,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       limits: { maxBytes: config.limits.maxBodyBytes, maxDepth: config.limits.maxJsonDepth },
       logger,
       eventStore,
+      pollAfterMs: config.eventStore.pollAfterMs,
     });
   };
   const aggregate = endpoint(serverNames, config.catalogue.separator);

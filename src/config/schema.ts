@@ -105,9 +105,41 @@ export const gatewayConfigSchema = z.strictObject({
       limit: z.number().int().positive().max(1_000_000).default(10_000),
       /** Redis URL (`redis://127.0.0.1:6379`); required when kind is "redis". */
       url: z.string().min(1).optional(),
+      /**
+       * Closes a call's SSE response after this long (the client resumes with Last-Event-ID and
+       * loses nothing), so proxies with idle timeouts never cut a long call silently. Absent: off.
+       */
+      pollAfterMs: z.number().int().min(100).max(3_600_000).optional(),
+      /** Root of every Redis key the gateway writes (default `portcullis:`); tests use a unique one. */
+      keyPrefix: z.string().regex(/^[A-Za-z0-9:_.-]{1,128}$/).optional(),
     })
     .prefault({}),
+  // --- cluster (issue 4 part 4): scale-out across replicas sharing the redis store ---
+  /** Present: this gateway is one replica of a cluster (needs `eventStore.kind: "redis"`). */
+  cluster: z
+    .strictObject({
+      /** This replica's id in Redis (default: random per process). */
+      replicaId: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/).optional(),
+      /** Base URL other replicas forward to (default: `http://<bound address>:<port>`). */
+      advertiseUrl: z.url({ protocol: /^https?$/ }).optional(),
+      /** Ownership lease: a replica silent this long has its sessions taken over. */
+      leaseMs: z.number().int().min(500).max(600_000).default(10_000),
+    })
+    .optional(),
+  // --- end cluster ---
   servers: z.record(serverName, serverSchema),
+}).superRefine((config, ctx) => {
+  // --- cluster ---
+  if (config.cluster === undefined) return;
+  if (config.eventStore.kind !== 'redis') {
+    ctx.addIssue({ code: 'custom', path: ['cluster'], message: 'needs eventStore.kind "redis" (replicas share sessions through it)' });
+  }
+  if (config.auth !== undefined) {
+    // A forwarded request reaches the owner without the client's credentials (they stop at the
+    // edge); trusting a principal header between replicas is not built yet, so refuse, not guess.
+    ctx.addIssue({ code: 'custom', path: ['cluster'], message: 'cannot be combined with auth yet (forwarding does not carry the principal)' });
+  }
+  // --- end cluster ---
 });
 
 /** The config file as the schema parses it, before the policy is applied. */

@@ -28,6 +28,8 @@ export interface EndpointOptions {
   logger: Logger;
   /** Keeps 2025-era SSE events for `Last-Event-ID` resumption; absent means no replay. */
   eventStore?: GatewayEventStore;
+  /** Close a long call's SSE response after this long (resumable sessions only). */
+  pollAfterMs?: number;
 }
 
 function errorResponse(status: number, code: number, message: string): Response {
@@ -116,6 +118,7 @@ export class McpEndpoint {
       scope: this.options.scope,
       logger: this.options.logger,
       eventStore: this.options.eventStore,
+      pollAfterMs: this.options.pollAfterMs,
       onInitialized: (s) => {
         this.sessions.add(s);
         this.options.logger.info({ session: s.id }, 'session opened');

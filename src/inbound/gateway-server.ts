@@ -24,6 +24,8 @@ export interface GatewayServerOptions {
   instructions: string | undefined;
   era: Era;
   logger: Logger;
+  /** Close a long call's SSE response after this long (resumable sessions only); absent: never. */
+  pollAfterMs?: number;
 }
 
 
@@ -80,6 +82,11 @@ export function createGatewayServer(options: GatewayServerOptions, scope: () => 
   const forward = async (request: { method: string; params?: Record<string, unknown> }, ctx: ServerContext) => {
     const started = performance.now();
     const params = restoredParams(request, ctx);
+    // Polling (SEP-1699): the stream is closed, the call goes on, the client resumes from its
+    // Last-Event-ID. Offered by the SDK only when the session has an event store.
+    const closeSse = ctx.http?.closeSSE;
+    const poll =
+      options.pollAfterMs !== undefined && closeSse !== undefined ? setTimeout(() => closeSse(), options.pollAfterMs) : undefined;
     const call: CallContext = { sink: callSink(ctx, options.era), signal: ctx.mcpReq.signal, meta: clientMeta(request, ctx), era: options.era };
     const line: Record<string, unknown> = { rpc: request.method, session: ctx.sessionId, era: options.era };
     if (request.method === 'tools/call' || request.method === 'prompts/get') line.name = params.name;
@@ -91,6 +98,8 @@ export function createGatewayServer(options: GatewayServerOptions, scope: () => 
       const wire = toJsonRpcError(error);
       options.logger.info({ ...line, outcome: 'error', code: wire.code, ms: Math.round(performance.now() - started) }, 'rpc');
       throw new ProtocolError(wire.code, wire.message, wire.data);
+    } finally {
+      if (poll !== undefined) clearTimeout(poll);
     }
   };
   server.fallbackRequestHandler = (request, ctx) => forward(request as never, ctx);

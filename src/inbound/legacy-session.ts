@@ -23,6 +23,8 @@ export interface LegacySessionOptions {
   logger: Logger;
   /** Where the session's SSE events are kept for `Last-Event-ID` resumption; absent means no replay. */
   eventStore?: GatewayEventStore;
+  /** Close a long call's SSE response after this long (needs the event store). */
+  pollAfterMs?: number;
   onInitialized(session: LegacySession): void;
   onClosed(id: string): void;
 }
@@ -112,6 +114,7 @@ export class LegacySession {
         instructions: options.instructions,
         era: 'legacy',
         logger: options.logger,
+        pollAfterMs: options.pollAfterMs,
       },
       () => this.scope,
     );
