@@ -83,6 +83,21 @@ export class Redactor {
     return this.secrets.length === 0;
   }
 
+  /**
+   * Like `redact`, for text that was cut at its end (a truncated line or preview): a secret the cut
+   * went through leaves only its first part, which `redact` would not recognise; any such trailing
+   * part (4 characters or more) is masked too.
+   */
+  redactCut(text: string): string {
+    const out = this.redact(text);
+    for (const secret of this.secrets) {
+      for (let k = Math.min(secret.length - 1, out.length); k >= 4; k--) {
+        if (out.endsWith(secret.slice(0, k))) return `${out.slice(0, out.length - k)}[redacted]`;
+      }
+    }
+    return out;
+  }
+
   redact(text: string): string {
     let out = text;
     for (const secret of this.secrets) {

@@ -35,7 +35,8 @@ export interface StdioProcessOptions {
   /** Already carries the server name; gets debug lines only. */
   log: Logger;
   /** Masks secrets in stderr lines before they are logged. */
-  redact: (text: string) => string;
+  /** Masks secrets; `cut` says the text was truncated at its end (a secret may be half there). */
+  redact: (text: string, cut?: boolean) => string;
 }
 
 /** What the owner of a process hears; called synchronously, from the child's events. */
@@ -85,6 +86,9 @@ export function codeOf(error: unknown): string {
 }
 
 /** A supervised child: `start()`, `write()` with back-pressure, `terminate()` its process group. */
+/** The marker `createLineSplitter` puts on a line it cut. */
+const TRUNCATED = '…[truncated]';
+
 export class StdioProcess {
   private readonly options: StdioProcessOptions;
   private readonly handlers: StdioProcessHandlers;
@@ -267,7 +271,11 @@ export class StdioProcess {
   }
 
   private logStderr(lines: string[]): void {
-    for (const line of lines) this.options.log.debug({ stderr: this.options.redact(line) }, 'stdio server stderr');
+    for (const line of lines) {
+      const cut = line.endsWith(TRUNCATED);
+      const text = cut ? `${this.options.redact(line.slice(0, -TRUNCATED.length), true)}${TRUNCATED}` : this.options.redact(line);
+      this.options.log.debug({ stderr: text }, 'stdio server stderr');
+    }
   }
 
   private error(what: string): GatewayError {

@@ -66,7 +66,7 @@ export class StdioUpstreamTransport implements Transport {
   private readonly serverName: string;
   private readonly log: Logger;
   private readonly detectWindowMs: number;
-  private readonly redact: (text: string) => string;
+  private readonly redact: (text: string, cut?: boolean) => string;
   private readonly child: StdioProcess;
   private readonly decoder: MessageDecoder;
   private readonly negotiation: FramingNegotiation;
@@ -202,7 +202,7 @@ export class StdioUpstreamTransport implements Transport {
         return;
       case 'noise':
         this.log.debug(
-          { bytes: event.bytes, preview: this.redact(event.preview) },
+          { bytes: event.bytes, preview: this.redact(event.preview, Buffer.byteLength(event.preview) < event.bytes) },
           'skipped a non-JSON line on stdout',
         );
         return;
@@ -292,11 +292,12 @@ function validateOptions(options: StdioUpstreamTransportOptions): void {
   }
 }
 
-function redactorFor(options: StdioUpstreamTransportOptions): (text: string) => string {
+/** Masks the explicit env's values and the gateway's secrets; `cut` handles text cut at its end. */
+function redactorFor(options: StdioUpstreamTransportOptions): (text: string, cut?: boolean) => string {
   const explicitValues = Object.entries(options.env)
     .filter(([name]) => !isInheritedEnvName(name))
     .map(([, value]) => value);
   const own = new Redactor(explicitValues);
-  const extra = options.redactor;
-  return extra === undefined ? (text) => own.redact(text) : (text) => extra.redact(own.redact(text));
+  const extra = options.redactor ?? new Redactor([]);
+  return (text, cut = false) => (cut ? extra.redactCut(own.redactCut(text)) : extra.redact(own.redact(text)));
 }
