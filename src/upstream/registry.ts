@@ -91,7 +91,8 @@ export class UpstreamRegistry {
     const config = this.entry(name).config;
     const logger = this.logger.child({ server: name });
     const open = (negotiation?: 'legacy') => {
-      const connector = createConnector(name, config, this.options.deps, logger);
+      // Connectors name their server in their own log fields; only the link needs the child.
+      const connector = createConnector(name, config, this.options.deps, this.logger);
       return UpstreamLink.connect({
         server: name,
         transport: connector.transport,
