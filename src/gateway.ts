@@ -23,6 +23,8 @@ import type { VisibilityFilter } from './routing/merge.js';
 import type { ScopeOptions } from './routing/scopes.js';
 import { McpEndpoint } from './inbound/endpoint.js';
 import { createEventStore } from './session/event-store.js';
+import { clusterKeys } from './cluster/cluster-keys.js';
+import { clusterFromConfig } from './cluster/from-config.js';
 import type { Logger } from './observability/logger.js';
 import { UpstreamRegistry } from './upstream/registry.js';
 
@@ -38,6 +40,8 @@ export interface GatewayOptions {
    * one to exercise the bind refusal without ever binding a non-loopback interface.
    */
   addressOf?: (server: HttpServer) => AddressInfo;
+  /** How long a client may take to send a whole request (default 30 s; tests shorten it). */
+  requestTimeoutMs?: number;
 }
 
 export interface RunningGateway {
@@ -100,18 +104,18 @@ function compileAuthentication(
 
 type FetchHandler = (request: Request, env: unknown) => Response | Promise<Response>;
 
-function listen(fetch: FetchHandler, host: string, port: number, maxHeaderSize: number): Promise<HttpServer> {
+function listen(fetch: FetchHandler, host: string, port: number, maxHeaderSize: number, requestTimeoutMs: number): Promise<HttpServer> {
   return new Promise((resolve, reject) => {
     // Request headers over the policy's limit get 431 from node:http before any handler runs.
-    const server = serve({ fetch, hostname: host, port, serverOptions: { maxHeaderSize } }, () =>
+    const server = serve({ fetch, hostname: host, port, serverOptions: { maxHeaderSize, connectionsCheckingInterval: Math.min(5_000, Math.ceil(requestTimeoutMs / 4)) } }, () =>
       resolve(server as HttpServer),
     ) as HttpServer;
     server.once('error', reject);
     // Slow clients are cut: headers within 10 s, the whole request (headers and body) within
     // 30 s. Node's requestTimeout bounds receiving the request only; a long SSE response that
     // follows it is not affected (measured).
-    server.headersTimeout = 10_000;
-    server.requestTimeout = 30_000;
+    server.headersTimeout = Math.min(10_000, requestTimeoutMs);
+    server.requestTimeout = requestTimeoutMs;
     server.keepAliveTimeout = 5_000;
   });
 }
@@ -126,10 +130,12 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   }
   const authenticator = compileAuthentication(config, env, logger);
   // Resumability (DESIGN.md §4): one event store for every endpoint's sessions, closed last.
+  const keys = clusterKeys(config.eventStore.keyPrefix);
   const eventStore = createEventStore(config.eventStore, {
     logger,
     maxSessions: config.sessions.max * (Object.keys(config.servers).length + 1),
     historyTtlMs: config.sessions.idleTimeoutMs,
+    keyPrefix: keys.events, // cluster: every key under one root
   });
   const registry = new UpstreamRegistry({
     servers: config.servers,
@@ -157,10 +163,14 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     throw error;
   }
   await eventStore.start(); // event store
+  // --- cluster: replicas sharing the redis store forward or take over each other's sessions ---
+  const cluster = clusterFromConfig(config, keys, env, logger);
+  const sessionStore = cluster?.wrapStore(eventStore) ?? eventStore;
+  // --- end cluster ---
 
   const toolFilter = compileVisibility(config);
   const serverNames = [...registry.entries.keys()];
-  const endpoint = (servers: string[], separator: string | null) => {
+  const endpoint = (servers: string[], separator: string | null, label: string) => {
     const scope: ScopeOptions = { registry, servers, catalogue: { separator, toolFilter }, logger };
     return new McpEndpoint({
       name: config.name,
@@ -171,22 +181,23 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       sessions: config.sessions,
       limits: { maxBytes: config.limits.maxBodyBytes, maxDepth: config.limits.maxJsonDepth },
       logger,
-      eventStore,
+      eventStore: sessionStore,
+      ...(cluster === undefined ? {} : { cluster: cluster.forEndpoint(label) }),
       pollAfterMs: config.eventStore.pollAfterMs,
     });
   };
-  const aggregate = endpoint(serverNames, config.catalogue.separator);
-  const sideChannels = new Map(serverNames.map((name) => [name, endpoint([name], null)]));
+  const aggregate = endpoint(serverNames, config.catalogue.separator, 'aggregate');
+  const sideChannels = new Map(serverNames.map((name) => [name, endpoint([name], null, `servers/${name}`)]));
 
   // The app is built once the port is known: the default Origin allowlist names the bound port.
   let handler: FetchHandler = () => new Response('starting', { status: 503 });
   const closeUpstreams = () =>
-    Promise.all([aggregate.close(), ...[...sideChannels.values()].map((e) => e.close()), registry.close()]).then(() =>
+    (cluster?.close() ?? Promise.resolve()).then(() => Promise.all([aggregate.close(), ...[...sideChannels.values()].map((e) => e.close()), registry.close()])).then(() =>
       eventStore.close(),
     );
   let http: HttpServer;
   try {
-    http = await listen((request, env) => handler(request, env), config.listen.host, config.listen.port, config.limits.maxHeaderBytes);
+    http = await listen((request, env) => handler(request, env), config.listen.host, config.listen.port, config.limits.maxHeaderBytes, options.requestTimeoutMs ?? 30_000);
   } catch (error) {
     await closeUpstreams();
     throw error;
@@ -211,6 +222,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   });
   handler = (request, env) => app.fetch(request, env);
   const hostForUrl = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  await cluster?.start(`http://${hostForUrl}:${address.port}`); // cluster: announce, heartbeat
   let closing: Promise<void> | undefined;
 
   return {
@@ -219,6 +231,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     close() {
       closing ??= (async () => {
         const stopped = new Promise<void>((resolve) => http.close(() => resolve()));
+        await cluster?.close(); // cluster: hand leases back first; sessions then close keeping history
         await Promise.all([aggregate.close(), ...[...sideChannels.values()].map((e) => e.close())]);
         await registry.close();
         await eventStore.close(); // event store
