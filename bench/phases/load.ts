@@ -1,0 +1,82 @@
+/**
+ * The `tools/call` load phase: every path is started once and given one initialized session;
+ * then, for each round, each concurrency, each path in turn (path A c=1, path B c=1, …, path A
+ * c=16, …) runs a fixed-duration autocannon round, so machine drift hits every path alike.
+ * Peak RSS (VmHWM) of each path's process is read after the last round, and the CPU time that
+ * process spent per call is read around every round (robust to a busy machine, unlike req/s).
+ */
+import { isSuccessBody, runLoad, type LoadResult } from '../lib/load.js';
+import { closeSession, echoCallBody, openSession, rpc, type McpSession } from '../lib/mcp-session.js';
+import { CLOCK_TICKS_PER_SECOND, processTicks } from '../lib/cpu-noise.js';
+import { memoryOf } from '../lib/proc.js';
+import { startPath, TOOL_NAME, type BenchContext, type PathId, type StartedPath } from '../paths.js';
+
+export interface LoadPlan {
+  paths: readonly PathId[];
+  concurrencies: readonly number[];
+  rounds: number;
+  durationS: number;
+  warmupS: number;
+  /** Called before each round runs (progress output). */
+  onRound?(round: number, connections: number, path: PathId): void;
+}
+
+export interface LoadPhaseResult {
+  /** rounds[path][connections] = one result per round. */
+  rounds: Record<string, Record<number, LoadResult[]>>;
+  /** Peak RSS of each path's process over the whole phase, bytes. */
+  peakRss: Record<string, number>;
+}
+
+interface Target {
+  started: StartedPath;
+  session: McpSession;
+}
+
+function loadOptions(target: Target, connections: number, durationS: number) {
+  return {
+    url: target.started.url,
+    headers: target.session.headers,
+    body: echoCallBody(TOOL_NAME[target.started.id]),
+    connections,
+    durationS,
+    verify: isSuccessBody,
+  };
+}
+
+export async function runLoadPhase(ctx: BenchContext, plan: LoadPlan): Promise<LoadPhaseResult> {
+  const targets = new Map<PathId, Target>();
+  try {
+    for (const id of plan.paths) {
+      const started = await startPath(id, ctx);
+      const session = await openSession(started.url);
+      const probe = await rpc(session, 'tools/call', { name: TOOL_NAME[id], arguments: { text: 'probe' } });
+      if (JSON.stringify(probe).indexOf('probe') < 0) throw new Error(`${id}: echo did not echo`);
+      targets.set(id, { started, session });
+    }
+    for (const target of targets.values()) {
+      if (plan.warmupS > 0) await runLoad(loadOptions(target, 16, plan.warmupS));
+    }
+    const rounds: LoadPhaseResult['rounds'] = {};
+    for (let round = 1; round <= plan.rounds; round++) {
+      for (const connections of plan.concurrencies) {
+        for (const [id, target] of targets) {
+          plan.onRound?.(round, connections, id);
+          const ticksBefore = processTicks(target.started.process.pid);
+          const result = await runLoad(loadOptions(target, connections, plan.durationS));
+          const cpuUs = ((processTicks(target.started.process.pid) - ticksBefore) * 1e6) / CLOCK_TICKS_PER_SECOND;
+          result.cpuUsPerCall = result.ok > 0 ? cpuUs / result.ok : Number.NaN;
+          ((rounds[id] ??= {})[connections] ??= []).push(result);
+        }
+      }
+    }
+    const peakRss: Record<string, number> = {};
+    for (const [id, target] of targets) peakRss[id] = memoryOf(target.started.process.pid)?.peakRss ?? Number.NaN;
+    return { rounds, peakRss };
+  } finally {
+    for (const target of targets.values()) {
+      await closeSession(target.session);
+      await target.started.process.stop();
+    }
+  }
+}

@@ -1,0 +1,298 @@
+/**
+ * `npm run bench`: Portcullis side by side with a direct connection and the popular npm MCP
+ * proxies, all on 127.0.0.1. Prints the tables and writes bench/results/run-<time>.{json,md}
+ * and bench/results/latest.md. Method: docs/performance.md.
+ *
+ *   node dist/bench/run.js [--duration S] [--rounds N] [--concurrency 1,16,64]
+ *                          [--paths direct,portcullis-http,…] [--sessions N] [--wait-quiet S]
+ *                          [--quick] [--keep-logs]
+ *
+ * Every process it starts is stopped by pid at the end, on failure, on SIGINT/SIGTERM, and by a
+ * watchdog if the run overstays its estimate by half plus two minutes.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { renderReport, type RunReport } from './lib/report.js';
+import { waitForQuiet } from './lib/cpu-noise.js';
+import { killAllNow, ownPids, stopAll } from './lib/processes.js';
+import { median } from './lib/stats.js';
+import { judgeTargets, loadRows } from './lib/summary.js';
+import { PATH_IDS, startEchoHttp, type BenchContext, type PathId } from './paths.js';
+import { coldStart, stdioEchoColdStart } from './phases/cold-start.js';
+import { runLoadPhase } from './phases/load.js';
+import { measureIdleRss, measureSessionMemory, measureToolsList } from './phases/portcullis-extras.js';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const RESULTS = join(ROOT, 'bench/results');
+
+interface Plan {
+  durationS: number;
+  rounds: number;
+  concurrencies: number[];
+  paths: PathId[];
+  sessions: number;
+  coldStarts: number;
+  listDurationS: number;
+  warmupS: number;
+  keepLogs: boolean;
+  /** Longest wait, in seconds, for other processes to leave the CPU before starting. */
+  waitQuietS: number;
+}
+
+function readPlan(argv: string[]): Plan {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      duration: { type: 'string' },
+      rounds: { type: 'string' },
+      concurrency: { type: 'string' },
+      paths: { type: 'string' },
+      sessions: { type: 'string' },
+      quick: { type: 'boolean', default: false },
+      'keep-logs': { type: 'boolean', default: false },
+      'wait-quiet': { type: 'string' },
+    },
+  });
+  const int = (text: string | undefined, fallback: number, min: number, max: number, name: string): number => {
+    if (text === undefined) return fallback;
+    const value = Number(text);
+    if (!Number.isInteger(value) || value < min || value > max) throw new TypeError(`--${name} must be an integer from ${min} to ${max}`);
+    return value;
+  };
+  const quick = values.quick === true;
+  const concurrencies = (values.concurrency ?? '1,16,64').split(',').map((c) => int(c, 0, 1, 256, 'concurrency'));
+  const paths = (values.paths ?? PATH_IDS.join(',')).split(',') as PathId[];
+  for (const path of paths) if (!PATH_IDS.includes(path)) throw new TypeError(`--paths: unknown path "${path}" (known: ${PATH_IDS.join(', ')})`);
+  if (!paths.includes('direct')) paths.unshift('direct');
+  return {
+    durationS: int(values.duration, quick ? 2 : 5, 1, 60, 'duration'),
+    rounds: int(values.rounds, quick ? 1 : 3, 1, 10, 'rounds'),
+    concurrencies,
+    paths,
+    // 1000 is the default policy's session ceiling (policy limits.maxSessions).
+    sessions: int(values.sessions, quick ? 200 : 1000, 10, 1000, 'sessions'),
+    coldStarts: quick ? 1 : 3,
+    listDurationS: quick ? 1 : 2,
+    warmupS: quick ? 1 : 2,
+    keepLogs: values['keep-logs'] === true,
+    waitQuietS: int(values['wait-quiet'], quick ? 0 : 30, 0, 600, 'wait-quiet'),
+  };
+}
+
+function readOnlyGit(args: string[]): string {
+  try {
+    return execFileSync('git', args, { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+  } catch {
+    return 'unknown';
+  }
+}
+
+function versionOf(pkg: string): string {
+  try {
+    return (JSON.parse(readFileSync(join(ROOT, 'node_modules', pkg, 'package.json'), 'utf8')) as { version: string }).version;
+  } catch {
+    return 'unknown';
+  }
+}
+
+/** Rough wall time of a plan, from measured runs on a 2-core machine (about 310 s for the default). */
+function estimateSeconds(plan: Plan): number {
+  const cold = plan.coldStarts * (plan.paths.length + 1) * 1.5;
+  const load = plan.paths.length * (plan.warmupS + 2) + plan.rounds * plan.concurrencies.length * plan.paths.length * (plan.durationS + 0.3);
+  const lists = 2 * (5 + (plan.rounds + 1) * 2 * plan.listDurationS);
+  const sessions = 2 * (5 + plan.sessions / 50);
+  return Math.round(plan.waitQuietS + cold + load + lists + sessions + 5);
+}
+
+function foreignSummary(results: readonly { foreignCpu: number }[]): string {
+  const shares = results.map((r) => r.foreignCpu);
+  if (shares.length === 0) return 'n/a';
+  const pctOf = (x: number) => `${(x * 100).toFixed(0)}%`;
+  const worst = Math.max(...shares);
+  return `median ${pctOf(median(shares))}, worst round ${pctOf(worst)}${worst > 0.1 ? ' (a busy machine: absolute figures are low; interleaving spreads the noise across paths)' : ''}`;
+}
+
+/** Where the running bench keeps process logs (reported when it is interrupted). */
+let liveLogDir: string | undefined;
+
+const log = (text: string) => process.stderr.write(`[bench] ${text}\n`);
+
+/** Runs an optional phase; a failure is reported in the results instead of discarding the run. */
+async function attempt<T>(problems: string[], name: string, fn: () => Promise<T>): Promise<T | undefined> {
+  try {
+    return await fn();
+  } catch (error) {
+    const reason = error instanceof Error ? error.message.split('\n', 1)[0]! : String(error);
+    problems.push(`${name}: ${reason}`);
+    log(`${name} failed: ${reason}`);
+    return undefined;
+  }
+}
+
+async function coldStartPhase(ctx: BenchContext, plan: Plan, problems: string[]) {
+  const results: RunReport['coldStart'] = {};
+  const stdioEchoAloneMs: number[] = [];
+  for (let rep = 0; rep < plan.coldStarts; rep++) {
+    const alone = await attempt(problems, 'cold start of the stdio echo alone', () => stdioEchoColdStart(ctx));
+    if (alone !== undefined) stdioEchoAloneMs.push(alone);
+    for (const id of plan.paths) {
+      const sample = await attempt(problems, `cold start of ${id}`, () => coldStart(id, ctx));
+      if (sample === undefined) continue;
+      const entry = (results[id] ??= { toolsListMs: [], readyMs: [], readyAfterUpstreamMs: [] });
+      entry.toolsListMs.push(sample.toolsListMs);
+      if (sample.readyMs !== undefined) entry.readyMs.push(sample.readyMs);
+      if (sample.readyAfterUpstreamMs !== undefined) entry.readyAfterUpstreamMs.push(sample.readyAfterUpstreamMs);
+    }
+  }
+  return { results, stdioEchoAloneMs };
+}
+
+async function gatewayPhase(ctx: BenchContext, plan: Plan, problems: string[]) {
+  const toolsList: RunReport['toolsList'] = [];
+  for (const isolation of ['session', 'shared'] as const) {
+    log(`Portcullis: tools/list across 20 upstreams, isolation "${isolation}"`);
+    const list = await attempt(problems, `tools/list across 20 upstreams (${isolation})`, () =>
+      measureToolsList(ctx, { upstreams: 20, rounds: plan.rounds, durationS: plan.listDurationS, isolation }),
+    );
+    if (list === undefined) continue;
+    toolsList.push({
+      upstreams: list.upstreams,
+      isolation,
+      gatewayP50: median(list.gateway.map((r) => r.p50)),
+      gatewayP99: median(list.gateway.map((r) => r.p99)),
+      directP50: median(list.direct.map((r) => r.p50)),
+      directP99: median(list.direct.map((r) => r.p99)),
+      readyAfterUpstreamMs: list.readyAfterUpstreamMs,
+      idleRss: list.idleRss,
+    });
+  }
+  log('Portcullis: idle RSS and memory per idle session');
+  const idleRss = await attempt(problems, 'idle RSS', () => measureIdleRss(ctx));
+  const sessionMemory: RunReport['sessionMemory'] = [];
+  for (const isolation of ['shared', 'session'] as const) {
+    const memory = await attempt(problems, `memory per idle session (${isolation})`, () =>
+      measureSessionMemory(ctx, { isolation, sessions: plan.sessions }),
+    );
+    if (memory !== undefined) sessionMemory.push(memory);
+  }
+  return { toolsList, idleRss, sessionMemory };
+}
+
+async function main(): Promise<number> {
+  const plan = readPlan(process.argv.slice(2));
+  if (process.platform !== 'linux') throw new Error('the bench reads /proc: Linux only');
+  const logDir = mkdtempSync(join(tmpdir(), 'portcullis-bench-'));
+  liveLogDir = logDir;
+  mkdirSync(RESULTS, { recursive: true });
+  log(`plan: ${plan.paths.join(', ')}; c=${plan.concurrencies.join('/')}; ${plan.rounds} round(s) × ${plan.durationS} s; about ${estimateSeconds(plan)} s in all`);
+  if (plan.waitQuietS > 0) {
+    log(`waiting up to ${plan.waitQuietS} s for other processes to use < 10% of the CPU`);
+    const share = await waitForQuiet(ownPids, 0.1, plan.waitQuietS * 1000);
+    log(`other processes: ${(share * 100).toFixed(0)}% of the CPU; starting`);
+  }
+  const started = Date.now();
+  const watchdogS = Math.round(estimateSeconds(plan) * 1.5 + 120);
+  const watchdog = setTimeout(() => {
+    log(`still running after ${watchdogS} s: stopping every process the bench started`);
+    killAllNow();
+    process.exit(2);
+  }, watchdogS * 1000);
+  watchdog.unref();
+  const problems: string[] = [];
+  let keepLogs = plan.keepLogs;
+  try {
+    const upstream = await startEchoHttp({ logDir, upstreamUrl: '' }, 0);
+    const ctx: BenchContext = { logDir, upstreamUrl: upstream.url };
+
+    log('cold starts');
+    const cold = await coldStartPhase(ctx, plan, problems);
+
+    log('tools/call load');
+    const load = await runLoadPhase(ctx, {
+      paths: plan.paths,
+      concurrencies: plan.concurrencies,
+      rounds: plan.rounds,
+      durationS: plan.durationS,
+      warmupS: plan.warmupS,
+      onRound: (round, c, path) => log(`  round ${round}/${plan.rounds}  c=${c}  ${path}`),
+    });
+    const rows = loadRows(load.rounds);
+
+    const wantsGateway = plan.paths.some((p) => p.startsWith('portcullis'));
+    const gateway = wantsGateway ? await gatewayPhase(ctx, plan, problems) : { toolsList: [], idleRss: undefined, sessionMemory: [] };
+
+    const readyAfterUpstream = [
+      ...['portcullis-http', 'portcullis-stdio'].flatMap((id) => {
+        const values = cold.results[id]?.readyAfterUpstreamMs ?? [];
+        return values.length === 0 ? [] : [median(values)];
+      }),
+      ...gateway.toolsList.flatMap((l) => (l.readyAfterUpstreamMs === undefined ? [] : [l.readyAfterUpstreamMs])),
+    ];
+    // The tools/list target is judged on the default configuration (isolation "session").
+    const headlineList = gateway.toolsList.find((l) => l.isolation === 'session');
+    const report: RunReport = {
+      meta: {
+        date: new Date(started).toISOString(),
+        'wall time': `${Math.round((Date.now() - started) / 1000)} s`,
+        machine: `${cpus().length} × ${cpus()[0]?.model ?? 'unknown CPU'}`,
+        node: process.version,
+        commit: `${readOnlyGit(['rev-parse', '--short', 'HEAD'])}${readOnlyGit(['status', '--porcelain', '--', 'src']) === '' ? '' : ' (src/ has uncommitted changes)'}`,
+        plan: `c=${plan.concurrencies.join('/')}, ${plan.rounds} round(s) × ${plan.durationS} s per path and c, interleaved`,
+        'CPU taken by other processes during load rounds': foreignSummary(Object.values(load.rounds).flatMap((byC) => Object.values(byC).flat())),
+        versions: `mcp-proxy ${versionOf('mcp-proxy')}, supergateway ${versionOf('supergateway')}, autocannon ${versionOf('autocannon')}, @modelcontextprotocol/server ${versionOf('@modelcontextprotocol/server')}`,
+        ...(problems.length === 0 ? {} : { problems: problems.join('; ') }),
+      },
+      rows,
+      peakRss: load.peakRss,
+      coldStart: cold.results,
+      stdioEchoAloneMs: cold.stdioEchoAloneMs,
+      toolsList: gateway.toolsList,
+      idleRss: gateway.idleRss,
+      sessionMemory: gateway.sessionMemory,
+      targets: judgeTargets({
+        rows,
+        concurrencies: plan.concurrencies,
+        toolsListP99: headlineList === undefined ? undefined : { gateway: headlineList.gatewayP99, direct: headlineList.directP99 },
+        idleRss: gateway.idleRss,
+        perSessionShared: gateway.sessionMemory.find((m) => m.isolation === 'shared')?.perSession,
+        readyAfterUpstream,
+      }),
+    };
+    const stamp = new Date(started).toISOString().replace(/[:.]/g, '-');
+    const markdown = renderReport(report, 'markdown');
+    writeFileSync(join(RESULTS, `run-${stamp}.json`), `${JSON.stringify({ report, raw: { load: load.rounds } }, null, 2)}\n`);
+    writeFileSync(join(RESULTS, `run-${stamp}.md`), `${markdown}\n`);
+    writeFileSync(join(RESULTS, 'latest.md'), `${markdown}\n`);
+    process.stdout.write(`${renderReport(report, 'text')}\n\nwritten: bench/results/run-${stamp}.{json,md}, bench/results/latest.md\n`);
+    if (problems.length > 0) keepLogs = true;
+    return problems.length === 0 ? 0 : 1;
+  } catch (error) {
+    keepLogs = true;
+    throw error;
+  } finally {
+    await stopAll();
+    if (keepLogs) log(`logs kept in ${logDir}`);
+    else rmSync(logDir, { recursive: true, force: true });
+  }
+}
+
+process.on('exit', killAllNow);
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    log(`${signal}: stopping every process the bench started${liveLogDir === undefined ? '' : `; logs kept in ${liveLogDir}`}`);
+    killAllNow();
+    process.exit(130);
+  });
+}
+
+main().then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    log(`failed: ${error instanceof Error ? error.message : String(error)}`);
+    process.exit(1);
+  },
+);
