@@ -12,7 +12,7 @@ import { serve } from '@hono/node-server';
 import { createApp } from './app.js';
 import { ConfigError, GatewayError } from './errors.js';
 import { checkBind } from './inbound/bind-check.js';
-import { compileAuthenticator, type Authenticator } from './inbound/auth/authenticate.js';
+import type { Authenticator } from './inbound/auth/authenticate.js';
 import { createEgressDispatcher } from './net/egress-guard.js';
 import type { GatewayConfig } from './config/schema.js';
 import { compileDeniedTools } from './policy/denied-tools.js';
@@ -88,12 +88,14 @@ function refuseBind(address: string, config: Readonly<GatewayConfig>): GatewayEr
  * Compiles the `auth` block once, at start: a token variable that is unset is a configuration
  * error naming the variable (never its value), before any upstream is started.
  */
-function compileAuthentication(
+async function compileAuthentication(
   config: Readonly<GatewayConfig>,
   env: Readonly<Record<string, string | undefined>>,
   logger: Logger,
-): Authenticator | undefined {
+): Promise<Authenticator | undefined> {
   if (config.auth === undefined) return undefined;
+  // Loaded only when configured: the JWT stack (jose) costs memory a loopback gateway never uses.
+  const { compileAuthenticator } = await import('./inbound/auth/authenticate.js');
   try {
     return compileAuthenticator(config.auth, { readEnv: (name) => env[name], logger });
   } catch (error) {
@@ -128,7 +130,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     const refused = refuseBind(config.listen.host, config);
     if (refused !== undefined) throw refused;
   }
-  const authenticator = compileAuthentication(config, env, logger);
+  const authenticator = await compileAuthentication(config, env, logger);
   // Resumability (DESIGN.md §4): one event store for every endpoint's sessions, closed last.
   const keys = clusterKeys(config.eventStore.keyPrefix);
   const eventStore = createEventStore(config.eventStore, {

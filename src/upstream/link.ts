@@ -217,7 +217,10 @@ export class UpstreamLink {
     const entry = { items: Promise.resolve<unknown[]>([]), expiresAt: Number.POSITIVE_INFINITY };
     entry.items = this.fetchAllPages(kind).then(
       ({ items, ttlMs }) => {
-        if (ttlMs !== undefined) entry.expiresAt = Date.now() + ttlMs;
+        // A lifetime matters only when nobody tells us of changes: with a live subscriptions/listen
+        // stream for this list, the list is kept until the upstream says it changed (SDK servers
+        // answer ttlMs 0 by default, which would send every tools/list upstream).
+        if (ttlMs !== undefined && !this.hearsChangesOf(kind)) entry.expiresAt = Date.now() + ttlMs;
         return items;
       },
       (error: unknown) => {
@@ -251,6 +254,9 @@ export class UpstreamLink {
       (subscription) => {
         this.listening = subscription;
         void subscription.closed.then((how) => {
+          if (this.listening === subscription) this.listening = undefined;
+          // Changes may have been missed while the stream was down: forget what we cached.
+          this.invalidate(['tools', 'prompts', 'resources', 'resourceTemplates']);
           if (how === 'remote' && !this.closed) this.retryListen(0);
         });
       },
@@ -259,6 +265,15 @@ export class UpstreamLink {
         this.retryListen(attempt + 1);
       },
     );
+  }
+
+  /** True while a live subscription reports changes to this list. */
+  private hearsChangesOf(kind: ListKind): boolean {
+    if (this.listening === undefined) return false;
+    const caps = this.capabilities;
+    if (kind === 'tools') return caps.tools?.listChanged === true;
+    if (kind === 'prompts') return caps.prompts?.listChanged === true;
+    return caps.resources?.listChanged === true;
   }
 
   private retryListen(attempt: number): void {

@@ -39,7 +39,11 @@ export function createHttpTransport(server: string, config: HttpServerConfig, de
       // Names only: the value of a variable is a secret, even a malformed one.
       logger.warn({ server, header: skip.header, variable: skip.variable, reason: skip.reason }, 'upstream header skipped');
     }
-    return guarded(url, { ...init, headers: built.headers });
+    // The SDK passes its transport-long signal to every request; undici would leave one abort
+    // listener on it per request until garbage collection. A dependent signal per request is
+    // held only weakly by its source, so nothing piles up (profile: 4.5% in addEventListener).
+    const signal = init?.signal ? AbortSignal.any([init.signal]) : undefined;
+    return guarded(url, { ...init, headers: built.headers, signal });
   };
 
   // Redirects are ours (same-origin only, each hop checked): tell the SDK not to add its own.
