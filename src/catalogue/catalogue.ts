@@ -7,7 +7,8 @@
  */
 import type { Prompt, Resource, ResourceTemplateType, Tool } from '@modelcontextprotocol/server';
 import type { Logger } from '../observability/logger.js';
-import type { ListKind, UpstreamLink } from '../upstream/link.js';
+import type { UpstreamLink } from '../upstream/link.js';
+import type { ListKind } from '../upstream/list-cache.js';
 import {
   mergePrompts,
   mergeResources,

@@ -12,24 +12,12 @@ import type { ServerCapabilities } from '@modelcontextprotocol/client';
 import type { Logger } from '../observability/logger.js';
 import { UpstreamError } from '../errors.js';
 import { classifyUpstreamFailure, safeReason } from './failure.js';
+import { ListCache, type ListKind } from './list-cache.js';
 import { passThroughResult } from './pass-through.js';
 import type { DownstreamSink, LinkEvent, RpcMessage } from './sink.js';
 
-export type ListKind = 'tools' | 'prompts' | 'resources' | 'resourceTemplates';
-
-const LIST_METHOD: Record<ListKind, { method: string; capability: keyof ServerCapabilities }> = {
-  tools: { method: 'tools/list', capability: 'tools' },
-  prompts: { method: 'prompts/list', capability: 'prompts' },
-  resources: { method: 'resources/list', capability: 'resources' },
-  resourceTemplates: { method: 'resources/templates/list', capability: 'resources' },
-};
-
 /** The handshake's own bound, whatever a server's per-request timeout is. */
 const HANDSHAKE_TIMEOUT_MS = 30_000;
-
-/** The most pages a list may have; a runaway cursor loop is an upstream fault, not a hang. */
-const MAX_LIST_PAGES = 100;
-
 
 export interface LinkOptions {
   server: string;
@@ -87,12 +75,10 @@ export class UpstreamLink {
   private nextProgressToken = 1;
   /** Where messages owned by no call go, in order. */
   private ownerChain: Promise<void> = Promise.resolve();
-  private readonly lists = new Map<ListKind, { items: Promise<unknown[]>; expiresAt: number }>();
+  private readonly lists: ListCache;
   private listening: { close(): Promise<void> } | undefined;
   private readonly listeners = new Set<(event: LinkEvent) => void>();
   private closedReason: string | undefined;
-  /** Bumped whenever a cached list is dropped, so merged views know to rebuild. */
-  listVersion = 0;
 
   private constructor(options: LinkOptions, client: Client) {
     this.server = options.server;
@@ -101,6 +87,22 @@ export class UpstreamLink {
     this.requestTimeoutMs = options.requestTimeoutMs;
     this.owner = options.owner;
     this.exclusive = options.exclusive ?? false;
+    this.lists = new ListCache({
+      server: this.server,
+      capabilities: () => this.capabilities,
+      hearsChangesOf: (kind) => this.hearsChangesOf(kind),
+      fetchPage: (method, cursor) =>
+        this.client
+          .request({ method, params: cursor === undefined ? {} : { cursor } }, passThroughResult, { timeout: this.requestTimeoutMs })
+          .catch((error: unknown) => {
+            throw classifyUpstreamFailure(this.server, error, this.modern);
+          }),
+    });
+  }
+
+  /** Moves on whenever a cached list is dropped, so merged views know to rebuild. */
+  get listVersion(): number {
+    return this.lists.version;
   }
 
   /** Connects and completes the handshake; rejects with an `UpstreamError` on failure. */
@@ -204,32 +206,9 @@ export class UpstreamLink {
     await this.client.notification({ method: message.method, params: message.params });
   }
 
-  /**
-   * The full list (all pages) of one kind, cached until the upstream announces a change or, when
-   * a 2026 upstream gives a cache lifetime (`ttlMs`), until that lifetime ends.
-   */
+  /** The full list (all pages) of one kind, from the connection's cache (see list-cache.ts). */
   list(kind: ListKind): Promise<unknown[]> {
-    const { capability } = LIST_METHOD[kind];
-    if (this.capabilities[capability] === undefined) return Promise.resolve([]);
-    const cached = this.lists.get(kind);
-    if (cached !== undefined && cached.expiresAt > Date.now()) return cached.items;
-    if (cached !== undefined) this.listVersion++; // expired: merged views must rebuild
-    const entry = { items: Promise.resolve<unknown[]>([]), expiresAt: Number.POSITIVE_INFINITY };
-    entry.items = this.fetchAllPages(kind).then(
-      ({ items, ttlMs }) => {
-        // A lifetime matters only when nobody tells us of changes: with a live subscriptions/listen
-        // stream for this list, the list is kept until the upstream says it changed (SDK servers
-        // answer ttlMs 0 by default, which would send every tools/list upstream).
-        if (ttlMs !== undefined && !this.hearsChangesOf(kind)) entry.expiresAt = Date.now() + ttlMs;
-        return items;
-      },
-      (error: unknown) => {
-        if (this.lists.get(kind) === entry) this.lists.delete(kind);
-        throw error;
-      },
-    );
-    this.lists.set(kind, entry);
-    return entry.items;
+    return this.lists.list(kind);
   }
 
   async close(): Promise<void> {
@@ -256,7 +235,7 @@ export class UpstreamLink {
         void subscription.closed.then((how) => {
           if (this.listening === subscription) this.listening = undefined;
           // Changes may have been missed while the stream was down: forget what we cached.
-          this.invalidate(['tools', 'prompts', 'resources', 'resourceTemplates']);
+          this.lists.invalidate();
           if (how === 'remote' && !this.closed) this.retryListen(0);
         });
       },
@@ -282,31 +261,6 @@ export class UpstreamLink {
     timer.unref();
   }
 
-  private async fetchAllPages(kind: ListKind): Promise<{ items: unknown[]; ttlMs: number | undefined }> {
-    const { method } = LIST_METHOD[kind];
-    const items: unknown[] = [];
-    let ttlMs: number | undefined;
-    let cursor: string | undefined;
-    for (let page = 0; page < MAX_LIST_PAGES; page++) {
-      const result = await this.client
-        .request({ method, params: cursor === undefined ? {} : { cursor } }, passThroughResult, { timeout: this.requestTimeoutMs })
-        .catch((error: unknown) => {
-          throw classifyUpstreamFailure(this.server, error, this.modern);
-        });
-      const pageItems = result[kind];
-      if (Array.isArray(pageItems)) items.push(...pageItems);
-      if (typeof result.ttlMs === 'number' && result.ttlMs >= 0) ttlMs = Math.min(ttlMs ?? result.ttlMs, result.ttlMs);
-      cursor = typeof result.nextCursor === 'string' ? result.nextCursor : undefined;
-      if (cursor === undefined) return { items, ttlMs };
-    }
-    throw new UpstreamError('UPSTREAM_UNAVAILABLE', this.server, `${method} returned more than ${MAX_LIST_PAGES} pages`);
-  }
-
-  private invalidate(kinds: ListKind[]): void {
-    for (const kind of kinds) this.lists.delete(kind);
-    this.listVersion++;
-  }
-
   private emit(event: LinkEvent): void {
     for (const listener of this.listeners) {
       try {
@@ -320,7 +274,7 @@ export class UpstreamLink {
   private markClosed(reason: string): void {
     if (this.closedReason !== undefined) return;
     this.closedReason = reason;
-    this.lists.clear();
+    this.lists.invalidate();
     this.emit({ kind: 'closed', reason });
   }
 
@@ -373,15 +327,15 @@ export class UpstreamLink {
       const params = notification.params as Record<string, unknown> | undefined;
       switch (notification.method) {
         case 'notifications/tools/list_changed':
-          this.invalidate(['tools']);
+          this.lists.invalidate(['tools']);
           this.emit({ kind: 'listChanged', list: 'tools' });
           return;
         case 'notifications/prompts/list_changed':
-          this.invalidate(['prompts']);
+          this.lists.invalidate(['prompts']);
           this.emit({ kind: 'listChanged', list: 'prompts' });
           return;
         case 'notifications/resources/list_changed':
-          this.invalidate(['resources', 'resourceTemplates']);
+          this.lists.invalidate(['resources', 'resourceTemplates']);
           this.emit({ kind: 'listChanged', list: 'resources' });
           return;
         case 'notifications/resources/updated':
