@@ -15,6 +15,7 @@ import type { UpstreamRegistry } from '../upstream/registry.js';
 import { readJsonRpcBody, type BodyLimits } from './body.js';
 import { createGatewayServer } from './gateway-server.js';
 import { LegacySession } from './legacy-session.js';
+import type { EndpointCluster } from '../cluster/cluster.js';
 
 export interface EndpointOptions {
   name: string;
@@ -30,6 +31,8 @@ export interface EndpointOptions {
   eventStore?: GatewayEventStore;
   /** Close a long call's SSE response after this long (resumable sessions only). */
   pollAfterMs?: number;
+  /** Replica of a cluster (src/cluster): sessions held elsewhere are forwarded or taken over. */
+  cluster?: EndpointCluster;
 }
 
 function errorResponse(status: number, code: number, message: string): Response {
@@ -95,8 +98,29 @@ export class McpEndpoint {
 
   private async legacy(request: Request, parsedBody: unknown, principal: string | undefined): Promise<Response> {
     const sessionId = request.headers.get('mcp-session-id');
+    const { cluster } = this.options;
+    const forged = cluster?.refuseForged(request); // cluster
+    if (forged !== undefined) return forged;
     if (sessionId !== null) {
-      const session = this.sessions.get(sessionId);
+      let session: LegacySession | Response | undefined = this.sessions.get(sessionId);
+      // --- cluster: a session not held here may live on another replica, or need taking over ---
+      if (session === undefined && cluster !== undefined) {
+        session = await cluster.route({
+          request,
+          sessionId,
+          principal,
+          parsedBody,
+          open: async (owner, id) => {
+            if (!this.sessions.hasRoom()) throw new Error('no room for a session taken over');
+            const adopted = this.newSession(owner, id);
+            await adopted.start();
+            return adopted;
+          },
+          drop: (id) => this.sessions.delete(id),
+        });
+        if (session instanceof Response) return session;
+      }
+      // --- end cluster ---
       // Another principal presenting a session id learns nothing: exactly like an unknown id.
       if (session === undefined || session.principal !== principal) {
         return errorResponse(404, WireCode.InvalidRequest, 'Session not found');
@@ -112,7 +136,24 @@ export class McpEndpoint {
     if (!this.sessions.hasRoom()) {
       return errorResponse(503, WireCode.InternalError, 'Too many sessions; try again later');
     }
-    const session = new LegacySession({
+    const session = this.newSession(principal);
+    try {
+      await session.start();
+      const response = await session.handle(request, parsedBody);
+      if (!session.initialised) await session.close();
+      // cluster: recorded before the client learns the id, so any replica can find it next.
+      else await cluster?.opened(session.id, principal, parsedBody, () => this.sessions.delete(session.id));
+      return response;
+    } catch (error) {
+      await session.close();
+      throw error;
+    }
+  }
+
+  /** A session of this endpoint, not yet started; `sessionId` only for one taken over (cluster). */
+  private newSession(principal: string | undefined, sessionId?: string): LegacySession {
+    const cluster = this.options.cluster;
+    return new LegacySession({
       ...this.identity(),
       principal,
       scope: this.options.scope,
@@ -124,16 +165,9 @@ export class McpEndpoint {
         this.options.logger.info({ session: s.id }, 'session opened');
       },
       onClosed: (id) => this.sessions.delete(id),
+      ...(sessionId === undefined ? {} : { sessionId }),
+      ...(cluster === undefined ? {} : { tapResponse: (id, body, response) => cluster.tap(id, body, response) }),
     });
-    try {
-      await session.start();
-      const response = await session.handle(request, parsedBody);
-      if (!session.initialised) await session.close();
-      return response;
-    } catch (error) {
-      await session.close();
-      throw error;
-    }
   }
 
   /** Name, capabilities and instructions, from the primaries that are up right now. */

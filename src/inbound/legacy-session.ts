@@ -27,6 +27,12 @@ export interface LegacySessionOptions {
   pollAfterMs?: number;
   onInitialized(session: LegacySession): void;
   onClosed(id: string): void;
+  // --- cluster (src/cluster) ---
+  /** The id to serve under (a session taken over from another replica keeps its id); default: random. */
+  sessionId?: string;
+  /** Sees each request's response on its way out (the cluster records in-flight requests). */
+  tapResponse?(sessionId: string, body: unknown, response: Response): Response;
+  // --- end cluster ---
 }
 
 /** In-flight requests one session may have; beyond it the client is told to slow down. */
@@ -100,11 +106,13 @@ export class LegacySession {
   private sessionId: string | undefined;
   private readonly events: SessionEventStore | undefined;
   private readonly liveTail = new LiveTailGate();
+  private readonly tapResponse: LegacySessionOptions['tapResponse'];
 
   constructor(options: LegacySessionOptions) {
     this.principal = options.principal;
+    this.tapResponse = options.tapResponse;
     // The id exists before `initialize` so the session's event history can be keyed by it.
-    const id = randomUUID();
+    const id = options.sessionId ?? randomUUID();
     this.events = options.eventStore?.forSession(id);
     this.server = createGatewayServer(
       {
@@ -191,7 +199,9 @@ export class LegacySession {
     }
     this.inFlight.add(id);
     try {
-      return await this.transport.handleRequest(request, { parsedBody });
+      const response = await this.transport.handleRequest(request, { parsedBody });
+      // cluster: the in-flight record for failover (src/cluster/inflight-tap.ts)
+      return this.tapResponse !== undefined && this.initialised ? this.tapResponse(this.id, parsedBody, response) : response;
     } catch (error) {
       this.inFlight.delete(id);
       throw error;

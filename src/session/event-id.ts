@@ -83,6 +83,20 @@ export class SessionSequence {
     return this.lastByStream.get(streamId);
   }
 
+  /**
+   * Records an event another process already wrote (`seq` on `streamId`), in history order: a
+   * replica taking a session over continues after it, so no id is reused (cluster takeover).
+   */
+  observe(streamId: string, seq: number): void {
+    if (seq > this.issued) this.issued = seq;
+    this.lastByStream.delete(streamId);
+    this.lastByStream.set(streamId, seq);
+    if (this.lastByStream.size > MAX_TRACKED_STREAMS) {
+      const oldest = this.lastByStream.keys().next();
+      if (!oldest.done) this.lastByStream.delete(oldest.value);
+    }
+  }
+
   /** Forgets every stream (their history is gone); the counter keeps going, so no id is reused. */
   forgetStreams(): void {
     this.lastByStream.clear();

@@ -30,6 +30,11 @@ export interface SessionEventStore extends EventStore {
   retained(): Promise<number>;
   /** Drops the session's history (session closed). Idempotent; later events are not kept. */
   forget(): Promise<void>;
+  /**
+   * Shared stores only (redis): continues a history another replica wrote, given its events in
+   * order, so new ids follow the last one and resume checks know each stream (cluster takeover).
+   */
+  adopt?(history: Iterable<{ readonly seq: number; readonly streamId: string }>): void;
 }
 
 /** The gateway-wide store: one per process, one view per session. */

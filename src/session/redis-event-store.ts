@@ -227,6 +227,10 @@ export function createRedisEventStore(options: RedisEventStoreOptions): GatewayE
         return forgotten ? 0 : client.xLen(key);
       },
 
+      adopt(history) {
+        for (const event of history) sequence.observe(event.streamId, event.seq);
+      },
+
       async forget() {
         if (forgotten) return;
         forgotten = true;

@@ -1,0 +1,92 @@
+/**
+ * Forwarding a session's request to the replica that owns it, and the check on requests that
+ * arrive forwarded. The response (JSON or a long SSE stream) is streamed back as it comes; the
+ * client going away cancels the forwarded request.
+ *
+ * - Loops: a forwarded request carries `x-portcullis-forwarded-by`; a replica never forwards such
+ *   a request again (it serves it, takes the session over, or answers 503).
+ * - Trust: with `PORTCULLIS_CLUSTER_SECRET` set, every forwarded request carries it and a request
+ *   claiming to be forwarded without it is refused (403), so a client cannot pose as a replica to
+ *   steer where a session lives. Compared in constant time; never logged.
+ * - Origin is dropped: the receiving replica already checked it against its own allowlist, and
+ *   the owner's default allowlist names the owner's port, not the one the client used.
+ */
+import { timingSafeEqual } from 'node:crypto';
+import { jsonRpcErrorBody, WireCode } from '../errors.js';
+
+export const HOP_HEADER = 'x-portcullis-forwarded-by';
+export const SECRET_HEADER = 'x-portcullis-cluster-secret';
+
+/** Request headers never copied to the owner (hop-by-hop, recomputed, or checked here already). */
+const DROPPED = new Set(['host', 'connection', 'keep-alive', 'transfer-encoding', 'te', 'upgrade', 'content-length', 'origin', HOP_HEADER, SECRET_HEADER]);
+/** Response headers not copied back (the body is re-framed by this replica's server). */
+const DROPPED_BACK = new Set(['connection', 'keep-alive', 'transfer-encoding', 'content-length', 'content-encoding']);
+
+/** How long the owner may take to answer with headers (an SSE response answers at once). */
+const HEADERS_TIMEOUT_MS = 10_000;
+
+export type ForwardedCheck =
+  | { ok: true; forwarded: boolean }
+  | { ok: false; code: 'CLUSTER_SECRET_MISMATCH'; message: string };
+
+function sameSecret(given: string, expected: string): boolean {
+  const a = Buffer.from(given);
+  const b = Buffer.from(expected);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+/** Whether `headers` claim a forwarded request, and whether that claim is allowed. Pure. */
+export function checkForwarded(headers: Headers, secret: string | undefined): ForwardedCheck {
+  if (!headers.has(HOP_HEADER)) return { ok: true, forwarded: false };
+  if (secret === undefined) return { ok: true, forwarded: true };
+  const given = headers.get(SECRET_HEADER);
+  if (given !== null && sameSecret(given, secret)) return { ok: true, forwarded: true };
+  return { ok: false, code: 'CLUSTER_SECRET_MISMATCH', message: 'forwarded request refused: cluster secret missing or wrong' };
+}
+
+export interface ForwardOptions {
+  /** This replica's id, sent in the hop header. */
+  replicaId: string;
+  secret: string | undefined;
+}
+
+function jsonError(status: number, code: number, message: string): Response {
+  return new Response(jsonRpcErrorBody(code, message), { status, headers: { 'content-type': 'application/json' } });
+}
+
+/**
+ * Sends `request` (whose body was already read and parsed into `body`) to the same path on
+ * `ownerBase`, and returns the owner's answer as it streams. An owner that cannot be reached gets
+ * a 502 the client may retry (the lease decides when the session is taken over instead).
+ */
+export async function forwardRequest(request: Request, body: unknown, ownerBase: string, options: ForwardOptions): Promise<Response> {
+  const source = new URL(request.url);
+  const target = new URL(`${source.pathname}${source.search}`, ownerBase);
+  const headers = new Headers();
+  request.headers.forEach((value, name) => {
+    if (!DROPPED.has(name)) headers.set(name, value);
+  });
+  headers.set(HOP_HEADER, options.replicaId);
+  if (options.secret !== undefined) headers.set(SECRET_HEADER, options.secret);
+  const headersTimeout = new AbortController();
+  const timer = setTimeout(() => headersTimeout.abort(), HEADERS_TIMEOUT_MS);
+  let answer: Response;
+  try {
+    answer = await fetch(target, {
+      method: request.method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+      redirect: 'manual',
+      signal: AbortSignal.any([request.signal, headersTimeout.signal]),
+    });
+  } catch {
+    return jsonError(502, WireCode.UpstreamUnavailable, 'the replica owning this session cannot be reached; retry');
+  } finally {
+    clearTimeout(timer);
+  }
+  const back = new Headers();
+  answer.headers.forEach((value, name) => {
+    if (!DROPPED_BACK.has(name)) back.append(name, value);
+  });
+  return new Response(answer.body, { status: answer.status, statusText: answer.statusText, headers: back });
+}

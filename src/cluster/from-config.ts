@@ -1,0 +1,36 @@
+/**
+ * Builds this replica's `Cluster` from the parsed config, or nothing when `cluster` is absent.
+ * The schema already refused a cluster without the redis store (and with auth), so here the
+ * redis URL is present; the secret comes from the environment the gateway was given.
+ */
+import type { GatewayConfig } from '../config/schema.js';
+import type { Logger } from '../observability/logger.js';
+import type { ClusterKeys } from './cluster-keys.js';
+import { Cluster } from './cluster.js';
+
+export const CLUSTER_SECRET_ENV = 'PORTCULLIS_CLUSTER_SECRET';
+
+export function clusterFromConfig(
+  config: Readonly<GatewayConfig>,
+  keys: ClusterKeys,
+  env: Readonly<Record<string, string | undefined>>,
+  logger: Logger,
+): Cluster | undefined {
+  const cluster = config.cluster;
+  if (cluster === undefined) return undefined;
+  const redisUrl = config.eventStore.url;
+  if (config.eventStore.kind !== 'redis' || redisUrl === undefined) {
+    throw new TypeError('cluster needs eventStore.kind "redis" with a url');
+  }
+  const secret = env[CLUSTER_SECRET_ENV];
+  return new Cluster({
+    replicaId: cluster.replicaId,
+    advertiseUrl: cluster.advertiseUrl,
+    leaseMs: cluster.leaseMs,
+    redisUrl,
+    keys,
+    idleTimeoutMs: config.sessions.idleTimeoutMs,
+    secret: secret === undefined || secret === '' ? undefined : secret,
+    logger: logger.child({ replica: cluster.replicaId }),
+  });
+}
