@@ -84,7 +84,11 @@ export class McpEndpoint {
       if (!body.ok) return errorResponse(body.status, body.rpcCode, body.message);
       parsedBody = body.value;
     }
-    if (!(await isLegacyRequest(request, parsedBody))) {
+    // A request naming a session this replica holds is 2025-era by construction (2026 has no
+    // sessions): skip the classifier, which costs on every call of a busy session.
+    const sessionId = request.headers.get('mcp-session-id');
+    const known = sessionId !== null && this.sessions.get(sessionId) !== undefined;
+    if (!known && !(await isLegacyRequest(request, parsedBody))) {
       return this.modern.fetch(request, parsedBody === undefined ? undefined : { parsedBody });
     }
     return this.legacy(request, parsedBody, principal);
