@@ -21,6 +21,8 @@ export interface SuiteSpec {
   specVersion?: string;
   /** `--suite`; undefined runs the suite's default (active). */
   suite?: 'active' | 'all';
+  /** `--scenario`: one scenario instead of a suite. */
+  scenario?: string;
   /** Expected-failures baseline beside this file, used only when it exists. */
   expectedFailuresFile: string;
 }
@@ -40,6 +42,15 @@ export const SUITES: readonly SuiteSpec[] = [
     specVersion: '2026-07-28',
     suite: 'active',
     expectedFailuresFile: 'expected-failures-0.2-2026-07-28.yml',
+  },
+  {
+    // Not in the active suite, but issue 4 requires it: priming event, retry field, and a stream
+    // the server closes mid-call (the gateway runs with eventStore.pollAfterMs) resumed losslessly.
+    id: '0.2/sse-polling',
+    packageName: 'conformance-0.2',
+    specVersion: '2025-11-25',
+    scenario: 'server-sse-polling',
+    expectedFailuresFile: 'expected-failures-0.2-2025-11-25.yml',
   },
 ];
 

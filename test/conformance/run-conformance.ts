@@ -65,6 +65,9 @@ async function startGateway(root: string, fixtureUrl: string): Promise<string> {
   const configPath = join(dir, 'gateway.json');
   const config = {
     listen: { host: '127.0.0.1', port: 0, path: '/mcp' },
+    // Polling on (SEP-1699): long calls' SSE streams are closed early and resumed by the suites'
+    // clients with Last-Event-ID, so every scenario also proves resumption loses nothing.
+    eventStore: { kind: 'memory', pollAfterMs: 150 },
     servers: {
       fx_stdio: {
         transport: 'stdio',

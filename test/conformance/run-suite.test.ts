@@ -10,6 +10,8 @@ describe('parseTotals', () => {
     ['=== SUMMARY ===\n✓ ping: 1 passed, 0 failed\n\nTotal: 40 passed, 0 failed\n', { passed: 40, failed: 0 }],
     ['Total: 3 passed, 2 failed\n…\nTotal: 70 passed, 3 failed', { passed: 70, failed: 3 }],
     ['Error: connect ECONNREFUSED 127.0.0.1:1', undefined],
+    ['Test Results:\nPassed: 3/3, 0 failed, 0 warnings\n', { passed: 1, failed: 0 }],
+    ['Test Results:\nPassed: 2/3, 1 failed, 0 warnings\n', { passed: 0, failed: 1 }],
   ])('reads the totals of %j', (output, expected) => {
     expect(parseTotals(output)).toEqual(expected);
   });

@@ -45,8 +45,11 @@ export interface SuiteRunResult {
 export function parseTotals(output: string): { passed: number; failed: number } | undefined {
   const matches = [...output.matchAll(/Total:\s*(\d+)\s+passed,\s*(\d+)\s+failed/g)];
   const last = matches.at(-1);
-  if (last === undefined) return undefined;
-  return { passed: Number(last[1]), failed: Number(last[2]) };
+  if (last !== undefined) return { passed: Number(last[1]), failed: Number(last[2]) };
+  // A single `--scenario` run reports its checks instead (`Passed: 3/3, 0 failed`): one scenario.
+  const single = [...output.matchAll(/Passed:\s*\d+\/\d+,\s*(\d+)\s+failed/g)].at(-1);
+  if (single === undefined) return undefined;
+  return Number(single[1]) === 0 ? { passed: 1, failed: 0 } : { passed: 0, failed: 1 };
 }
 
 export async function runSuite(options: SuiteRunOptions): Promise<SuiteRunResult> {
@@ -62,6 +65,7 @@ export async function runSuite(options: SuiteRunOptions): Promise<SuiteRunResult
     options.url,
     ...(suite.specVersion === undefined ? [] : ['--spec-version', suite.specVersion]),
     ...(suite.suite === undefined ? [] : ['--suite', suite.suite]),
+    ...(suite.scenario === undefined ? [] : ['--scenario', suite.scenario]),
     ...(baselineUsed ? ['--expected-failures', baseline] : []),
     '-o',
     options.outputDir,
