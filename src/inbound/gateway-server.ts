@@ -74,6 +74,24 @@ function restoredParams(request: { params?: Record<string, unknown> }, ctx: Serv
   return params;
 }
 
+const SERVER_INFO_KEY = 'io.modelcontextprotocol/serverInfo';
+
+/**
+ * A 2026 upstream stamps its own identity into each result's `_meta`; the client talks to the
+ * gateway, so the upstream's stamp is dropped and the SDK stamps the gateway's.
+ */
+function withoutUpstreamIdentity(result: Record<string, unknown>): Record<string, unknown> {
+  const meta = result._meta as Record<string, unknown> | undefined;
+  if (meta === undefined || !(SERVER_INFO_KEY in meta)) return result;
+  const { [SERVER_INFO_KEY]: _upstream, ...rest } = meta;
+  return Object.keys(rest).length === 0 ? withoutMeta(result) : { ...result, _meta: rest };
+}
+
+function withoutMeta(result: Record<string, unknown>): Record<string, unknown> {
+  const { _meta: _dropped, ...rest } = result;
+  return rest;
+}
+
 export function createGatewayServer(options: GatewayServerOptions, scope: () => RouteScope): Server {
   const server = new Server(
     { name: options.name, version: options.version },
@@ -91,7 +109,7 @@ export function createGatewayServer(options: GatewayServerOptions, scope: () => 
     const line: Record<string, unknown> = { rpc: request.method, session: ctx.sessionId, era: options.era };
     if (request.method === 'tools/call' || request.method === 'prompts/get') line.name = params.name;
     try {
-      const result = await routeRequest(scope(), request.method, params, call);
+      const result = withoutUpstreamIdentity(await routeRequest(scope(), request.method, params, call));
       options.logger.info({ ...line, outcome: 'ok', ms: Math.round(performance.now() - started) }, 'rpc');
       return result as never;
     } catch (error) {
