@@ -61,6 +61,10 @@ describe.each(ERAS)('routing for a %s client', (era) => {
     const other: Server = server === 'http' ? 'stdio' : 'http';
     expect(reachedWith(server, 'tools/call', (p) => p.name === 'echo' && argsOf(p).text === token)).toHaveLength(1);
     expect(reachedWith(other, 'tools/call', (p) => argsOf(p).text === token)).toEqual([]);
+    // A 2026 result names the gateway as its server, never the upstream behind it.
+    const stamped = (result._meta as Record<string, { name?: string }> | undefined)?.['io.modelcontextprotocol/serverInfo'];
+    if (era === '2026') expect(stamped?.name).toBe('portcullis');
+    else expect(stamped).toBeUndefined();
   });
 
   it.each(SERVERS)('routes prompts/get of a %s prompt to its upstream, under its own name', async (server) => {
