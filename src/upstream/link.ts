@@ -12,6 +12,7 @@ import type { ServerCapabilities } from '@modelcontextprotocol/client';
 import type { Logger } from '../observability/logger.js';
 import { UpstreamError } from '../errors.js';
 import { classifyUpstreamFailure, safeReason } from './failure.js';
+import { ChangeListener } from './change-listener.js';
 import { ListCache, type ListKind } from './list-cache.js';
 import { passThroughResult } from './pass-through.js';
 import type { DownstreamSink, LinkEvent, RpcMessage } from './sink.js';
@@ -76,7 +77,7 @@ export class UpstreamLink {
   /** Where messages owned by no call go, in order. */
   private ownerChain: Promise<void> = Promise.resolve();
   private readonly lists: ListCache;
-  private listening: { close(): Promise<void> } | undefined;
+  private readonly changes: ChangeListener;
   private readonly listeners = new Set<(event: LinkEvent) => void>();
   private closedReason: string | undefined;
 
@@ -87,10 +88,17 @@ export class UpstreamLink {
     this.requestTimeoutMs = options.requestTimeoutMs;
     this.owner = options.owner;
     this.exclusive = options.exclusive ?? false;
+    this.changes = new ChangeListener({
+      client,
+      capabilities: () => this.capabilities,
+      closed: () => this.closed,
+      onLost: () => this.lists.invalidate(),
+      logger: this.logger,
+    });
     this.lists = new ListCache({
       server: this.server,
       capabilities: () => this.capabilities,
-      hearsChangesOf: (kind) => this.hearsChangesOf(kind),
+      hearsChangesOf: (kind) => this.changes.hears(kind),
       fetchPage: (method, cursor) =>
         this.client
           .request({ method, params: cursor === undefined ? {} : { cursor } }, passThroughResult, { timeout: this.requestTimeoutMs })
@@ -127,7 +135,7 @@ export class UpstreamLink {
       await client.close().catch(() => undefined);
       throw new UpstreamError('UPSTREAM_START_FAILED', options.server, `could not connect (${safeReason(error)})`, error);
     }
-    if (link.modern) link.listenForChanges(0);
+    if (link.modern) link.changes.start();
     return link;
   }
 
@@ -213,52 +221,8 @@ export class UpstreamLink {
 
   async close(): Promise<void> {
     if (this.closedReason === undefined) this.markClosed('closed by gateway');
-    await this.listening?.close().catch(() => undefined);
+    await this.changes.close();
     await this.client.close().catch(() => undefined);
-  }
-
-  /**
-   * A 2026 upstream announces list changes only on a `subscriptions/listen` stream: keep one open
-   * for the changes it advertises, re-opening it (with backoff, while the link lives) if dropped.
-   */
-  private listenForChanges(attempt: number): void {
-    const caps = this.capabilities;
-    const filter = {
-      ...(caps.tools?.listChanged ? { toolsListChanged: true } : {}),
-      ...(caps.prompts?.listChanged ? { promptsListChanged: true } : {}),
-      ...(caps.resources?.listChanged ? { resourcesListChanged: true } : {}),
-    };
-    if (Object.keys(filter).length === 0 || this.closed) return;
-    this.client.listen(filter).then(
-      (subscription) => {
-        this.listening = subscription;
-        void subscription.closed.then((how) => {
-          if (this.listening === subscription) this.listening = undefined;
-          // Changes may have been missed while the stream was down: forget what we cached.
-          this.lists.invalidate();
-          if (how === 'remote' && !this.closed) this.retryListen(0);
-        });
-      },
-      (error: unknown) => {
-        this.logger.debug({ reason: safeReason(error) }, 'upstream subscriptions/listen failed');
-        this.retryListen(attempt + 1);
-      },
-    );
-  }
-
-  /** True while a live subscription reports changes to this list. */
-  private hearsChangesOf(kind: ListKind): boolean {
-    if (this.listening === undefined) return false;
-    const caps = this.capabilities;
-    if (kind === 'tools') return caps.tools?.listChanged === true;
-    if (kind === 'prompts') return caps.prompts?.listChanged === true;
-    return caps.resources?.listChanged === true;
-  }
-
-  private retryListen(attempt: number): void {
-    if (this.closed || attempt > 5) return;
-    const timer = setTimeout(() => this.listenForChanges(attempt), Math.min(30_000, 500 * 2 ** attempt));
-    timer.unref();
   }
 
   private emit(event: LinkEvent): void {
