@@ -7,7 +7,7 @@
  * every lease this replica holds with one heartbeat.
  */
 import { randomUUID } from 'node:crypto';
-import { jsonRpcErrorBody, WireCode } from '../errors.js';
+import { GatewayError, jsonRpcErrorBody, WireCode } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
 import type { GatewayEventStore, SessionEventStore } from '../session/event-store.js';
 import { clusterEventStore } from './cluster-event-store.js';
@@ -185,6 +185,8 @@ export class Cluster {
       }
       return retryLater('the session is moving between replicas');
     } catch (error) {
+      // Only Redis trouble marks the directory unhealthy; a full registry is just busy.
+      if (error instanceof GatewayError && error.code === 'SESSION_LIMIT') return retryLater('too many sessions on this replica');
       this.failed(error);
       return retryLater('the session directory is unavailable');
     }
@@ -216,9 +218,15 @@ export class Cluster {
         };
       },
     };
-    const session = await takeOver(deps, record, args.open);
-    if (session === undefined) return retryLater('the session could not be rebuilt');
+    // Renewed from the moment it is claimed: a takeover can take as long as a lease.
     this.owned.set(record.sessionId, () => args.drop(record.sessionId));
+    let session: S | undefined;
+    try {
+      session = await takeOver(deps, record, args.open);
+    } finally {
+      if (session === undefined) this.owned.delete(record.sessionId);
+    }
+    if (session === undefined) return retryLater('the session could not be rebuilt');
     await client.hSet(options.keys.session(record.sessionId), 'owner', this.replicaId);
     return session;
   }
@@ -262,7 +270,9 @@ export class Cluster {
       recorded: async (streamId) => {
         await this.client.multi().hSet(key, field, streamId).pExpire(key, this.options.idleTimeoutMs).execAsPipeline();
       },
-      delivered: () => void this.client.hDel(key, field).catch(() => undefined),
+      // The end of a response stream is not an answer: SSE polling ends streams of calls still
+      // running. The store's `answered` hook clears the record when the response is stored.
+      delivered: () => undefined,
     });
   }
 

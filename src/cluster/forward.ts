@@ -13,6 +13,7 @@
  */
 import { timingSafeEqual } from 'node:crypto';
 import { jsonRpcErrorBody, WireCode } from '../errors.js';
+import { Agent, fetch as undiciFetch } from 'undici';
 
 export const HOP_HEADER = 'x-portcullis-forwarded-by';
 export const SECRET_HEADER = 'x-portcullis-cluster-secret';
@@ -59,6 +60,18 @@ function jsonError(status: number, code: number, message: string): Response {
  * `ownerBase`, and returns the owner's answer as it streams. An owner that cannot be reached gets
  * a 502 the client may retry (the lease decides when the session is taken over instead).
  */
+/**
+ * Replica-to-replica traffic: an SSE stream forwarded for a client may stay quiet for long (a
+ * long call, a listen stream), so no body timeout; the headers deadline above still applies.
+ */
+const REPLICA_AGENT = new Agent({ bodyTimeout: 0 });
+
+function headerPairs(headers: Headers): Array<[string, string]> {
+  const pairs: Array<[string, string]> = [];
+  headers.forEach((value, name) => pairs.push([name, value]));
+  return pairs;
+}
+
 export async function forwardRequest(request: Request, body: unknown, ownerBase: string, options: ForwardOptions): Promise<Response> {
   const source = new URL(request.url);
   const target = new URL(`${source.pathname}${source.search}`, ownerBase);
@@ -72,13 +85,14 @@ export async function forwardRequest(request: Request, body: unknown, ownerBase:
   const timer = setTimeout(() => headersTimeout.abort(), HEADERS_TIMEOUT_MS);
   let answer: Response;
   try {
-    answer = await fetch(target, {
+    answer = (await undiciFetch(target, {
+      dispatcher: REPLICA_AGENT,
       method: request.method,
-      headers,
+      headers: Object.fromEntries(headerPairs(headers)),
       body: body === undefined ? undefined : JSON.stringify(body),
       redirect: 'manual',
       signal: AbortSignal.any([request.signal, headersTimeout.signal]),
-    });
+    })) as unknown as Response;
   } catch {
     return jsonError(502, WireCode.UpstreamUnavailable, 'the replica owning this session cannot be reached; retry');
   } finally {

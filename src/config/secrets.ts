@@ -24,6 +24,18 @@ export function configSecrets(config: Readonly<GatewayConfig>, env: Readonly<Rec
       }
     }
   }
+  // The cluster's shared secret and a Redis URL's password travel in config and env too.
+  const clusterSecret = env.PORTCULLIS_CLUSTER_SECRET;
+  if (clusterSecret !== undefined && clusterSecret !== '') secrets.push(clusterSecret);
+  const redisUrl = config.eventStore.url;
+  if (redisUrl !== undefined) {
+    try {
+      const password = decodeURIComponent(new URL(redisUrl).password);
+      if (password !== '') secrets.push(password, redisUrl);
+    } catch {
+      // Not a URL: the config check reports it; nothing to mask.
+    }
+  }
   if (config.auth?.kind === 'bearer') {
     for (const token of config.auth.tokens) {
       const value = env[token.env];

@@ -5,7 +5,7 @@
  * `legacy: 'reject'` (PITFALLS.md: its own legacy mode has no sessions).
  */
 import { createMcpHandler, isLegacyRequest, type McpHttpHandler, type ServerCapabilities } from '@modelcontextprotocol/server';
-import { jsonRpcErrorBody, WireCode } from '../errors.js';
+import { GatewayError, jsonRpcErrorBody, WireCode } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
 import { mergeCapabilities, mergeInstructions } from '../routing/merge.js';
 import { StatelessScope, type ScopeOptions } from '../routing/scopes.js';
@@ -115,7 +115,7 @@ export class McpEndpoint {
           principal,
           parsedBody,
           open: async (owner, id) => {
-            if (!this.sessions.hasRoom()) throw new Error('no room for a session taken over');
+            if (!this.sessions.hasRoom()) throw new GatewayError('SESSION_LIMIT', 'Too many sessions; try again later');
             const adopted = this.newSession(owner, id);
             await adopted.start();
             return adopted;

@@ -64,6 +64,10 @@ function jsonError(status: number, code: number, message: string): Response {
   return new Response(jsonRpcErrorBody(code, message), { status, headers: { 'content-type': 'application/json' } });
 }
 
+function isEventStream(response: Response): boolean {
+  return response.status === 200 && (response.headers.get('content-type') ?? '').startsWith('text/event-stream');
+}
+
 /** Calls `release` once the response body has been fully sent, has failed, or was abandoned. */
 function releaseWhenDone(response: Response, release: () => void): Response {
   if (response.body === null) {
@@ -145,6 +149,22 @@ export class LegacySession {
     };
   }
 
+  /**
+   * A cancelled request gets no response (MCP: the server stops and stays silent), so its id is
+   * released when the client cancels it, and its response stream, if still open, is ended.
+   */
+  private releaseCancelled(body: unknown): void {
+    const note = body as { method?: unknown; params?: { requestId?: unknown } } | undefined;
+    if (note?.method !== 'notifications/cancelled') return;
+    const key = idKey(note.params?.requestId);
+    if (key === undefined || !this.inFlight.delete(key)) return;
+    try {
+      this.transport.closeSSEStream(note.params?.requestId as string | number);
+    } catch {
+      // No stream of that id is open: nothing to end.
+    }
+  }
+
   /** When the session became idle, or undefined while it has an exchange open. */
   idleSince(): number | undefined {
     return this.openExchanges > 0 ? undefined : this.lastActivity;
@@ -190,7 +210,10 @@ export class LegacySession {
     const lastEventId = request.method === 'GET' ? request.headers.get('last-event-id') : null;
     if (lastEventId && this.events !== undefined) return this.resume(request, lastEventId, this.events);
     const id = requestIdOf(parsedBody);
-    if (id === undefined) return this.transport.handleRequest(request, parsedBody === undefined ? undefined : { parsedBody });
+    if (id === undefined) {
+      this.releaseCancelled(parsedBody);
+      return this.transport.handleRequest(request, parsedBody === undefined ? undefined : { parsedBody });
+    }
     if (this.inFlight.has(id)) {
       return jsonError(400, WireCode.InvalidRequest, 'a request with this id is already in flight in this session');
     }
@@ -200,6 +223,12 @@ export class LegacySession {
     this.inFlight.add(id);
     try {
       const response = await this.transport.handleRequest(request, { parsedBody });
+      // Refused at the transport (406, 400, 415…): the request never reached a handler, and no
+      // response will ever be sent under its id.
+      if (!isEventStream(response)) {
+        this.inFlight.delete(id);
+        return response;
+      }
       // cluster: the in-flight record for failover (src/cluster/inflight-tap.ts)
       return this.tapResponse !== undefined && this.initialised ? this.tapResponse(this.id, parsedBody, response) : response;
     } catch (error) {

@@ -1,7 +1,9 @@
 /**
  * `fetch` for HTTP upstreams with the gateway's redirect policy: follow at most `maxRedirects`
  * (default 5) redirects, within the origin of the request only, each hop through the egress
- * dispatcher (so each hop's connection is checked like the first).
+ * dispatcher (so each hop's connection is checked like the first). Each hop is sent with
+ * `Dispatcher.request()` and answered as a WHATWG `Response` (`dispatchHop`), which costs far less
+ * per call than WHATWG `fetch`.
  *
  * Why same-origin only: the request carries injected secrets (`Authorization`, API keys from
  * `headers`/`envHeaders`). Fetch strips `Authorization` on a cross-origin redirect but not custom
@@ -13,9 +15,10 @@
  * turned into a bodiless GET), one whose body cannot be replayed (a stream), one carrying
  * credentials in the URL, and the hop after the last allowed one. Messages never carry the URL.
  */
-import { fetch as undiciFetch, type Dispatcher } from 'undici';
-import { GatewayError, UpstreamError } from '../errors.js';
+import type { Dispatcher } from 'undici';
+import { UpstreamError } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
+import { dispatchHop } from './dispatch-hop.js';
 
 export interface GuardedFetchOptions {
   /** The upstream's config key, named in errors and logs. */
@@ -48,12 +51,6 @@ function isReplayable(body: RequestInit['body']): boolean {
   );
 }
 
-/** Fetch (undici) rejects with `TypeError('fetch failed', { cause })`: surface our own errors. */
-function unwrap(error: unknown): unknown {
-  const cause = (error as { cause?: unknown } | null)?.cause;
-  return cause instanceof GatewayError ? cause : error;
-}
-
 /**
  * Build the fetch for one upstream. The caller's `init.redirect` is ignored: this function owns
  * the redirect policy and always fetches each hop with `redirect: 'manual'`.
@@ -79,13 +76,9 @@ export function createGuardedFetch(options: GuardedFetchOptions): GuardedFetch {
       throw new UpstreamError('UPSTREAM_UNAVAILABLE', server, 'upstream URL is not a valid absolute URL');
     }
     for (let followed = 0; ; followed++) {
-      let response: Response;
-      try {
-        const hop = { ...init, dispatcher, redirect: 'manual' } as Parameters<typeof undiciFetch>[1];
-        response = (await undiciFetch(current, hop)) as unknown as Response;
-      } catch (error) {
-        throw unwrap(error);
-      }
+      // Each hop is one `Dispatcher.request()` on the egress dispatcher (not WHATWG fetch: see
+      // dispatch-hop.ts); our own errors (a guard refusal) surface as they are.
+      const response = await dispatchHop({ server, dispatcher, url: current, method, init });
       const location = REDIRECT_STATUSES.has(response.status) ? response.headers.get('location') : null;
       if (location === null) return response;
       // The redirect's own body is never read: release the connection before deciding.

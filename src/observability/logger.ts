@@ -89,7 +89,9 @@ export class Redactor {
    * part (4 characters or more) is masked too.
    */
   redactCut(text: string): string {
-    const out = this.redact(text);
+    // A cut inside a multi-byte character leaves a replacement character at the end: drop it
+    // so the head of a non-ASCII secret still matches.
+    const out = this.redact(text.endsWith('\uFFFD') ? text.replace(/\uFFFD+$/, '') : text);
     for (const secret of this.secrets) {
       for (let k = Math.min(secret.length - 1, out.length); k >= 4; k--) {
         if (out.endsWith(secret.slice(0, k))) return `${out.slice(0, out.length - k)}[redacted]`;

@@ -72,4 +72,26 @@ describe('session activity', () => {
       'id 7 free again',
     );
   });
+
+  it('frees the id of a request the transport refused, and of a request the client cancelled', async () => {
+    const session = await openRawSession(gateway.url);
+    const headers = { 'content-type': 'application/json', accept: 'application/json', 'mcp-session-id': session.id, 'mcp-protocol-version': '2025-11-25' };
+    const refused = await fetch(gateway.url, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ jsonrpc: '2.0', id: 31, method: 'tools/call', params: { name: 'fx__echo', arguments: { text: 'x' } } }),
+    });
+    expect(refused.status).toBe(406);
+    const again = await session.post({ id: 31, method: 'tools/call', params: { name: 'fx__echo', arguments: { text: 'after-406' } } });
+    expect(resultText(again.body)).toBe('after-406');
+
+    const sseHeaders = { ...MCP_POST_HEADERS, 'mcp-session-id': session.id, 'mcp-protocol-version': '2025-11-25' };
+    const slow = JSON.stringify({ jsonrpc: '2.0', id: 32, method: 'tools/call', params: { name: 'fx__slow', arguments: { ms: 3000, steps: 3 } } });
+    const pending = abandonedPost(gateway.url, sseHeaders, slow, 2_000);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect((await session.post({ method: 'notifications/cancelled', params: { requestId: 32, reason: 'test' } })).status).toBe(202);
+    const reused = await session.post({ id: 32, method: 'tools/call', params: { name: 'fx__echo', arguments: { text: 'after-cancel' } } });
+    expect(resultText(reused.body)).toBe('after-cancel');
+    await pending;
+  });
 });

@@ -1,0 +1,179 @@
+// The WHATWG `Response` the guarded fetch builds from `Dispatcher.request()` (src/net/dispatch-hop.ts):
+// what the SDK client transport reads must match what undici's fetch gave. NETWORK SAFETY: every
+// listener binds 127.0.0.1; the tripwire fails a test on any dial of a non-loopback address.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import zlib from 'node:zlib';
+import { Agent, type Dispatcher } from 'undici';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { UpstreamError } from '../../src/errors.js';
+import { createEgressDispatcher } from '../../src/net/egress-guard.js';
+import { createGuardedFetch } from '../../src/net/guarded-fetch.js';
+import { installTripwire, type Tripwire } from './tripwire.js';
+
+type Handler = (req: http.IncomingMessage, res: http.ServerResponse, body: string) => void;
+
+const cleanups: (() => Promise<void> | void)[] = [];
+let wire: Tripwire;
+
+beforeEach(() => {
+  wire = installTripwire();
+});
+
+afterEach(async () => {
+  wire.restore();
+  while (cleanups.length > 0) await cleanups.pop()?.();
+  expect(wire.violations).toEqual([]);
+});
+
+async function listen(handler: Handler): Promise<{ origin: string; seen: http.IncomingHttpHeaders[] }> {
+  const seen: http.IncomingHttpHeaders[] = [];
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      seen.push(req.headers);
+      handler(req, res, Buffer.concat(chunks).toString('utf8'));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  cleanups.push(
+    () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  );
+  return { origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, seen };
+}
+
+function guardedFetch(dispatcher?: Dispatcher) {
+  const egress = dispatcher ?? createEgressDispatcher({ server: 'docs', allowPrivateNetwork: true, connectTimeoutMs: 5_000 });
+  cleanups.push(() => egress.destroy());
+  return createGuardedFetch({ server: 'docs', dispatcher: egress });
+}
+
+describe('createGuardedFetch responses', () => {
+  it('answers with the status, status text, headers and body of the upstream', async () => {
+    const upstream = await listen((_req, res, body) => {
+      res.writeHead(201, 'Made', { 'content-type': 'application/json', 'mcp-session-id': 'abc' }).end(JSON.stringify({ got: body }));
+    });
+    const response = await guardedFetch()(`${upstream.origin}/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: '{"a":1}',
+    });
+    expect(response).toBeInstanceOf(Response);
+    expect(response.status).toBe(201);
+    expect(response.ok).toBe(true);
+    expect(response.statusText).toBe('Made');
+    expect(response.headers.get('mcp-session-id')).toBe('abc');
+    expect(await response.json()).toEqual({ got: '{"a":1}' });
+    expect(upstream.seen[0]).toMatchObject({ 'content-type': 'application/json', accept: 'application/json, text/event-stream' });
+  });
+
+  it('sends what fetch sent by default: accept, user-agent, accept-encoding, a text body type', async () => {
+    const upstream = await listen((_req, res) => res.end('ok'));
+    await (await guardedFetch()(`${upstream.origin}/x`, { method: 'POST', body: 'plain' })).text();
+    expect(upstream.seen[0]).toMatchObject({
+      accept: '*/*',
+      'user-agent': 'node',
+      'accept-encoding': 'gzip, deflate',
+      'content-type': 'text/plain;charset=UTF-8',
+      'content-length': '5',
+    });
+  });
+
+  it('takes headers from a Headers object and never the caller’s Host', async () => {
+    const upstream = await listen((_req, res) => res.end('ok'));
+    const headers = new Headers({ 'x-api-key': 'k', host: 'evil.example' });
+    await (await guardedFetch()(`${upstream.origin}/x`, { headers })).text();
+    expect(upstream.seen[0]?.['x-api-key']).toBe('k');
+    expect(upstream.seen[0]?.host).toBe(upstream.origin.slice('http://'.length));
+  });
+
+  it('joins repeated response fields and keeps set-cookie values apart', async () => {
+    const upstream = await listen((_req, res) => {
+      res.setHeader('x-multi', ['a', 'b']);
+      res.setHeader('set-cookie', ['one=1', 'two=2']);
+      res.end('ok');
+    });
+    const response = await guardedFetch()(`${upstream.origin}/x`);
+    expect(response.headers.get('x-multi')).toBe('a, b');
+    expect(response.headers.getSetCookie()).toEqual(['one=1', 'two=2']);
+    await response.text();
+  });
+
+  it.each([
+    ['a 202', 'POST', 202],
+    ['a 204', 'POST', 204],
+    ['a HEAD', 'HEAD', 200],
+  ])('gives %s answer a null body', async (_label, method, status) => {
+    const upstream = await listen((_req, res) => res.writeHead(status).end());
+    const response = await guardedFetch()(`${upstream.origin}/x`, { method, ...(method === 'POST' ? { body: '{}' } : {}) });
+    expect(response.status).toBe(status);
+    expect(response.body).toBeNull();
+  });
+
+  it('streams the body as it arrives (an SSE response is readable before it ends)', async () => {
+    let finish: () => void = () => undefined;
+    const upstream = await listen((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write('data: first\n\n');
+      finish = () => res.end('data: last\n\n');
+    });
+    const response = await guardedFetch()(`${upstream.origin}/sse`);
+    const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
+    const first = await reader.read();
+    expect(first.value).toBe('data: first\n\n');
+    finish();
+    let rest = '';
+    for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) rest += chunk.value;
+    expect(rest).toBe('data: last\n\n');
+  });
+
+  it('decodes a gzip response as fetch did', async () => {
+    const upstream = await listen((_req, res) => {
+      res.writeHead(200, { 'content-encoding': 'gzip', 'content-type': 'application/json' }).end(zlib.gzipSync('{"zipped":true}'));
+    });
+    const response = await guardedFetch()(`${upstream.origin}/x`);
+    expect(await response.json()).toEqual({ zipped: true });
+  });
+
+  it('rejects with the signal’s reason when aborted before the answer', async () => {
+    const upstream = await listen(() => undefined);
+    const controller = new AbortController();
+    const pending = guardedFetch()(`${upstream.origin}/slow`, { signal: controller.signal });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const reason = new Error('stop');
+    controller.abort(reason);
+    await expect(pending).rejects.toBe(reason);
+  });
+
+  it('errors the body stream when aborted while the body is being read', async () => {
+    const upstream = await listen((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write('data: first\n\n');
+    });
+    const controller = new AbortController();
+    const response = await guardedFetch()(`${upstream.origin}/sse`, { signal: controller.signal });
+    const reader = response.body!.getReader();
+    await reader.read();
+    const reason = new Error('stop');
+    controller.abort(reason);
+    await expect(reader.read()).rejects.toBe(reason);
+  });
+
+  it('maps a connection failure to fetch’s TypeError, naming no address in its message', async () => {
+    const upstream = await listen((_req, res) => res.end());
+    const closed = upstream.origin;
+    await cleanups.pop()?.();
+    const error = await guardedFetch(new Agent())(`${closed}/x`).then(
+      () => expect.fail('expected a failure'),
+      (e: unknown) => e as Error,
+    );
+    expect(error).toBeInstanceOf(TypeError);
+    expect(error.message).toBe('fetch failed');
+    expect(error).not.toBeInstanceOf(UpstreamError);
+  });
+});
