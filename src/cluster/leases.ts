@@ -4,14 +4,20 @@
  * (SET NX) by whoever sees them next. A live replica announces its base URL under
  * `<root>replica:<replicaId>` with the same lease. One heartbeat renews everything a replica
  * holds in one pipeline; a renewal that finds another owner reports the session lost (this
- * replica was presumed dead and must let go, never steal it back).
+ * replica was presumed dead and must let go, never steal it back); one that finds no owner at all
+ * takes the lease again.
  */
 import type { ClusterRedis } from './cluster-redis.js';
 import type { ClusterKeys } from './cluster-keys.js';
 
-/** Renews the lease (KEYS[1]) if still ours, and the record and in-flight TTLs with it. */
-const RENEW = `if redis.call('GET', KEYS[1]) == ARGV[1] then
-  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+/**
+ * Renews the lease (KEYS[1]) if still ours, and the record and in-flight TTLs with it. A lease
+ * that is simply gone (Redis restarted, or was unreachable for longer than a lease) while no
+ * other replica took the session is re-taken: only another owner means this replica must let go.
+ */
+const RENEW = `local owner = redis.call('GET', KEYS[1])
+if owner == ARGV[1] or owner == false then
+  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
   redis.call('PEXPIRE', KEYS[2], ARGV[3])
   redis.call('PEXPIRE', KEYS[3], ARGV[3])
   return 1
