@@ -226,7 +226,11 @@ export class Cluster {
     } finally {
       if (session === undefined) this.owned.delete(record.sessionId);
     }
-    if (session === undefined) return retryLater('the session could not be rebuilt');
+    if (session === undefined) {
+      // The replayed initialize may have registered the session before the handshake failed.
+      args.drop(record.sessionId);
+      return retryLater('the session could not be rebuilt');
+    }
     await client.hSet(options.keys.session(record.sessionId), 'owner', this.replicaId);
     return session;
   }
