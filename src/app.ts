@@ -3,7 +3,7 @@
  * (Host, Origin) → the MCP endpoints (the aggregate, then one side channel per server).
  */
 import { Hono } from 'hono';
-import { jsonRpcErrorBody, WireCode } from './errors.js';
+import { jsonRpcErrorResponse, WireCode } from './errors.js';
 import type { Logger } from './observability/logger.js';
 import { hostGuard, originGuard } from './inbound/edge-guards.js';
 import type { McpEndpoint } from './inbound/endpoint.js';
@@ -23,11 +23,7 @@ export interface AppOptions {
   logger: Logger;
 }
 
-const notFound = () =>
-  new Response(jsonRpcErrorBody(WireCode.InvalidRequest, 'Not found'), {
-    status: 404,
-    headers: { 'content-type': 'application/json' },
-  });
+const notFound = () => jsonRpcErrorResponse(404, WireCode.InvalidRequest, 'Not found');
 
 export function createApp(options: AppOptions): Hono {
   const app = new Hono();
@@ -69,10 +65,7 @@ export function createApp(options: AppOptions): Hono {
   app.notFound(() => notFound());
   app.onError((error) => {
     options.logger.error({ err: error.message }, 'unhandled error in request');
-    return new Response(jsonRpcErrorBody(WireCode.InternalError, 'internal gateway error'), {
-      status: 500,
-      headers: { 'content-type': 'application/json' },
-    });
+    return jsonRpcErrorResponse(500, WireCode.InternalError, 'internal gateway error');
   });
   return app;
 }

@@ -162,3 +162,8 @@ export function httpStatusFor(error: unknown): number {
 export function jsonRpcErrorBody(code: number, message: string): string {
   return JSON.stringify({ jsonrpc: '2.0', error: { code, message } });
 }
+
+/** An HTTP response carrying `jsonRpcErrorBody`: how every edge refusal is answered. */
+export function jsonRpcErrorResponse(status: number, code: number, message: string): Response {
+  return new Response(jsonRpcErrorBody(code, message), { status, headers: { 'content-type': 'application/json' } });
+}

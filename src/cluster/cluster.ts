@@ -7,7 +7,7 @@
  * every lease this replica holds with one heartbeat.
  */
 import { randomUUID } from 'node:crypto';
-import { GatewayError, jsonRpcErrorBody, WireCode } from '../errors.js';
+import { GatewayError, jsonRpcErrorResponse, WireCode } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
 import type { GatewayEventStore, SessionEventStore } from '../session/event-store.js';
 import { clusterEventStore } from './cluster-event-store.js';
@@ -64,11 +64,8 @@ export interface RouteArgs<S> {
 /** How long `start()` waits for Redis before serving anyway. */
 const START_WAIT_MS = 3_000;
 
-function jsonError(status: number, code: number, message: string): Response {
-  return new Response(jsonRpcErrorBody(code, message), { status, headers: { 'content-type': 'application/json' } });
-}
-const notFound = () => jsonError(404, WireCode.InvalidRequest, 'Session not found');
-const retryLater = (why: string) => jsonError(503, WireCode.UpstreamUnavailable, `${why}; retry`);
+const notFound = () => jsonRpcErrorResponse(404, WireCode.InvalidRequest, 'Session not found');
+const retryLater = (why: string) => jsonRpcErrorResponse(503, WireCode.UpstreamUnavailable, `${why}; retry`);
 
 export class Cluster {
   readonly replicaId: string;
@@ -144,7 +141,7 @@ export class Cluster {
     return {
       refuseForged: (request) => {
         const check = checkForwarded(request.headers, this.options.secret);
-        return check.ok ? undefined : jsonError(403, WireCode.InvalidRequest, check.message);
+        return check.ok ? undefined : jsonRpcErrorResponse(403, WireCode.InvalidRequest, check.message);
       },
       route: (args) => this.route(label, args),
       opened: (sessionId, principal, body, drop) => this.opened(label, sessionId, principal, body, drop),

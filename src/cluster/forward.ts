@@ -12,7 +12,7 @@
  *   the owner's default allowlist names the owner's port, not the one the client used.
  */
 import { timingSafeEqual } from 'node:crypto';
-import { jsonRpcErrorBody, WireCode } from '../errors.js';
+import { jsonRpcErrorResponse, WireCode } from '../errors.js';
 import { Agent, fetch as undiciFetch } from 'undici';
 
 export const HOP_HEADER = 'x-portcullis-forwarded-by';
@@ -51,9 +51,6 @@ export interface ForwardOptions {
   secret: string | undefined;
 }
 
-function jsonError(status: number, code: number, message: string): Response {
-  return new Response(jsonRpcErrorBody(code, message), { status, headers: { 'content-type': 'application/json' } });
-}
 
 /**
  * Sends `request` (whose body was already read and parsed into `body`) to the same path on
@@ -94,7 +91,7 @@ export async function forwardRequest(request: Request, body: unknown, ownerBase:
       signal: AbortSignal.any([request.signal, headersTimeout.signal]),
     })) as unknown as Response;
   } catch {
-    return jsonError(502, WireCode.UpstreamUnavailable, 'the replica owning this session cannot be reached; retry');
+    return jsonRpcErrorResponse(502, WireCode.UpstreamUnavailable, 'the replica owning this session cannot be reached; retry');
   } finally {
     clearTimeout(timer);
   }

@@ -5,7 +5,7 @@
  * `legacy: 'reject'` (PITFALLS.md: its own legacy mode has no sessions).
  */
 import { createMcpHandler, isLegacyRequest, type McpHttpHandler, type ServerCapabilities } from '@modelcontextprotocol/server';
-import { GatewayError, jsonRpcErrorBody, WireCode } from '../errors.js';
+import { GatewayError, jsonRpcErrorResponse, WireCode } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
 import { mergeCapabilities, mergeInstructions } from '../routing/merge.js';
 import { StatelessScope, type ScopeOptions } from '../routing/scopes.js';
@@ -35,9 +35,6 @@ export interface EndpointOptions {
   cluster?: EndpointCluster;
 }
 
-function errorResponse(status: number, code: number, message: string): Response {
-  return new Response(jsonRpcErrorBody(code, message), { status, headers: { 'content-type': 'application/json' } });
-}
 
 export class McpEndpoint {
   private readonly options: EndpointOptions;
@@ -81,7 +78,7 @@ export class McpEndpoint {
     let parsedBody: unknown;
     if (request.method === 'POST') {
       const body = await readJsonRpcBody(request, this.options.limits);
-      if (!body.ok) return errorResponse(body.status, body.rpcCode, body.message);
+      if (!body.ok) return jsonRpcErrorResponse(body.status, body.rpcCode, body.message);
       parsedBody = body.value;
     }
     // A request naming a session this replica holds is 2025-era by construction (2026 has no
@@ -127,18 +124,18 @@ export class McpEndpoint {
       // --- end cluster ---
       // Another principal presenting a session id learns nothing: exactly like an unknown id.
       if (session === undefined || session.principal !== principal) {
-        return errorResponse(404, WireCode.InvalidRequest, 'Session not found');
+        return jsonRpcErrorResponse(404, WireCode.InvalidRequest, 'Session not found');
       }
       return session.handle(request, parsedBody);
     }
     if (request.method !== 'POST') {
-      return errorResponse(400, WireCode.InvalidRequest, 'Bad Request: Mcp-Session-Id header is required');
+      return jsonRpcErrorResponse(400, WireCode.InvalidRequest, 'Bad Request: Mcp-Session-Id header is required');
     }
     if ((parsedBody as { method?: unknown }).method !== 'initialize') {
-      return errorResponse(400, WireCode.InvalidRequest, 'Bad Request: Mcp-Session-Id header is required');
+      return jsonRpcErrorResponse(400, WireCode.InvalidRequest, 'Bad Request: Mcp-Session-Id header is required');
     }
     if (!this.sessions.hasRoom()) {
-      return errorResponse(503, WireCode.InternalError, 'Too many sessions; try again later');
+      return jsonRpcErrorResponse(503, WireCode.InternalError, 'Too many sessions; try again later');
     }
     const session = this.newSession(principal);
     try {

@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { WebStandardStreamableHTTPServerTransport, type ServerCapabilities } from '@modelcontextprotocol/server';
-import { jsonRpcErrorBody, WireCode } from '../errors.js';
+import { jsonRpcErrorResponse, WireCode } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
 import { SessionScope, type ScopeOptions } from '../routing/scopes.js';
 import type { GatewayEventStore, SessionEventStore } from '../session/event-store.js';
@@ -60,9 +60,6 @@ function responseIdOf(message: unknown): string | undefined {
   return m.method === undefined && (m.result !== undefined || m.error !== undefined) ? idKey(m.id) : undefined;
 }
 
-function jsonError(status: number, code: number, message: string): Response {
-  return new Response(jsonRpcErrorBody(code, message), { status, headers: { 'content-type': 'application/json' } });
-}
 
 function isEventStream(response: Response): boolean {
   return response.status === 200 && (response.headers.get('content-type') ?? '').startsWith('text/event-stream');
@@ -215,10 +212,10 @@ export class LegacySession {
       return this.transport.handleRequest(request, parsedBody === undefined ? undefined : { parsedBody });
     }
     if (this.inFlight.has(id)) {
-      return jsonError(400, WireCode.InvalidRequest, 'a request with this id is already in flight in this session');
+      return jsonRpcErrorResponse(400, WireCode.InvalidRequest, 'a request with this id is already in flight in this session');
     }
     if (this.inFlight.size >= MAX_IN_FLIGHT) {
-      return jsonError(429, WireCode.InvalidRequest, 'too many requests in flight in this session');
+      return jsonRpcErrorResponse(429, WireCode.InvalidRequest, 'too many requests in flight in this session');
     }
     this.inFlight.add(id);
     try {

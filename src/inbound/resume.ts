@@ -13,7 +13,7 @@
  *   (it skips ids the replay already sent).
  */
 import type { EventStore, JSONRPCMessage } from '@modelcontextprotocol/server';
-import { jsonRpcErrorBody, WireCode } from '../errors.js';
+import { jsonRpcErrorResponse, WireCode } from '../errors.js';
 import type { ResumePoint, SessionEventStore } from '../session/event-store.js';
 
 const STATUS: Readonly<Record<Exclude<ResumePoint, { ok: true }>['code'], number>> = {
@@ -26,10 +26,7 @@ const STATUS: Readonly<Record<Exclude<ResumePoint, { ok: true }>['code'], number
 /** The HTTP answer to a resume point that cannot be resumed from. */
 export function refusedResume(point: Exclude<ResumePoint, { ok: true }>): Response {
   const code = point.code === 'unavailable' ? WireCode.InternalError : WireCode.InvalidRequest;
-  return new Response(jsonRpcErrorBody(code, point.message), {
-    status: STATUS[point.code],
-    headers: { 'content-type': 'application/json' },
-  });
+  return jsonRpcErrorResponse(STATUS[point.code], code, point.message);
 }
 
 export class LiveTailGate {
