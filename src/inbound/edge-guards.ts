@@ -13,10 +13,10 @@
  * "Security Warning"; conformance `dns-rebinding-protection` wants a 4xx), 403 for any bad Origin.
  */
 import type { Context, MiddlewareHandler } from 'hono';
-import type { HttpBindings } from '@hono/node-server';
 import { WireCode, jsonRpcErrorBody } from '../errors.js';
 import { DEFAULT_ALLOWED_HOSTS, checkRequestTarget, compileHostCheck } from '../policy/host-check.js';
 import { compileOriginCheck } from '../policy/origin-check.js';
+import { headerLines, nodeRequest } from './header-lines.js';
 
 export interface HostGuardOptions {
   /** Hostnames a request may name in Host (default `127.0.0.1`, `localhost`, `[::1]`). */
@@ -28,39 +28,9 @@ export interface OriginGuardOptions {
   allowedOrigins?: readonly string[];
 }
 
-type NodeRequestView = Pick<HttpBindings['incoming'], 'rawHeaders' | 'url'>;
-
 /** HTTP/2 carries the Host in the `:authority` pseudo-header; either kind counts as a Host line. */
 const HOST_HEADER_NAMES: ReadonlySet<string> = new Set(['host', ':authority']);
 const ORIGIN_HEADER_NAMES: ReadonlySet<string> = new Set(['origin']);
-
-function nodeRequest(c: Context): NodeRequestView | undefined {
-  const env: unknown = c.env;
-  if (typeof env !== 'object' || env === null || !('incoming' in env)) return undefined;
-  const incoming = (env as { incoming: unknown }).incoming;
-  if (typeof incoming !== 'object' || incoming === null) return undefined;
-  const view = incoming as Partial<NodeRequestView>;
-  return Array.isArray(view.rawHeaders) ? (view as NodeRequestView) : undefined;
-}
-
-/** Every value of the named header, one per line as received when the raw lines are available. */
-function headerLines(c: Context, names: ReadonlySet<string>): string[] {
-  const incoming = nodeRequest(c);
-  if (incoming !== undefined) {
-    const values: string[] = [];
-    const raw = incoming.rawHeaders;
-    for (let i = 0; i + 1 < raw.length; i += 2) {
-      if (names.has((raw[i] ?? '').toLowerCase())) values.push(raw[i + 1] ?? '');
-    }
-    return values;
-  }
-  const values: string[] = [];
-  for (const name of names) {
-    const value = name.startsWith(':') ? null : c.req.raw.headers.get(name);
-    if (value !== null) values.push(value);
-  }
-  return values;
-}
 
 function reject(c: Context, status: 400 | 403, message: string): Response {
   return c.body(jsonRpcErrorBody(WireCode.InvalidRequest, message), status, {

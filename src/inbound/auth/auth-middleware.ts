@@ -16,6 +16,7 @@
 import type { Context, MiddlewareHandler } from 'hono';
 import { WireCode, jsonRpcErrorBody } from '../../errors.js';
 import type { Authenticator } from './authenticate.js';
+import { headerLines } from '../header-lines.js';
 
 declare module 'hono' {
   interface ContextVariableMap {
@@ -24,31 +25,11 @@ declare module 'hono' {
   }
 }
 
-interface RawHeaderView {
-  rawHeaders: string[];
-}
-
-function rawHeaders(c: Context): string[] | undefined {
-  const env: unknown = c.env;
-  if (typeof env !== 'object' || env === null || !('incoming' in env)) return undefined;
-  const incoming = (env as { incoming: unknown }).incoming;
-  if (typeof incoming !== 'object' || incoming === null) return undefined;
-  const view = incoming as Partial<RawHeaderView>;
-  return Array.isArray(view.rawHeaders) ? view.rawHeaders : undefined;
-}
+const AUTHORIZATION: ReadonlySet<string> = new Set(['authorization']);
 
 /** Every Authorization line of the request, one entry per line where the raw lines are known. */
 export function authorizationLines(c: Context): string[] {
-  const raw = rawHeaders(c);
-  if (raw === undefined) {
-    const value = c.req.raw.headers.get('authorization');
-    return value === null ? [] : [value];
-  }
-  const values: string[] = [];
-  for (let i = 0; i + 1 < raw.length; i += 2) {
-    if ((raw[i] ?? '').toLowerCase() === 'authorization') values.push(raw[i + 1] ?? '');
-  }
-  return values;
+  return headerLines(c, AUTHORIZATION);
 }
 
 /**
