@@ -10,7 +10,7 @@
  */
 import type { GatewayEventStore, SessionEventStore } from '../session/event-store.js';
 import { formatEventId } from '../session/event-id.js';
-import { responseIdOf } from './failover-history.js';
+import { responseIdOf } from '../session/jsonrpc-id.js';
 
 /** What the wrapper asks the cluster. */
 export interface ClusterStoreHooks {

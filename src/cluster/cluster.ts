@@ -13,7 +13,7 @@ import type { GatewayEventStore, SessionEventStore } from '../session/event-stor
 import { clusterEventStore } from './cluster-event-store.js';
 import type { ClusterKeys } from './cluster-keys.js';
 import { createClusterRedis } from './cluster-redis.js';
-import { requestKey } from './failover-history.js';
+import { requestKey } from '../session/jsonrpc-id.js';
 import { checkForwarded, forwardRequest, HOP_HEADER } from './forward.js';
 import { tapInflight } from './inflight-tap.js';
 import { Leases } from './leases.js';

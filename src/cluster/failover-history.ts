@@ -8,6 +8,7 @@
 import type { JSONRPCMessage } from '@modelcontextprotocol/server';
 import type { ClusterRedis } from './cluster-redis.js';
 import { WireCode } from '../errors.js';
+import { requestKey, responseIdOf } from '../session/jsonrpc-id.js';
 
 const PAGE = 1_000;
 /** Entries read at most (the store keeps `eventStore.limit` ≤ 1,000,000 per session). */
@@ -17,19 +18,6 @@ export interface StoredHistory {
   readonly events: Array<{ readonly seq: number; readonly streamId: string }>;
   /** `requestKey` of every request whose response is in the history. */
   readonly answered: Set<string>;
-}
-
-/** The key a request id is tracked under: its JSON, so `1` and `"1"` stay apart. */
-export function requestKey(id: string | number): string {
-  return JSON.stringify(id);
-}
-
-/** The id of a JSON-RPC response (result or error), if `message` is one. */
-export function responseIdOf(message: unknown): string | number | undefined {
-  if (typeof message !== 'object' || message === null) return undefined;
-  const m = message as { id?: unknown; result?: unknown; error?: unknown; method?: unknown };
-  if (m.method !== undefined || (m.result === undefined && m.error === undefined)) return undefined;
-  return typeof m.id === 'string' || typeof m.id === 'number' ? m.id : undefined;
 }
 
 export async function readHistory(client: ClusterRedis, key: string): Promise<StoredHistory> {

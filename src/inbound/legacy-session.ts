@@ -11,6 +11,7 @@ import { SessionScope, type ScopeOptions } from '../routing/scopes.js';
 import type { GatewayEventStore, SessionEventStore } from '../session/event-store.js';
 import { createGatewayServer, sessionSink } from './gateway-server.js';
 import { LiveTailGate, refusedResume } from './resume.js';
+import { keyOf, requestIdOf, responseIdOf } from '../session/jsonrpc-id.js';
 
 export interface LegacySessionOptions {
   /** The authenticated principal that opened the session (undefined when auth is off). */
@@ -40,26 +41,6 @@ const MAX_IN_FLIGHT = 1024;
 
 /** SSE `retry:` (ms) in priming events when resumable: how soon a cut client reconnects. */
 const RETRY_INTERVAL_MS = 1_000;
-
-function idKey(id: unknown): string | undefined {
-  if (typeof id === 'string') return `s:${id}`;
-  if (typeof id === 'number') return `n:${id}`;
-  return undefined;
-}
-
-/** The id key of a client request (not a response or notification). */
-function requestIdOf(body: unknown): string | undefined {
-  if (typeof body !== 'object' || body === null) return undefined;
-  const message = body as { id?: unknown; method?: unknown };
-  return typeof message.method === 'string' ? idKey(message.id) : undefined;
-}
-
-/** The id key of a response the server sends (result or error). */
-function responseIdOf(message: unknown): string | undefined {
-  const m = message as { id?: unknown; method?: unknown; result?: unknown; error?: unknown };
-  return m.method === undefined && (m.result !== undefined || m.error !== undefined) ? idKey(m.id) : undefined;
-}
-
 
 function isEventStream(response: Response): boolean {
   return response.status === 200 && (response.headers.get('content-type') ?? '').startsWith('text/event-stream');
@@ -140,7 +121,7 @@ export class LegacySession {
     });
     const send = this.transport.send.bind(this.transport);
     this.transport.send = (message, sendOptions) => {
-      const answered = responseIdOf(message);
+      const answered = keyOf(responseIdOf(message));
       if (answered !== undefined) this.inFlight.delete(answered);
       return send(message, sendOptions);
     };
@@ -153,7 +134,7 @@ export class LegacySession {
   private releaseCancelled(body: unknown): void {
     const note = body as { method?: unknown; params?: { requestId?: unknown } } | undefined;
     if (note?.method !== 'notifications/cancelled') return;
-    const key = idKey(note.params?.requestId);
+    const key = keyOf(note.params?.requestId);
     if (key === undefined || !this.inFlight.delete(key)) return;
     try {
       this.transport.closeSSEStream(note.params?.requestId as string | number);
@@ -206,7 +187,7 @@ export class LegacySession {
   private async dispatch(request: Request, parsedBody: unknown): Promise<Response> {
     const lastEventId = request.method === 'GET' ? request.headers.get('last-event-id') : null;
     if (lastEventId && this.events !== undefined) return this.resume(request, lastEventId, this.events);
-    const id = requestIdOf(parsedBody);
+    const id = keyOf(requestIdOf(parsedBody));
     if (id === undefined) {
       this.releaseCancelled(parsedBody);
       return this.transport.handleRequest(request, parsedBody === undefined ? undefined : { parsedBody });
