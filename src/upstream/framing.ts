@@ -8,6 +8,7 @@
  * `maxMessageBytes` (plus a small header allowance). Errors never carry the bytes that caused
  * them: a child's output may contain secrets, and errors end up in logs.
  */
+import { asBuffer, ChunkQueue } from './chunk-queue.js';
 
 export type Framing = 'ndjson' | 'contentLength';
 /** `auto` picks a framing from what the child writes; see `StdioUpstreamTransport`. */
@@ -221,81 +222,6 @@ export function encodeContentLengthProbe(message: unknown): Buffer {
   return Buffer.concat([Buffer.from(`\r\nContent-Length: ${body.length}\r\n\r\n`, 'latin1'), body]);
 }
 
-export interface LineSplitter {
-  /** Feeds one chunk; returns the complete, non-empty lines it ended (without `\r\n`). */
-  push(chunk: Uint8Array): string[];
-  /** Returns the unterminated last line, if any (call when the stream ends). */
-  end(): string[];
-}
-
-/**
- * Splits a byte stream (a child's stderr) into lines, keeping at most `maxLineBytes` of each:
- * the rest of an over-long line is dropped and the kept part is marked `…[truncated]`.
- */
-export function createLineSplitter(maxLineBytes = 8 * 1024): LineSplitter {
-  const pending = new ChunkQueue();
-  let truncated = false;
-  const emit = (tail: Buffer, lines: string[]): void => {
-    const bytes = pending.take(tail);
-    let end = bytes.length;
-    if (!truncated && end > 0 && bytes[end - 1] === 0x0d) end--;
-    const text = bytes.toString('utf8', 0, end);
-    if (truncated) lines.push(`${text}…[truncated]`);
-    else if (text.trim() !== '') lines.push(text);
-    truncated = false;
-  };
-  const keep = (part: Buffer): void => {
-    if (truncated) return;
-    const room = maxLineBytes - pending.bytes;
-    if (part.length > room) truncated = true;
-    if (room > 0) pending.push(Buffer.from(part.subarray(0, room)));
-  };
-  return {
-    push(chunk) {
-      const lines: string[] = [];
-      const buf = asBuffer(chunk);
-      let start = 0;
-      for (let nl = buf.indexOf(0x0a, start); nl !== -1; nl = buf.indexOf(0x0a, start)) {
-        keep(buf.subarray(start, nl));
-        emit(Buffer.alloc(0), lines);
-        start = nl + 1;
-      }
-      if (start < buf.length) keep(buf.subarray(start));
-      return lines;
-    },
-    end() {
-      const lines: string[] = [];
-      if (pending.bytes > 0 || truncated) emit(Buffer.alloc(0), lines);
-      return lines;
-    },
-  };
-}
-
-/** A list of chunks taken as one buffer at the end: linear in total size, one copy. */
-class ChunkQueue {
-  private chunks: Buffer[] = [];
-  bytes = 0;
-
-  push(chunk: Buffer): void {
-    if (chunk.length === 0) return;
-    this.chunks.push(chunk);
-    this.bytes += chunk.length;
-  }
-
-  /** Everything queued followed by `tail`, as one buffer; empties the queue. */
-  take(tail?: Buffer): Buffer {
-    const parts = tail === undefined || tail.length === 0 ? this.chunks : [...this.chunks, tail];
-    const out = parts.length === 1 ? parts[0]! : Buffer.concat(parts);
-    this.clear();
-    return out;
-  }
-
-  clear(): void {
-    this.chunks = [];
-    this.bytes = 0;
-  }
-}
-
 function decodeLine(line: Buffer, max: number): DecodeEvent | undefined {
   const end = line.length > 0 && line[line.length - 1] === 0x0d ? line.length - 1 : line.length;
   if (end > max) return tooLarge(max);
@@ -369,8 +295,4 @@ function maxBytesOf(options: DecoderOptions): number {
   const max = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
   if (!Number.isSafeInteger(max) || max <= 0) throw new TypeError('maxMessageBytes must be a positive integer');
   return max;
-}
-
-function asBuffer(chunk: Uint8Array): Buffer {
-  return Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
 }

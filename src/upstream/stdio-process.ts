@@ -15,7 +15,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import type { Writable } from 'node:stream';
 import type { Logger } from 'pino';
 import { GatewayError } from '../errors.js';
-import { createLineSplitter, type LineSplitter } from './framing.js';
+import { createLineSplitter, type LineSplitter } from './line-splitter.js';
 
 export interface ChildExitStatus {
   code: number | null;

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { createLineSplitter } from '../../src/upstream/line-splitter.js';
 import {
   createAutoDecoder,
   createContentLengthDecoder,
-  createLineSplitter,
   createNdjsonDecoder,
   detectFraming,
   encodeContentLengthProbe,
