@@ -5,44 +5,31 @@
  * (stdio), so routing is asserted on the wire, not inferred from identical fixture answers.
  */
 import { randomUUID } from 'node:crypto';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningGateway } from '../../src/gateway.js';
+import { describe, expect, it } from 'vitest';
 import {
-  assertBuilt,
-  Cleanup,
   connectClient,
   ERAS,
   errorOf,
+  gatewayOverUpstreams,
   messagesOf,
   openRawSession,
-  recordedStdin,
-  startTestGateway,
-  startUpstreams,
-  textOf,
-  waitUntil,
   type RecordedMessage,
-  type Upstreams,
+  recordedStdin,
+  textOf,
+  UPSTREAM_KINDS,
+  type UpstreamKind,
+  waitUntil,
 } from './harness.js';
 
-const perFile = new Cleanup();
-const perTest = new Cleanup();
-let upstreams: Upstreams;
-let gateway: RunningGateway;
+const scope = gatewayOverUpstreams();
+const { perTest } = scope;
 
-beforeAll(async () => {
-  assertBuilt();
-  upstreams = await startUpstreams(perFile);
-  gateway = await startTestGateway(perFile, upstreams.servers());
-});
-afterEach(() => perTest.run());
-afterAll(() => perFile.run());
-
-type Server = 'stdio' | 'http';
-const SERVERS: readonly Server[] = ['stdio', 'http'];
+type Server = UpstreamKind;
+const SERVERS = UPSTREAM_KINDS;
 
 /** Every JSON-RPC message that reached one upstream so far. */
 function reached(server: Server): RecordedMessage[] {
-  return server === 'http' ? upstreams.proxy.messages : recordedStdin(upstreams.stdinLog);
+  return server === 'http' ? scope.upstreams.proxy.messages : recordedStdin(scope.upstreams.stdinLog);
 }
 
 /** The messages of `method` that reached `server` and satisfy `match`. */
@@ -54,7 +41,7 @@ const argsOf = (params: Record<string, unknown>) => (params.arguments ?? {}) as 
 
 describe.each(ERAS)('routing for a %s client', (era) => {
   it.each(SERVERS)('routes tools/call of a %s tool to that upstream, under its own name', async (server) => {
-    const { client } = await connectClient(perTest, gateway.url, era);
+    const { client } = await connectClient(perTest, scope.gateway.url, era);
     const token = randomUUID();
     const result = await client.callTool({ name: `${server}__echo`, arguments: { text: token } });
     expect(textOf(result)).toBe(token);
@@ -68,7 +55,7 @@ describe.each(ERAS)('routing for a %s client', (era) => {
   });
 
   it.each(SERVERS)('routes prompts/get of a %s prompt to its upstream, under its own name', async (server) => {
-    const { client } = await connectClient(perTest, gateway.url, era);
+    const { client } = await connectClient(perTest, scope.gateway.url, era);
     const token = randomUUID();
     const result = await client.getPrompt({ name: `${server}__test_prompt_with_arguments`, arguments: { arg1: token, arg2: 'two' } });
     expect(JSON.stringify(result.messages)).toContain(`arg1='${token}'`);
@@ -79,7 +66,7 @@ describe.each(ERAS)('routing for a %s client', (era) => {
   });
 
   it.each(SERVERS)('routes completion of a %s prompt argument to its upstream', async (server) => {
-    const { client } = await connectClient(perTest, gateway.url, era);
+    const { client } = await connectClient(perTest, scope.gateway.url, era);
     const before = reachedWith(server, 'completion/complete', () => true).length;
     const result = await client.complete({ ref: { type: 'ref/prompt', name: `${server}__test_prompt_with_arguments` }, argument: { name: 'arg1', value: 'pa' } });
     expect(result.completion.values).toEqual(['paris', 'park', 'party']);
@@ -88,7 +75,7 @@ describe.each(ERAS)('routing for a %s client', (era) => {
   });
 
   it('routes resources/read of a static URI and of a template URI to exactly one owning upstream', async () => {
-    const { client } = await connectClient(perTest, gateway.url, era);
+    const { client } = await connectClient(perTest, scope.gateway.url, era);
     const id = `id-${randomUUID()}`;
     const templated = `test://template/${id}/data`;
 
@@ -104,7 +91,7 @@ describe.each(ERAS)('routing for a %s client', (era) => {
   });
 
   it('routes completion of a resource template variable to the template owner', async () => {
-    const { client } = await connectClient(perTest, gateway.url, era);
+    const { client } = await connectClient(perTest, scope.gateway.url, era);
     const result = await client.complete({ ref: { type: 'ref/resource', uri: 'test://template/{id}/data' }, argument: { name: 'id', value: '4' } });
     expect(result.completion.values).toEqual(['456']);
   });
@@ -112,7 +99,7 @@ describe.each(ERAS)('routing for a %s client', (era) => {
 
 describe.each(ERAS)('progress for a %s client', (era) => {
   it.each(SERVERS)('delivers the %s upstream progress of a call to the onprogress callback of that call', async (server) => {
-    const { client } = await connectClient(perTest, gateway.url, era);
+    const { client } = await connectClient(perTest, scope.gateway.url, era);
     const seen: Array<{ progress: number; total?: number }> = [];
     const result = await client.callTool({ name: `${server}__test_tool_with_progress`, arguments: {} }, { onprogress: (p) => seen.push(p) });
     expect(textOf(result)).toMatch(/^progress token: /);
@@ -127,7 +114,7 @@ describe.each(ERAS)('progress for a %s client', (era) => {
 
 describe('progress tokens chosen by a 2025 client', () => {
   it.each(SERVERS)('come back unchanged on progress from the %s upstream', async (server) => {
-    const session = await openRawSession(gateway.url);
+    const session = await openRawSession(scope.gateway.url);
     perTest.add(() => session.delete().then(() => undefined));
     const token = `client-token-${randomUUID()}`;
     const response = await session.post({
@@ -149,7 +136,7 @@ describe('progress tokens chosen by a 2025 client', () => {
 
 describe.each(ERAS)('cancellation by a %s client', (era) => {
   it.each(SERVERS)('reaches the %s upstream, and the next call still works', async (server) => {
-    const { client } = await connectClient(perTest, gateway.url, era);
+    const { client } = await connectClient(perTest, scope.gateway.url, era);
     const tag = randomUUID();
     const controller = new AbortController();
     let progressed!: () => void;

@@ -4,39 +4,29 @@
  * the `enabledTools` / `disabledTools` filters, seen by SDK v2 clients of both protocol eras.
  */
 import type { Client } from '@modelcontextprotocol/client';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { RunningGateway } from '../../src/gateway.js';
 import {
-  assertBuilt,
-  Cleanup,
   connectClient,
   ERAS,
   errorOf,
+  gatewayOverUpstreams,
   MODERN_VERSION,
   sideChannelUrl,
   startTestGateway,
-  startUpstreams,
   textOf,
-  type Upstreams,
 } from './harness.js';
 
-const perFile = new Cleanup();
-const perTest = new Cleanup();
-let upstreams: Upstreams;
-let gateway: RunningGateway;
+const scope = gatewayOverUpstreams();
+const { perFile, perTest } = scope;
 let filtered: RunningGateway;
 
 beforeAll(async () => {
-  assertBuilt();
-  upstreams = await startUpstreams(perFile);
-  gateway = await startTestGateway(perFile, upstreams.servers());
   filtered = await startTestGateway(
     perFile,
-    upstreams.servers({ stdio: { enabledTools: ['echo', 'slow'] }, http: { disabledTools: ['echo'] } }),
+    scope.upstreams.servers({ stdio: { enabledTools: ['echo', 'slow'] }, http: { disabledTools: ['echo'] } }),
   );
 });
-afterEach(() => perTest.run());
-afterAll(() => perFile.run());
 
 const toolNames = async (client: Client) => (await client.listTools()).tools.map((tool) => tool.name);
 
@@ -48,14 +38,14 @@ const masked = (error: { code?: number; message: string; data?: unknown }, name:
 
 describe.each(ERAS)('the catalogue seen by a %s client', (era) => {
   it('negotiates its own era with the gateway', async () => {
-    const { client } = await connectClient(perTest, gateway.url, era);
+    const { client } = await connectClient(perTest, scope.gateway.url, era);
     expect(client.getNegotiatedProtocolVersion() === MODERN_VERSION).toBe(era === '2026');
   });
 
   it('lists the tools of both upstreams, each namespaced <server>__<tool>', async () => {
-    const { client } = await connectClient(perTest, gateway.url, era);
-    const stdio = await connectClient(perTest, sideChannelUrl(gateway.url, 'stdio'), era);
-    const http = await connectClient(perTest, sideChannelUrl(gateway.url, 'http'), era);
+    const { client } = await connectClient(perTest, scope.gateway.url, era);
+    const stdio = await connectClient(perTest, sideChannelUrl(scope.gateway.url, 'stdio'), era);
+    const http = await connectClient(perTest, sideChannelUrl(scope.gateway.url, 'http'), era);
 
     const names = await toolNames(client);
     const expected = [
@@ -69,8 +59,8 @@ describe.each(ERAS)('the catalogue seen by a %s client', (era) => {
   });
 
   it('serves each upstream unprefixed on /mcp/servers/<name>', async () => {
-    const stdio = await connectClient(perTest, sideChannelUrl(gateway.url, 'stdio'), era);
-    const http = await connectClient(perTest, sideChannelUrl(gateway.url, 'http'), era);
+    const stdio = await connectClient(perTest, sideChannelUrl(scope.gateway.url, 'stdio'), era);
+    const http = await connectClient(perTest, sideChannelUrl(scope.gateway.url, 'http'), era);
 
     const stdioNames = await toolNames(stdio.client);
     expect(stdioNames).toEqual(expect.arrayContaining(['echo', 'slow', 'crash', 'toggle_tool']));
@@ -80,7 +70,7 @@ describe.each(ERAS)('the catalogue seen by a %s client', (era) => {
   });
 
   it('lists a resource and a resource template that both upstreams offer once each', async () => {
-    const { client } = await connectClient(perTest, gateway.url, era);
+    const { client } = await connectClient(perTest, scope.gateway.url, era);
     const uris = (await client.listResources()).resources.map((resource) => resource.uri);
     const templates = (await client.listResourceTemplates()).resourceTemplates.map((template) => template.uriTemplate);
     expect(uris.filter((uri) => uri === 'test://static-text')).toHaveLength(1);
@@ -88,13 +78,13 @@ describe.each(ERAS)('the catalogue seen by a %s client', (era) => {
   });
 
   it('lists the prompts of both upstreams namespaced like tools', async () => {
-    const { client } = await connectClient(perTest, gateway.url, era);
+    const { client } = await connectClient(perTest, scope.gateway.url, era);
     const names = (await client.listPrompts()).prompts.map((prompt) => prompt.name);
     expect(names).toEqual(expect.arrayContaining(['stdio__test_simple_prompt', 'http__test_simple_prompt']));
   });
 
   it('answers a call to a tool that no upstream has with a JSON-RPC invalid-params error', async () => {
-    const { client } = await connectClient(perTest, gateway.url, era);
+    const { client } = await connectClient(perTest, scope.gateway.url, era);
     const error = await errorOf(client.callTool({ name: 'stdio__no_such_tool', arguments: {} }));
     expect(error.code).toBe(-32602);
     expect(error.message).toContain('stdio__no_such_tool');

@@ -15,3 +15,4 @@ export * from './harness/upstreams.js';
 export * from './harness/clients.js';
 export * from './harness/raw-http.js';
 export * from './harness/cli.js';
+export * from './harness/gateway-scope.js';

@@ -5,37 +5,22 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@modelcontextprotocol/client';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningGateway } from '../../src/gateway.js';
+import { describe, expect, it } from 'vitest';
 import {
-  assertBuilt,
-  Cleanup,
   collectNotifications,
   connectClient,
-  ERAS,
-  startTestGateway,
-  startUpstreams,
-  textOf,
-  waitUntil,
   type Era,
-  type Upstreams,
+  ERAS,
+  gatewayOverUpstreams,
+  textOf,
+  UPSTREAM_KINDS,
+  waitUntil,
 } from './harness.js';
 
-const perFile = new Cleanup();
-const perTest = new Cleanup();
-let upstreams: Upstreams;
-let gateway: RunningGateway;
+const scope = gatewayOverUpstreams();
+const { perTest } = scope;
 
-beforeAll(async () => {
-  assertBuilt();
-  upstreams = await startUpstreams(perFile);
-  gateway = await startTestGateway(perFile, upstreams.servers());
-});
-afterEach(() => perTest.run());
-afterAll(() => perFile.run());
-
-type Server = 'stdio' | 'http';
-const SERVERS: readonly Server[] = ['stdio', 'http'];
+const SERVERS = UPSTREAM_KINDS;
 const LOG_LEVEL_META_KEY = 'io.modelcontextprotocol/logLevel';
 
 interface Asked {
@@ -46,7 +31,7 @@ interface Asked {
 /** A client that declares sampling and elicitation and answers both from `answer`. */
 async function answeringClient(era: Era, answer: string): Promise<{ client: Client; asked: Asked }> {
   const asked: Asked = { sampling: [], elicitation: [] };
-  const { client } = await connectClient(perTest, gateway.url, era, {
+  const { client } = await connectClient(perTest, scope.gateway.url, era, {
     capabilities: { sampling: {}, elicitation: { form: {} } },
     setup: (c) => {
       c.setRequestHandler('sampling/createMessage', (request) => {
@@ -102,7 +87,7 @@ describe('input requests of a 2026-era upstream, for a 2026 client', () => {
 
 describe.each(ERAS)('log messages for a %s client', (era) => {
   it.each(SERVERS)('relays the notifications/message a %s tool sends during the call, in order', async (server) => {
-    const { client } = await connectClient(perTest, gateway.url, era);
+    const { client } = await connectClient(perTest, scope.gateway.url, era);
     const logs = collectNotifications<{ logger?: string; data: { seq: number } }>(client, 'notifications/message');
     await client.callTool({ name: `${server}__emit_notifications`, arguments: { count: 5 } });
     const seen = await logs.waitFor(5);
@@ -115,7 +100,7 @@ const LOGGED = ['Tool execution started', 'Tool processing data', 'Tool executio
 
 describe('log levels', () => {
   it('relays a stdio tool’s log calls to a 2025 client that set a log level', async () => {
-    const { client } = await connectClient(perTest, gateway.url, '2025');
+    const { client } = await connectClient(perTest, scope.gateway.url, '2025');
     const logs = collectNotifications<{ data: unknown }>(client, 'notifications/message');
     await client.setLoggingLevel('debug');
     await client.callTool({ name: 'stdio__test_tool_with_logging', arguments: {} });
@@ -123,7 +108,7 @@ describe('log levels', () => {
   });
 
   it('relays an HTTP tool’s log calls to a 2025 client that set a log level', async () => {
-    const { client } = await connectClient(perTest, gateway.url, '2025');
+    const { client } = await connectClient(perTest, scope.gateway.url, '2025');
     const logs = collectNotifications<{ data: unknown }>(client, 'notifications/message');
     await client.setLoggingLevel('debug');
     await client.callTool({ name: 'http__test_tool_with_logging', arguments: {} });
@@ -131,7 +116,7 @@ describe('log levels', () => {
   });
 
   it.each(SERVERS)('relays a %s tool’s log calls to a 2026 client whose request carries a log level', async (server) => {
-    const { client } = await connectClient(perTest, gateway.url, '2026');
+    const { client } = await connectClient(perTest, scope.gateway.url, '2026');
     const logs = collectNotifications<{ data: unknown }>(client, 'notifications/message');
     await client.callTool({ name: `${server}__test_tool_with_logging`, arguments: {}, _meta: { [LOG_LEVEL_META_KEY]: 'debug' } });
     expect((await logs.waitFor(3)).map((m) => m.data)).toEqual(LOGGED);
@@ -140,7 +125,7 @@ describe('log levels', () => {
 
 describe('tools/list_changed in a 2025 session', () => {
   it('tells the client when a stdio upstream adds and removes a tool, and tools/list follows', async () => {
-    const { client } = await connectClient(perTest, gateway.url, '2025');
+    const { client } = await connectClient(perTest, scope.gateway.url, '2025');
     const changed = collectNotifications(client, 'notifications/tools/list_changed');
     const names = async () => (await client.listTools()).tools.map((tool) => tool.name);
     expect(await names()).not.toContain('stdio__toggled_tool');
@@ -156,7 +141,7 @@ describe('tools/list_changed in a 2025 session', () => {
   });
 
   it('tells the client when an HTTP upstream adds a tool, and tools/list follows', async () => {
-    const { client } = await connectClient(perTest, gateway.url, '2025');
+    const { client } = await connectClient(perTest, scope.gateway.url, '2025');
     perTest.add(async () => {
       await client.callTool({ name: 'http__toggle_tool', arguments: { enabled: false } }).catch(() => undefined);
     });
@@ -177,7 +162,7 @@ describe('tools/list for 2026 clients', () => {
   // `ttlMs: 0` hint; the primary is connected with era 'any' (src/upstream/registry.ts,
   // `connect()`). So the list stays stale until the link reconnects. Flip to `it` once fixed.
   it('shows a tool an HTTP upstream added since the last list', async () => {
-    const { client } = await connectClient(perTest, gateway.url, '2026');
+    const { client } = await connectClient(perTest, scope.gateway.url, '2026');
     perTest.add(async () => {
       await client.callTool({ name: 'http__toggle_tool', arguments: { enabled: false } }).catch(() => undefined);
     });
