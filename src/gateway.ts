@@ -186,6 +186,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       eventStore: sessionStore,
       ...(cluster === undefined ? {} : { cluster: cluster.forEndpoint(label) }),
       pollAfterMs: config.eventStore.pollAfterMs,
+      streamAfterMs: config.eventStore.streamAfterMs,
     });
   };
   const aggregate = endpoint(serverNames, config.catalogue.separator, 'aggregate');

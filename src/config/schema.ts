@@ -110,6 +110,12 @@ export const gatewayConfigSchema = z.strictObject({
        * loses nothing), so proxies with idle timeouts never cut a long call silently. Absent: off.
        */
       pollAfterMs: z.number().int().min(100).max(3_600_000).optional(),
+      /**
+       * A 2025-era call still unanswered after this long is answered as an SSE stream, resumable
+       * from its first event; a quicker call whose only message is its result gets one JSON body
+       * (far cheaper). 0: every call streams from its first byte.
+       */
+      streamAfterMs: z.number().int().min(0).max(3_600_000).default(1_000),
       /** Root of every Redis key the gateway writes (default `portcullis:`); tests use a unique one. */
       keyPrefix: z.string().regex(/^[A-Za-z0-9:_.-]{1,128}$/).optional(),
     })

@@ -31,6 +31,8 @@ export interface EndpointOptions {
   eventStore?: GatewayEventStore;
   /** Close a long call's SSE response after this long (resumable sessions only). */
   pollAfterMs?: number;
+  /** A 2025-era call unanswered after this long gets a resumable SSE stream; quicker ones one JSON body. */
+  streamAfterMs: number;
   /** Replica of a cluster (src/cluster): sessions held elsewhere are forwarded or taken over. */
   cluster?: EndpointCluster;
 }
@@ -161,6 +163,7 @@ export class McpEndpoint {
       logger: this.options.logger,
       eventStore: this.options.eventStore,
       pollAfterMs: this.options.pollAfterMs,
+      streamAfterMs: this.options.streamAfterMs,
       onInitialized: (s) => {
         this.sessions.add(s);
         this.options.logger.info({ session: s.id }, 'session opened');

@@ -4,13 +4,14 @@
  * it closes all three, so a DELETE, an idle expiry or shutdown reaps every child it spawned.
  */
 import { randomUUID } from 'node:crypto';
-import { WebStandardStreamableHTTPServerTransport, type ServerCapabilities } from '@modelcontextprotocol/server';
+import type { ServerCapabilities } from '@modelcontextprotocol/server';
 import { jsonRpcErrorResponse, WireCode } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
 import { SessionScope, type ScopeOptions } from '../routing/scopes.js';
 import type { GatewayEventStore, SessionEventStore } from '../session/event-store.js';
 import { createGatewayServer, sessionSink } from './gateway-server.js';
-import { LiveTailGate, refusedResume } from './resume.js';
+import { refusedResume } from './resume.js';
+import { SessionHttpTransport } from './session-transport.js';
 import { keyOf, requestIdOf, responseIdOf } from '../session/jsonrpc-id.js';
 
 export interface LegacySessionOptions {
@@ -26,6 +27,8 @@ export interface LegacySessionOptions {
   eventStore?: GatewayEventStore;
   /** Close a long call's SSE response after this long (needs the event store). */
   pollAfterMs?: number;
+  /** A call unanswered after this long is answered as a resumable SSE stream; 0: every call streams. */
+  streamAfterMs: number;
   onInitialized(session: LegacySession): void;
   onClosed(id: string): void;
   // --- cluster (src/cluster) ---
@@ -46,48 +49,19 @@ function isEventStream(response: Response): boolean {
   return response.status === 200 && (response.headers.get('content-type') ?? '').startsWith('text/event-stream');
 }
 
-/** Calls `release` once the response body has been fully sent, has failed, or was abandoned. */
-function releaseWhenDone(response: Response, release: () => void): Response {
-  if (response.body === null) {
-    release();
-    return response;
-  }
-  const reader = response.body.getReader();
-  const body = new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      try {
-        const { done, value } = await reader.read();
-        if (done) {
-          release();
-          controller.close();
-        } else controller.enqueue(value);
-      } catch (error) {
-        release();
-        controller.error(error);
-      }
-    },
-    async cancel(reason) {
-      release();
-      await reader.cancel(reason).catch(() => undefined);
-    },
-  });
-  return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
-}
-
 export class LegacySession {
   readonly principal: string | undefined;
   /** Ids of requests accepted and not yet answered (held until the response is sent, not until the client goes). */
   private readonly inFlight = new Set<string>();
-  /** HTTP exchanges still open (POSTs being answered, GET streams): a busy session never idles out. */
+  /** POSTs and GETs not answered yet; open SSE streams are counted by the transport. */
   private openExchanges = 0;
   private lastActivity = Date.now();
-  readonly transport: WebStandardStreamableHTTPServerTransport;
+  readonly transport: SessionHttpTransport;
   private readonly scope: SessionScope;
   private readonly server;
   private closing: Promise<void> | undefined;
   private sessionId: string | undefined;
   private readonly events: SessionEventStore | undefined;
-  private readonly liveTail = new LiveTailGate();
   private readonly tapResponse: LegacySessionOptions['tapResponse'];
 
   constructor(options: LegacySessionOptions) {
@@ -109,15 +83,16 @@ export class LegacySession {
       () => this.scope,
     );
     this.scope = new SessionScope(options.scope, sessionSink(this.server));
-    this.transport = new WebStandardStreamableHTTPServerTransport({
-      sessionIdGenerator: () => id,
-      ...(this.events === undefined ? {} : { eventStore: this.liveTail.wrap(this.events), retryInterval: RETRY_INTERVAL_MS }),
-      onsessioninitialized: (id) => {
+    this.transport = new SessionHttpTransport({
+      sessionId: id,
+      ...(this.events === undefined ? {} : { eventStore: this.events, retryIntervalMs: RETRY_INTERVAL_MS }),
+      streamAfterMs: options.streamAfterMs,
+      onSessionInitialized: (id) => {
         this.sessionId = id;
         this.scope.warm();
         options.onInitialized(this);
       },
-      onsessionclosed: (id) => options.onClosed(id),
+      onSessionClosed: (id) => options.onClosed(id),
     });
     const send = this.transport.send.bind(this.transport);
     this.transport.send = (message, sendOptions) => {
@@ -136,16 +111,12 @@ export class LegacySession {
     if (note?.method !== 'notifications/cancelled') return;
     const key = keyOf(note.params?.requestId);
     if (key === undefined || !this.inFlight.delete(key)) return;
-    try {
-      this.transport.closeSSEStream(note.params?.requestId as string | number);
-    } catch {
-      // No stream of that id is open: nothing to end.
-    }
+    this.transport.endCancelled(note.params?.requestId as string | number);
   }
 
   /** When the session became idle, or undefined while it has an exchange open. */
   idleSince(): number | undefined {
-    return this.openExchanges > 0 ? undefined : this.lastActivity;
+    return this.openExchanges > 0 || this.transport.openStreams > 0 ? undefined : this.lastActivity;
   }
 
   get id(): string {
@@ -169,18 +140,11 @@ export class LegacySession {
   async handle(request: Request, parsedBody?: unknown): Promise<Response> {
     this.openExchanges++;
     this.lastActivity = Date.now();
-    let ended = false;
-    const end = () => {
-      if (ended) return;
-      ended = true;
+    try {
+      return await this.dispatch(request, parsedBody);
+    } finally {
       this.openExchanges--;
       this.lastActivity = Date.now();
-    };
-    try {
-      return releaseWhenDone(await this.dispatch(request, parsedBody), end);
-    } catch (error) {
-      end();
-      throw error;
     }
   }
 
@@ -190,7 +154,7 @@ export class LegacySession {
     const id = keyOf(requestIdOf(parsedBody));
     if (id === undefined) {
       this.releaseCancelled(parsedBody);
-      return this.transport.handleRequest(request, parsedBody === undefined ? undefined : { parsedBody });
+      return this.transport.handleRequest(request, parsedBody);
     }
     if (this.inFlight.has(id)) {
       return jsonRpcErrorResponse(400, WireCode.InvalidRequest, 'a request with this id is already in flight in this session');
@@ -200,9 +164,10 @@ export class LegacySession {
     }
     this.inFlight.add(id);
     try {
-      const response = await this.transport.handleRequest(request, { parsedBody });
-      // Refused at the transport (406, 400, 415…): the request never reached a handler, and no
-      // response will ever be sent under its id.
+      const response = await this.transport.handleRequest(request, parsedBody);
+      // Answered in one JSON body (the id was released when the answer was sent), or refused at
+      // the transport (406, 400…): the request never reached a handler, and no response will
+      // ever be sent under its id.
       if (!isEventStream(response)) {
         this.inFlight.delete(id);
         return response;
@@ -217,18 +182,13 @@ export class LegacySession {
 
   /**
    * A GET with `Last-Event-ID`: refused here with 400/410/503 when the store cannot resume from
-   * it (see resume.ts); otherwise the transport replays the stream after the id and attaches the
-   * connection to its live tail, with the stream's live events held until it has.
+   * it (see resume.ts); otherwise the transport replays the stream after the id and goes on with
+   * its live tail.
    */
   private async resume(request: Request, lastEventId: string, events: SessionEventStore): Promise<Response> {
     const point = await events.resumePoint(lastEventId);
     if (!point.ok) return refusedResume(point);
-    const release = this.liveTail.hold(point.streamId);
-    try {
-      return await this.transport.handleRequest(request);
-    } finally {
-      release();
-    }
+    return this.transport.handleRequest(request);
   }
 
   /** Idempotent: closes the client transport and every upstream connection of the session, and drops its event history. */

@@ -113,10 +113,11 @@ async function resumeUntil(url: string, sessionId: string, lastEventId: string, 
   return events;
 }
 
-/** Sends a request and reads its SSE answer to the end. */
+/** Sends a request and reads its answer to the end: one JSON body, or an SSE stream. */
 async function call(url: string, sessionId: string, id: number, name: string, args: Record<string, unknown>): Promise<WireMessage[]> {
   const response = await post(url, sessionId, { jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } });
   expect(response.status).toBe(200);
+  if ((response.headers.get('content-type') ?? '').startsWith('application/json')) return [(await response.json()) as WireMessage];
   const messages: WireMessage[] = [];
   await within(
     readSse(response.body!, (event) => {

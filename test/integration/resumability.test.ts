@@ -192,6 +192,8 @@ describe.each(STORES)('resumable streams through the gateway ($kind store)', ({ 
     it('deletes the session’s history from Redis when the session ends', async () => {
       const session = await openSession();
       const key = `portcullis:events:${session.sessionId}`;
+      // A call that streams stores its events (a call answered in one JSON body stores none).
+      await emitAll(session, 2, 3);
       expect(await keysUnder(SHARED_REDIS_URL, key)).toEqual([key]);
       await session.delete();
       // The session closes (children reaped, history dropped) just after the DELETE is answered.

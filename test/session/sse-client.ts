@@ -111,10 +111,11 @@ export class RawSseSession {
     });
   }
 
-  /** Sends a request and returns the messages of its response (SSE read to its end). */
+  /** Sends a request and returns the messages of its response (one JSON body, or SSE read to its end). */
   async request(id: number, method: string, params: Record<string, unknown> = {}): Promise<WireMessage[]> {
     const response = await this.post({ jsonrpc: '2.0', id, method, params });
     if (response.body === null) throw new Error(`${method} got no body (HTTP ${response.status})`);
+    if ((response.headers.get('content-type') ?? '').startsWith('application/json')) return [(await response.json()) as WireMessage];
     const messages: WireMessage[] = [];
     await readSse(response.body, (event) => {
       if (event.data.trim() !== '') messages.push(JSON.parse(event.data) as WireMessage);
