@@ -19,6 +19,7 @@ import { pipeline, Readable } from 'node:stream';
 import zlib from 'node:zlib';
 import type { Dispatcher } from 'undici';
 import { GatewayError, UpstreamError } from '../errors.js';
+import { BufferedResponse } from './buffered-response.js';
 
 /**
  * Statuses answered with a null body: Fetch's "null body status" list (`Response` refuses a body
@@ -102,6 +103,20 @@ function responseHeaders(headers: Record<string, string | string[] | undefined>)
   return out;
 }
 
+function isJson(contentType: string | null): boolean {
+  return contentType !== null && contentType.split(';', 1)[0]!.trim().toLowerCase() === 'application/json';
+}
+
+/** The whole body; a failure mid-body rejects as fetch's body reads do (the abort reason, or a TypeError). */
+async function readAll(body: Dispatcher.ResponseData['body'], signal: AbortSignal | undefined): Promise<Buffer> {
+  try {
+    return Buffer.from(await body.arrayBuffer());
+  } catch (error) {
+    if (signal?.aborted) throw signal.reason;
+    throw new TypeError('terminated', { cause: error });
+  }
+}
+
 export interface HopRequest {
   /** The server's config key, named in errors. */
   server: string;
@@ -171,6 +186,10 @@ export async function dispatchHop(hop: HopRequest): Promise<Response> {
   if (decoders === 'too-many') {
     body.destroy();
     throw new TypeError('fetch failed', { cause: new Error('too many content-encodings in response') });
+  }
+  if (decoders.length === 0 && statusCode >= 200 && statusCode < 300 && isJson(headersOut.get('content-type'))) {
+    // An MCP JSON answer is read whole by the SDK anyway: read it here, no web stream per call.
+    return new BufferedResponse(await readAll(body, signal), responseInit);
   }
   // `pipeline` destroys every stage when one fails or is cancelled (the web stream's cancel destroys the last).
   const stream: Readable = decoders.length === 0 ? body : (pipeline([body, ...decoders], () => undefined) as unknown as Readable);

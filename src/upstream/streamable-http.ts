@@ -31,7 +31,9 @@ export function createHttpTransport(server: string, config: HttpServerConfig, de
   const reported = new Set<string>();
 
   const fetchUpstream = async (url: string | URL, init?: RequestInit): Promise<Response> => {
-    const built = outbound.build(new Headers(init?.headers), deps.readEnv);
+    // The SDK hands a `Headers` already; it is only read here, never changed.
+    const given = init?.headers;
+    const built = outbound.build(given instanceof Headers ? given : new Headers(given), deps.readEnv);
     for (const skip of built.skipped) {
       const key = `${skip.variable}:${skip.reason}`;
       if (reported.has(key)) continue;

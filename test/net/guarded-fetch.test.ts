@@ -164,6 +164,42 @@ describe('createGuardedFetch responses', () => {
     await expect(reader.read()).rejects.toBe(reason);
   });
 
+  it('hands a 2xx JSON answer over already read: one read of text, json or body, then the body is used', async () => {
+    const upstream = await listen((_req, res) => res.writeHead(200, { 'content-type': 'application/json; charset=utf-8' }).end('{"ok":true}'));
+    const fetchIt = guardedFetch();
+    const first = await fetchIt(`${upstream.origin}/mcp`, { method: 'POST', body: '{}' });
+    expect(first.bodyUsed).toBe(false);
+    expect(await first.json()).toEqual({ ok: true });
+    expect(first.bodyUsed).toBe(true);
+    await expect(first.text()).rejects.toThrow(TypeError);
+    const second = await fetchIt(`${upstream.origin}/mcp`, { method: 'POST', body: '{}' });
+    expect(new TextDecoder().decode((await second.body!.getReader().read()).value)).toBe('{"ok":true}');
+    await expect(second.json()).rejects.toThrow(TypeError);
+    const third = await fetchIt(`${upstream.origin}/mcp`, { method: 'POST', body: '{}' });
+    expect(new Uint8Array(await third.arrayBuffer())).toEqual(new TextEncoder().encode('{"ok":true}'));
+  });
+
+  it('rejects with the signal’s reason when aborted while a JSON answer is still arriving', async () => {
+    const upstream = await listen((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': '100' });
+      res.write('{"partial":');
+    });
+    const controller = new AbortController();
+    const pending = guardedFetch()(`${upstream.origin}/mcp`, { method: 'POST', body: '{}', signal: controller.signal });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const reason = new Error('stop');
+    controller.abort(reason);
+    await expect(pending).rejects.toBe(reason);
+  });
+
+  it('fails a JSON answer cut off mid-body with a TypeError, as a fetch body read does', async () => {
+    const upstream = await listen((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': '100' });
+      res.write('{"partial":', () => res.destroy());
+    });
+    await expect(guardedFetch()(`${upstream.origin}/mcp`, { method: 'POST', body: '{}' })).rejects.toThrow(TypeError);
+  });
+
   it('maps a connection failure to fetch’s TypeError, naming no address in its message', async () => {
     const upstream = await listen((_req, res) => res.end());
     const closed = upstream.origin;
