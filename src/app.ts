@@ -2,11 +2,12 @@
  * Assembles the Hono app in a fixed, visible order: access log → health routes → edge guards
  * (Host, Origin) → the MCP endpoints (the aggregate, then one side channel per server).
  */
-import { Hono } from 'hono';
+import { Hono, type Context } from 'hono';
 import { jsonRpcErrorResponse, WireCode } from './errors.js';
 import type { Logger } from './observability/logger.js';
 import { hostGuard, originGuard } from './inbound/edge-guards.js';
 import type { McpEndpoint } from './inbound/endpoint.js';
+import { incomingBodyOf } from './inbound/incoming-body.js';
 import { authMiddleware, principalOf, stripAuthorization } from './inbound/auth/auth-middleware.js';
 import type { Authenticator } from './inbound/auth/authenticate.js';
 import type { UpstreamRegistry } from './upstream/registry.js';
@@ -56,11 +57,16 @@ export function createApp(options: AppOptions): Hono {
     return c.json({ status: ready ? 'ready' : 'not ready', servers: options.registry.status() }, ready ? 200 : 503);
   });
 
-  // The client's Authorization header stops here: nothing past the edge ever sees it.
-  app.all(base || '/', (c) => options.aggregate.fetch(stripAuthorization(c.req.raw), principalOf(c)));
+  // The client's Authorization header stops here: nothing past the edge ever sees it. The body
+  // is read from the Node request when there is one, never through a WHATWG stream (body.ts).
+  const serve = (endpoint: McpEndpoint, c: Context): Promise<Response> => {
+    const incoming = incomingBodyOf(c);
+    return endpoint.fetch(stripAuthorization(c.req.raw, incoming !== undefined), principalOf(c), incoming);
+  };
+  app.all(base || '/', (c) => serve(options.aggregate, c));
   app.all(`${base}/servers/:name`, (c) => {
     const endpoint = options.sideChannels.get(c.req.param('name'));
-    return endpoint === undefined ? notFound() : endpoint.fetch(stripAuthorization(c.req.raw), principalOf(c));
+    return endpoint === undefined ? notFound() : serve(endpoint, c);
   });
   app.notFound(() => notFound());
   app.onError((error) => {

@@ -9,7 +9,7 @@ import { loadConfigFile, deepFreeze } from './config/load.js';
 import type { GatewayConfig } from './config/schema.js';
 import { startGateway, type RunningGateway } from './gateway.js';
 import { configSecrets } from './config/secrets.js';
-import { createLogger, parseLogLevel, Redactor, type Logger } from './observability/logger.js';
+import { createLogger, flushLogSync, parseLogLevel, Redactor, type Logger } from './observability/logger.js';
 import { killAllStdioChildren } from './upstream/stdio-transport.js';
 
 const USAGE = `usage:
@@ -58,25 +58,34 @@ export async function runGateway(config: Readonly<GatewayConfig>, logger: Logger
     gateway = await startGateway({ config, logger, env: process.env });
   } catch (error) {
     const message = error instanceof GatewayError ? error.message : 'gateway failed to start';
+    flushLogSync(logger); // the lines that led here come before the verdict
     process.stderr.write(`portcullis: ${message}\n`);
-    logger.flush?.();
     return 1;
   }
   process.stdout.write(`${readyLine(gateway.url)}\n`);
   return new Promise((resolve) => {
     let stopping = false;
+    let exiting = false;
+    // The process exits right after: buffered log lines are written out first.
+    const exitWith = (code: number, message: string) => {
+      if (exiting) return;
+      exiting = true;
+      logger.info({ code }, message);
+      flushLogSync(logger);
+      resolve(code);
+    };
     const stop = (signal: string) => {
       if (stopping) return;
       stopping = true;
       logger.info({ signal }, 'shutting down');
       const force = setTimeout(() => {
         killAllStdioChildren();
-        resolve(1);
+        exitWith(1, 'shutdown timed out');
       }, 10_000);
       force.unref();
       gateway
         .close()
-        .then(() => resolve(0), () => resolve(1))
+        .then(() => exitWith(0, 'stopped'), () => exitWith(1, 'shutdown failed'))
         .finally(() => clearTimeout(force));
     };
     process.once('SIGTERM', () => stop('SIGTERM'));

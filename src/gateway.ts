@@ -133,7 +133,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   const authenticator = await compileAuthentication(config, env, logger);
   // Resumability (DESIGN.md §4): one event store for every endpoint's sessions, closed last.
   const keys = clusterKeys(config.eventStore.keyPrefix);
-  const eventStore = createEventStore(config.eventStore, {
+  const eventStore = await createEventStore(config.eventStore, {
     logger,
     maxSessions: config.sessions.max * (Object.keys(config.servers).length + 1),
     historyTtlMs: config.sessions.idleTimeoutMs,
@@ -166,7 +166,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   }
   await eventStore.start(); // event store
   // --- cluster: replicas sharing the redis store forward or take over each other's sessions ---
-  const cluster = clusterFromConfig(config, keys, env, logger);
+  const cluster = await clusterFromConfig(config, keys, env, logger);
   const sessionStore = cluster?.wrapStore(eventStore) ?? eventStore;
   // --- end cluster ---
 

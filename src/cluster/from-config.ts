@@ -6,16 +6,17 @@
 import type { GatewayConfig } from '../config/schema.js';
 import type { Logger } from '../observability/logger.js';
 import type { ClusterKeys } from './cluster-keys.js';
-import { Cluster } from './cluster.js';
+import type { Cluster } from './cluster.js';
 
 export const CLUSTER_SECRET_ENV = 'PORTCULLIS_CLUSTER_SECRET';
 
-export function clusterFromConfig(
+/** The cluster code (and its `redis` client) is loaded only when a cluster is configured. */
+export async function clusterFromConfig(
   config: Readonly<GatewayConfig>,
   keys: ClusterKeys,
   env: Readonly<Record<string, string | undefined>>,
   logger: Logger,
-): Cluster | undefined {
+): Promise<Cluster | undefined> {
   const cluster = config.cluster;
   if (cluster === undefined) return undefined;
   const redisUrl = config.eventStore.url;
@@ -23,6 +24,7 @@ export function clusterFromConfig(
     throw new TypeError('cluster needs eventStore.kind "redis" with a url');
   }
   const secret = env[CLUSTER_SECRET_ENV];
+  const { Cluster } = await import('./cluster.js');
   return new Cluster({
     replicaId: cluster.replicaId,
     advertiseUrl: cluster.advertiseUrl,

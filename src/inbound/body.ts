@@ -4,8 +4,13 @@
  * or a batch (MCP 2025-06-18 removed batching) → -32600. `JSON.parse` accepts a million nested
  * brackets while `JSON.stringify` throws at a few thousand, so depth is checked on the raw text
  * before parsing (PITFALLS.md).
+ *
+ * The bytes come from the Node request when there is one (`incoming-body.ts`: no WHATWG stream is
+ * built), otherwise from the Fetch `Request` (tests, `app.request()`); limits and outcomes are
+ * the same either way.
  */
 import { WireCode } from '../errors.js';
+import { readIncomingBounded, type IncomingBody } from './incoming-body.js';
 
 export interface BodyLimits {
   maxBytes: number;
@@ -44,10 +49,18 @@ export function isJsonContentType(value: string | null): boolean {
   return type === 'application/json';
 }
 
-async function readBounded(request: Request, maxBytes: number): Promise<string | undefined> {
+/** TextDecoder, not Buffer#toString: it drops a leading BOM, as it always did here. Stateless between calls. */
+const UTF8 = new TextDecoder('utf-8', { fatal: false });
+
+/** A declared Content-Length over the limit: refused before a byte of the body is read. */
+function declaredTooLarge(request: Request, maxBytes: number): boolean {
   const declared = Number(request.headers.get('content-length') ?? Number.NaN);
-  if (Number.isFinite(declared) && declared > maxBytes) return undefined;
-  if (request.body === null) return '';
+  return Number.isFinite(declared) && declared > maxBytes;
+}
+
+/** The body's chunks from the Fetch stream, or undefined once they add up to more than `maxBytes`. */
+async function readStreamBounded(request: Request, maxBytes: number): Promise<Uint8Array[] | undefined> {
+  if (request.body === null) return [];
   const reader = request.body.getReader();
   const chunks: Uint8Array[] = [];
   let total = 0;
@@ -61,16 +74,27 @@ async function readBounded(request: Request, maxBytes: number): Promise<string |
     }
     chunks.push(value);
   }
-  return new TextDecoder('utf-8', { fatal: false }).decode(Buffer.concat(chunks));
+  return chunks;
 }
 
-export async function readJsonRpcBody(request: Request, limits: BodyLimits): Promise<BodyResult> {
+async function readBounded(request: Request, maxBytes: number, incoming: IncomingBody | undefined): Promise<string | undefined> {
+  if (declaredTooLarge(request, maxBytes)) return undefined;
+  const chunks = incoming === undefined ? await readStreamBounded(request, maxBytes) : await readIncomingBounded(incoming, maxBytes);
+  if (chunks === undefined) return undefined;
+  return UTF8.decode(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks));
+}
+
+/**
+ * Reads and checks a JSON-RPC POST body. `incoming`, the Node request under @hono/node-server,
+ * is read instead of `request.body` when given; headers always come from `request`.
+ */
+export async function readJsonRpcBody(request: Request, limits: BodyLimits, incoming?: IncomingBody): Promise<BodyResult> {
   if (!isJsonContentType(request.headers.get('content-type'))) {
     return { ok: false, status: 415, rpcCode: WireCode.InvalidRequest, message: 'Content-Type must be application/json' };
   }
   let text: string | undefined;
   try {
-    text = await readBounded(request, limits.maxBytes);
+    text = await readBounded(request, limits.maxBytes, incoming);
   } catch {
     // The client hung up or sent broken chunking mid-body: its fault, nothing to log loudly.
     return { ok: false, status: 400, rpcCode: WireCode.InvalidRequest, message: 'request body could not be read' };

@@ -13,6 +13,7 @@ import type { GatewayEventStore } from '../session/event-store.js';
 import { SessionRegistry } from '../session/session-registry.js';
 import type { UpstreamRegistry } from '../upstream/registry.js';
 import { readJsonRpcBody, type BodyLimits } from './body.js';
+import type { IncomingBody } from './incoming-body.js';
 import { createGatewayServer } from './gateway-server.js';
 import { LegacySession } from './legacy-session.js';
 import type { EndpointCluster } from '../cluster/cluster.js';
@@ -74,12 +75,14 @@ export class McpEndpoint {
 
   /**
    * Serves one HTTP request. `principal` is who authentication says is calling (undefined when
-   * auth is off); a 2025 session belongs to the principal that opened it.
+   * auth is off); a 2025 session belongs to the principal that opened it. `incoming`, the Node
+   * request under @hono/node-server, is where a POST body is read from when given (`request` then
+   * needs no body: nothing below reads it again, every handler gets `parsedBody`).
    */
-  async fetch(request: Request, principal?: string): Promise<Response> {
+  async fetch(request: Request, principal?: string, incoming?: IncomingBody): Promise<Response> {
     let parsedBody: unknown;
     if (request.method === 'POST') {
-      const body = await readJsonRpcBody(request, this.options.limits);
+      const body = await readJsonRpcBody(request, this.options.limits, incoming);
       if (!body.ok) return jsonRpcErrorResponse(body.status, body.rpcCode, body.message);
       parsedBody = body.value;
     }

@@ -28,8 +28,19 @@ const REDACT_PATHS = [
   '*.env.*',
 ];
 
+/**
+ * Lines are written to stderr in batches of at least this many bytes (one write per line cost a
+ * syscall per call under load), and at least this often, so a quiet gateway's lines still show.
+ * Whatever is buffered at exit is written synchronously: by `flushLogSync` on the CLI's exit
+ * paths, and by pino's own process 'exit' hook for the destinations it builds (which also runs on
+ * `process.exit()` and on an uncaught exception).
+ */
+const BATCH_BYTES = 4096;
+const BATCH_INTERVAL_MS = 250;
+
 export function createLogger(options: LoggerOptions = {}): Logger {
-  const destination = options.destination ?? pino.destination({ fd: 2, sync: false });
+  const destination =
+    options.destination ?? pino.destination({ fd: 2, sync: false, minLength: BATCH_BYTES, periodicFlush: BATCH_INTERVAL_MS });
   return pino(
     {
       level: options.level ?? 'info',
@@ -43,6 +54,22 @@ export function createLogger(options: LoggerOptions = {}): Logger {
     },
     destination,
   );
+}
+
+/**
+ * Writes every line the logger's destination still buffers, synchronously: for exit paths, where
+ * an asynchronous write would be cut short. Never throws (a destination without a buffer, or a
+ * stderr already gone, has nothing more to write).
+ */
+export function flushLogSync(logger: Logger): void {
+  const stream: unknown = (logger as unknown as Record<symbol, unknown>)[pino.symbols.streamSym];
+  const flushSync = (stream as { flushSync?: unknown } | undefined)?.flushSync;
+  if (typeof flushSync !== 'function') return;
+  try {
+    flushSync.call(stream);
+  } catch {
+    // destroyed, or stderr closed (EPIPE): nothing more can be written
+  }
 }
 
 const LEVELS = new Set(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);

@@ -103,6 +103,8 @@ export class StdioProcess {
   private openOutputs = 2;
   private finished = false;
   private drain: Promise<void> | undefined;
+  /** stdin is corked until the loop's check phase (see `write`). */
+  private corked = false;
   private killTimer: NodeJS.Timeout | undefined;
   private drainTimer: NodeJS.Timeout | undefined;
 
@@ -167,10 +169,26 @@ export class StdioProcess {
     });
   }
 
-  /** Writes bytes to the child's stdin; waits for the pipe to drain when it is full. */
+  /**
+   * Writes bytes to the child's stdin; waits for the pipe to drain when it is full. Messages
+   * written in the same turn of the event loop leave in one `writev`: the first corks stdin, the
+   * loop's check phase (`setImmediate`) uncorks it. Under load one pipe write per message was a
+   * visible share of the gateway's CPU; each inbound request is its own I/O callback, so
+   * uncorking on `process.nextTick` coalesced nothing (1.01 writes per call at c=16, against 0.17
+   * with `setImmediate`, measured with strace). Corked writes still count towards the stream's
+   * buffer, so a full pipe still makes `write` wait for 'drain'.
+   */
   async write(bytes: Buffer): Promise<void> {
     const stdin = this.child?.stdin;
     if (stdin == null || !stdin.writable || this.state === 'closed') throw this.notConnected();
+    if (!this.corked) {
+      this.corked = true;
+      stdin.cork();
+      setImmediate(() => {
+        this.corked = false;
+        stdin.uncork();
+      });
+    }
     if (stdin.write(bytes)) return;
     await this.waitForDrain(stdin);
   }

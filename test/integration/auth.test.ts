@@ -138,6 +138,17 @@ describe('bearer authentication at the edge', () => {
     }
   });
 
+  // The body is read from the Node request while the copy handed down carries none: a copy that
+  // moved the body would start a second reader on the same socket, and a body of many reads would
+  // stall between the two.
+  it.each(ERAS)('serves a %s call whose authenticated body spans many socket reads', async (era) => {
+    const { client } = await connectAs(gateway.url, era, ALICE);
+    for (const server of ['stdio', 'http']) {
+      const text = `${randomUUID()}${'x'.repeat(400_000)}`;
+      expect(textOf(await client.callTool({ name: `${server}__echo`, arguments: { text } }))).toBe(text);
+    }
+  });
+
   it('serves the side channel behind the same check', async () => {
     const url = `${gateway.url}/servers/http`;
     expectUnauthorized(await rawRequest(url, { headers: { ...MCP_POST_HEADERS }, body: initializeBody() }));

@@ -54,13 +54,13 @@ describe('the redis event store', () => {
     expect(await keysUnder(SHARED_REDIS_URL, prefix)).toEqual([]);
   });
 
-  it('refuses options it cannot use when built', () => {
+  it('refuses options it cannot use when built', async () => {
     const base = { limit: 10, historyTtlMs: 1000, logger: silentLogger() };
     expect(() => createRedisEventStore({ ...base, url: 'http://127.0.0.1:6379' })).toThrow(TypeError);
     expect(() => createRedisEventStore({ ...base, url: 'not a url' })).toThrow(TypeError);
     expect(() => createRedisEventStore({ ...base, url: SHARED_REDIS_URL, limit: 0 })).toThrow(TypeError);
     const deps = { logger: silentLogger(), maxSessions: 1, historyTtlMs: 1000 };
-    expect(() => createEventStore({ kind: 'redis', limit: 10 }, deps)).toThrow(/url is required/);
+    await expect(createEventStore({ kind: 'redis', limit: 10 }, deps)).rejects.toThrow(/url is required/);
   });
 
   it('keeps storing without blocking while Redis is down, logs the outage once, and resumes when Redis is back', async () => {

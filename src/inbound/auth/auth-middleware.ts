@@ -56,14 +56,26 @@ export function principalOf(c: Context): string | undefined {
   return typeof principal === 'string' ? principal : undefined;
 }
 
+/** Methods `new Request` refuses outright (Fetch "forbidden methods"). */
+const FORBIDDEN_METHODS: ReadonlySet<string> = new Set(['CONNECT', 'TRACE', 'TRACK']);
+
 /**
  * A copy of `request` without its Authorization header (method, URL, body and signal kept; the
  * body is moved, not duplicated, so the original's body must not be read afterwards), or `request`
  * itself when it carries none. Hand this, not the original, to anything below the edge.
+ *
+ * `bodyReadElsewhere`: the caller reads the body from the Node request (`incoming-body.ts`), so
+ * the copy carries no body and its `signal` is the original's, looked up only when asked for.
+ * Under @hono/node-server, moving the body or reading the signal is what builds the full WHATWG
+ * Request (a `ReadableStream` over the socket): a copy that did so on every authenticated call
+ * would pay for it, and its stream would compete with the direct reader for the same bytes.
  */
-export function stripAuthorization(request: Request): Request {
+export function stripAuthorization(request: Request, bodyReadElsewhere = false): Request {
   if (!request.headers.has('authorization')) return request;
   const headers = new Headers(request.headers);
   headers.delete('authorization');
-  return new Request(request, { headers });
+  if (!bodyReadElsewhere || FORBIDDEN_METHODS.has(request.method)) return new Request(request, { headers });
+  const copy = new Request(request.url, { method: request.method, headers });
+  Object.defineProperty(copy, 'signal', { get: () => request.signal, enumerable: true, configurable: true });
+  return copy;
 }

@@ -144,5 +144,24 @@ describe('stripAuthorization', () => {
   it('returns the request itself when there is nothing to strip', () => {
     const request = new Request('http://127.0.0.1/mcp');
     expect(stripAuthorization(request)).toBe(request);
+    expect(stripAuthorization(request, true)).toBe(request);
+  });
+
+  it('with the body read elsewhere, copies no body and lends the original signal, leaving the original body unread', async () => {
+    const original = new Request('http://127.0.0.1/mcp?x=1', {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TOKEN}`, 'mcp-session-id': 'abc', 'content-type': 'application/json' },
+      body: '{"b":2}',
+    });
+    const stripped = stripAuthorization(original, true);
+    expect(stripped).not.toBe(original);
+    expect(stripped.headers.get('authorization')).toBeNull();
+    expect([...stripped.headers.keys()]).toEqual(['content-type', 'mcp-session-id']);
+    expect(stripped.method).toBe('POST');
+    expect(stripped.url).toBe('http://127.0.0.1/mcp?x=1');
+    expect(stripped.body).toBeNull();
+    expect(stripped.signal).toBe(original.signal);
+    expect(original.bodyUsed).toBe(false);
+    expect(await original.text()).toBe('{"b":2}');
   });
 });
