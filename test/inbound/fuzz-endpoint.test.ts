@@ -540,11 +540,9 @@ describe('fuzzing the HTTP framing on a raw socket', () => {
       }
     });
 
-  // Known gap: body.ts `readBounded` lets the body stream's "aborted" error escape
-  // `readJsonRpcBody`, so `McpEndpoint.fetch` throws and app.ts `onError` logs
-  // "unhandled error in request" at error level and answers 500 (to a client that is gone).
-  // Any client can fill the error log by hanging up mid-upload. Remove `.fails` once a failed
-  // body read is answered as the client's fault (400, logged at debug) inside body.ts.
+  // Guards the fix found by this property: a client hanging up mid-upload used to escape
+  // `readJsonRpcBody` as an unhandled error (logged at error level, answered 500), so any client
+  // could fill the error log. A failed body read is the client's fault: 400, nothing logged loudly.
   it(
     'logs no error when a client hangs up mid-body or breaks the chunked framing',
     async () => {
@@ -659,13 +657,12 @@ describe('fuzzing inside a live 2025-era session', () => {
     expect(messagesOf(answer)[0]?.result).toEqual({ content: [{ type: 'text', text }] });
   }
 
-  /** Known gaps (see the report in each test name): stop at the first counterexample. */
+  /** Found gaps, now fixed: stop at the first counterexample if one comes back. */
   const knownGap = { endOnFailure: true };
 
-  // Known gap: gateway-server.ts `fallbackNotificationHandler` hands every client notification
-  // the SDK does not handle itself to `SessionScope.broadcast`, which relays it verbatim to the
-  // session's own upstream connections — unknown methods, request methods sent without an id,
-  // any params. Remove `.fails` once the relay is limited to MCP client notifications.
+  // Guards a fix found by this property: client notifications the SDK does not handle itself
+  // were relayed verbatim to the session's upstream connections (unknown methods, request
+  // methods without an id, any params). Only MCP client notifications are relayed now.
   it(
     'relays no notification outside the MCP client-notification set to an upstream',
     async () => {
@@ -682,10 +679,9 @@ describe('fuzzing inside a live 2025-era session', () => {
     PROPERTY_TIMEOUT_MS,
   );
 
-  // Known gap: routing/router.ts checks only that `name` is a string before forwarding
-  // `tools/call` and `prompts/get`, and the SDK skips schema validation for the fallback
-  // handler (gateway-server.ts), so `arguments` of any type reaches the upstream. Remove
-  // `.fails` once params are validated against the MCP request schemas before forwarding.
+  // Guards a fix found by this property: the SDK skips schema validation for the fallback
+  // handler, so `arguments` of any type used to reach the upstream; routing/router.ts now refuses
+  // params that break the MCP request schemas before anything is forwarded.
   it(
     'forwards no tools/call or prompts/get whose arguments break the MCP schema, in either era',
     async () => {
