@@ -7,7 +7,7 @@
  */
 import { ProtocolError, Server, type ServerCapabilities, type ServerContext } from '@modelcontextprotocol/server';
 import { toJsonRpcError } from '../errors.js';
-import type { Logger } from '../observability/logger.js';
+import { fixedFieldLogger, type Logger } from '../observability/logger.js';
 import { routeRequest, type CallContext, type RouteScope } from '../routing/router.js';
 import { passThroughResult } from '../upstream/pass-through.js';
 import type { DownstreamSink } from '../upstream/sink.js';
@@ -97,6 +97,7 @@ export function createGatewayServer(options: GatewayServerOptions, scope: () => 
     { name: options.name, version: options.version },
     { capabilities: options.capabilities, instructions: options.instructions },
   );
+  const rpcLog = fixedFieldLogger(options.logger);
   const forward = async (request: { method: string; params?: Record<string, unknown> }, ctx: ServerContext) => {
     const started = performance.now();
     const params = restoredParams(request, ctx);
@@ -110,11 +111,11 @@ export function createGatewayServer(options: GatewayServerOptions, scope: () => 
     if (request.method === 'tools/call' || request.method === 'prompts/get') line.name = params.name;
     try {
       const result = withoutUpstreamIdentity(await routeRequest(scope(), request.method, params, call));
-      options.logger.info({ ...line, outcome: 'ok', ms: Math.round(performance.now() - started) }, 'rpc');
+      rpcLog.info({ ...line, outcome: 'ok', ms: Math.round(performance.now() - started) }, 'rpc');
       return result as never;
     } catch (error) {
       const wire = toJsonRpcError(error);
-      options.logger.info({ ...line, outcome: 'error', code: wire.code, ms: Math.round(performance.now() - started) }, 'rpc');
+      rpcLog.info({ ...line, outcome: 'error', code: wire.code, ms: Math.round(performance.now() - started) }, 'rpc');
       throw new ProtocolError(wire.code, wire.message, wire.data);
     } finally {
       if (poll !== undefined) clearTimeout(poll);

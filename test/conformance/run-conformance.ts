@@ -24,6 +24,8 @@ import { runSuite, type SuiteRunResult } from './run-suite.js';
 interface Target {
   name: string;
   url: string;
+  /** Suite ids to run against it; all when absent. */
+  suites?: readonly string[];
 }
 
 const READY_TIMEOUT_MS = 30_000;
@@ -57,7 +59,7 @@ async function startFixture(root: string): Promise<string> {
   return fixture.match;
 }
 
-async function startGateway(root: string, fixtureUrl: string): Promise<string> {
+async function startGateway(root: string, fixtureUrl: string, eventStore: Record<string, unknown> = {}): Promise<string> {
   const cli = join(root, 'dist/src/main.js');
   if (!existsSync(cli)) throw new Error('the gateway CLI (dist/src/main.js) is not built; run `npm run build`, or use --direct');
   const dir = mkdtempSync(join(tmpdir(), 'portcullis-conformance-'));
@@ -67,7 +69,7 @@ async function startGateway(root: string, fixtureUrl: string): Promise<string> {
     listen: { host: '127.0.0.1', port: 0, path: '/mcp' },
     // Polling on (SEP-1699): long calls' SSE streams are closed early and resumed by the suites'
     // clients with Last-Event-ID, so every scenario also proves resumption loses nothing.
-    eventStore: { kind: 'memory', pollAfterMs: 150 },
+    eventStore: { kind: 'memory', pollAfterMs: 150, ...eventStore },
     servers: {
       fx_stdio: {
         transport: 'stdio',
@@ -135,11 +137,16 @@ async function main(): Promise<number> {
   } else {
     const gatewayUrl = await startGateway(root, fixtureUrl);
     targets = ['fx_stdio', 'fx_http'].map((name) => ({ name: `gateway/${name}`, url: `${gatewayUrl}/servers/${name}` }));
+    // By default a quick 2025-era call is answered with one JSON body; this gateway streams every
+    // call (streamAfterMs 0), so the suites' SSE-only checks run against the SSE path too.
+    const streamingUrl = await startGateway(root, fixtureUrl, { streamAfterMs: 0 });
+    targets.push({ name: 'gateway-sse/fx_stdio', url: `${streamingUrl}/servers/fx_stdio`, suites: ['0.1.16', '0.2/2025-11-25'] });
   }
 
   const results: SuiteRunResult[] = [];
   for (const target of targets) {
     for (const suite of SUITES) {
+      if (target.suites !== undefined && !target.suites.includes(suite.id)) continue;
       console.log(`running ${suite.id} against ${target.name} …`);
       const result = await runSuite({
         suite,

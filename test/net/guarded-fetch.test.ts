@@ -1,6 +1,7 @@
 // The WHATWG `Response` the guarded fetch builds from `Dispatcher.request()` (src/net/dispatch-hop.ts):
 // what the SDK client transport reads must match what undici's fetch gave. NETWORK SAFETY: every
 // listener binds 127.0.0.1; the tripwire fails a test on any dial of a non-loopback address.
+import { getEventListeners } from 'node:events';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import zlib from 'node:zlib';
@@ -198,6 +199,20 @@ describe('createGuardedFetch responses', () => {
       res.write('{"partial":', () => res.destroy());
     });
     await expect(guardedFetch()(`${upstream.origin}/mcp`, { method: 'POST', body: '{}' })).rejects.toThrow(TypeError);
+  });
+
+  it('leaves no abort listener on a long-lived signal once each answer has been read (JSON or streamed)', async () => {
+    const upstream = await listen((req, res) => {
+      if (req.url === '/json') res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
+      else res.writeHead(200, { 'content-type': 'text/event-stream' }).end('data: done\n\n');
+    });
+    const fetchIt = guardedFetch();
+    const longLived = new AbortController().signal;
+    for (let i = 0; i < 20; i++) {
+      await (await fetchIt(`${upstream.origin}/json`, { method: 'POST', body: '{}', signal: longLived })).json();
+      await (await fetchIt(`${upstream.origin}/sse`, { method: 'POST', body: '{}', signal: longLived })).text();
+    }
+    expect(getEventListeners(longLived, 'abort')).toHaveLength(0);
   });
 
   it('maps a connection failure to fetch’s TypeError, naming no address in its message', async () => {

@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { createLogger, Redactor } from '../../src/observability/logger.js';
+import { createLogger, fixedFieldLogger, Redactor } from '../../src/observability/logger.js';
 
 function capture() {
   const lines: string[] = [];
@@ -34,6 +34,20 @@ describe('logger redaction', () => {
       expect(text).not.toContain(JSON.stringify(secret).slice(1, -1));
     }
     expect(text.match(/\[redacted\]/g)?.length).toBeGreaterThanOrEqual(4);
+  });
+
+  it('gives fixed-field lines a sibling logger that keeps the level, the destination and masking by value', () => {
+    const { lines, destination } = capture();
+    const logger = createLogger({ level: 'warn', destination: destination as never, redactor: new Redactor(['client-sent-secret']) });
+    const rpc = fixedFieldLogger(logger);
+    expect(rpc).not.toBe(logger);
+    rpc.info({ rpc: 'tools/call' }, 'rpc');
+    expect(lines).toEqual([]);
+    rpc.warn({ rpc: 'tools/call', name: 'client-sent-secret' }, 'rpc');
+    expect(lines.join('')).toContain('"rpc":"tools/call"');
+    expect(lines.join('')).not.toContain('client-sent-secret');
+    const other = createLogger({ destination: destination as never }).child({ part: 'x' });
+    expect(fixedFieldLogger(other)).toBe(other);
   });
 
   it('leaves lines alone when there is nothing to mask, and skips values too short to mask', () => {
