@@ -43,6 +43,7 @@ export class McpEndpoint {
   private readonly options: EndpointOptions;
   private readonly sessions: SessionRegistry<LegacySession>;
   private readonly modern: McpHttpHandler;
+  private readonly stateless: StatelessScope;
   private readonly unsubscribes: Array<() => void> = [];
 
   constructor(options: EndpointOptions) {
@@ -52,6 +53,7 @@ export class McpEndpoint {
       onClosed: (id, reason) => options.logger.info({ session: id, reason }, 'session closed'),
     });
     const stateless = new StatelessScope(options.scope);
+    this.stateless = stateless;
     this.modern = createMcpHandler(
       () => createGatewayServer({ ...this.identity(), era: 'modern', logger: options.logger }, () => stateless),
       { legacy: 'reject', onerror: (error) => options.logger.debug({ err: error.message }, 'modern request rejected') },
@@ -163,6 +165,7 @@ export class McpEndpoint {
       ...this.identity(),
       principal,
       scope: this.options.scope,
+      sharedCatalogue: this.stateless.catalogue,
       logger: this.options.logger,
       eventStore: this.options.eventStore,
       pollAfterMs: this.options.pollAfterMs,

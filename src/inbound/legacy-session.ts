@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import type { ServerCapabilities } from '@modelcontextprotocol/server';
 import { jsonRpcErrorResponse, WireCode } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
+import type { Catalogue } from '../catalogue/catalogue.js';
 import { SessionScope, type ScopeOptions } from '../routing/scopes.js';
 import type { GatewayEventStore, SessionEventStore } from '../session/event-store.js';
 import { createGatewayServer, sessionSink } from './gateway-server.js';
@@ -22,6 +23,8 @@ export interface LegacySessionOptions {
   capabilities: ServerCapabilities;
   instructions: string | undefined;
   scope: ScopeOptions;
+  /** The endpoint's catalogue over the primaries, for a session with no connection of its own. */
+  sharedCatalogue?: Catalogue;
   logger: Logger;
   /** Where the session's SSE events are kept for `Last-Event-ID` resumption; absent means no replay. */
   eventStore?: GatewayEventStore;
@@ -82,7 +85,7 @@ export class LegacySession {
       },
       () => this.scope,
     );
-    this.scope = new SessionScope(options.scope, sessionSink(this.server));
+    this.scope = new SessionScope(options.scope, sessionSink(this.server), options.sharedCatalogue);
     this.transport = new SessionHttpTransport({
       sessionId: id,
       ...(this.events === undefined ? {} : { eventStore: this.events, retryIntervalMs: RETRY_INTERVAL_MS }),

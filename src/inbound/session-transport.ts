@@ -171,7 +171,6 @@ export class SessionHttpTransport implements Transport {
 
   private readonly options: SessionTransportOptions;
   private readonly exchanges = new Map<string, Exchange>();
-  private readonly byStream = new Map<string, Exchange>();
   private standalone: SseWriter | undefined;
   private standaloneChain: Promise<void> = Promise.resolve();
   private supportedVersions: readonly string[] = [];
@@ -249,7 +248,6 @@ export class SessionHttpTransport implements Transport {
         chain: Promise.resolve(),
       };
       this.exchanges.set(keyOf(requestId)!, exchange);
-      this.byStream.set(exchange.streamId, exchange);
       if (this.options.streamAfterMs === 0) this.upgrade(exchange);
       else {
         exchange.timer = setTimeout(() => this.upgrade(exchange), this.options.streamAfterMs);
@@ -312,7 +310,7 @@ export class SessionHttpTransport implements Transport {
   private async resume(lastEventId: string, store: EventStore): Promise<Response> {
     const streamId = await store.getStreamIdForEventId?.(lastEventId);
     if (streamId === undefined) return jsonRpcErrorResponse(400, SERVER_ERROR, 'Invalid event ID format');
-    const exchange = this.byStream.get(streamId);
+    const exchange = this.exchangeOfStream(streamId);
     const current = streamId === STANDALONE ? this.standalone : exchange?.writer;
     if (current !== undefined) {
       return jsonRpcErrorResponse(409, SERVER_ERROR, 'Conflict: Stream already has an active connection');
@@ -338,7 +336,7 @@ export class SessionHttpTransport implements Transport {
       return jsonRpcErrorResponse(404, SESSION_NOT_FOUND, 'Session not found');
     }
     writer.endReplay();
-    if (!attached || (exchange !== undefined && !this.byStream.has(streamId))) writer.close();
+    if (!attached || (exchange !== undefined && this.exchangeOfStream(streamId) === undefined)) writer.close();
     else writer.startKeepAlive();
     return this.sseResponse(writer);
   }
@@ -446,7 +444,12 @@ export class SessionHttpTransport implements Transport {
 
   private forget(exchange: Exchange): void {
     this.exchanges.delete(keyOf(exchange.requestId)!);
-    this.byStream.delete(exchange.streamId);
+  }
+
+  /** The open request answered on `streamId` (a linear walk: resumes are rare, exchanges few). */
+  private exchangeOfStream(streamId: string): Exchange | undefined {
+    for (const exchange of this.exchanges.values()) if (exchange.streamId === streamId) return exchange;
+    return undefined;
   }
 
   private newWriter(onGone: (writer: SseWriter) => void): SseWriter {

@@ -79,7 +79,12 @@ export class SessionScope implements RouteScope {
   private readonly owner: DownstreamSink;
   private readonly logger: Logger;
 
-  constructor(options: ScopeOptions, owner: DownstreamSink) {
+  /**
+   * `shared`: the endpoint's catalogue over the primaries, used when this session has no
+   * connection of its own (every server `isolation: "shared"`): the merged view is then the same
+   * for every session, so it is built and kept once, not once per session.
+   */
+  constructor(options: ScopeOptions, owner: DownstreamSink, shared?: Catalogue) {
     this.servers = options.servers;
     this.registry = options.registry;
     this.owner = owner;
@@ -93,7 +98,10 @@ export class SessionScope implements RouteScope {
       if (slot !== entry.primary) this.own.set(server, slot);
       this.unsubscribes.push(slot.on((event) => this.onLinkEvent(server, event)));
     }
-    this.catalogue = new Catalogue({ servers: this.servers, linkFor: (s) => this.slot(s).get() }, { ...options.catalogue, logger: options.logger });
+    this.catalogue =
+      this.own.size === 0 && shared !== undefined
+        ? shared
+        : new Catalogue({ servers: this.servers, linkFor: (s) => this.slot(s).get() }, { ...options.catalogue, logger: options.logger });
   }
 
   /** Starts every own connection in the background, so the first call does not pay for it. */

@@ -141,13 +141,19 @@ export function createMemoryEventStore(options: MemoryEventStoreOptions): Gatewa
     dispose: (history) => history.clear(),
   });
 
+  // What a session that has stored nothing yet is judged against: never written to.
+  const empty = new SessionHistory(1);
+
   const forSession = (sessionId: string): SessionEventStore => {
-    const history = new SessionHistory(limit);
-    histories.set(sessionId, history);
+    // Created on the first event: a session whose calls are all answered in one JSON body never
+    // stores one, and then holds no history at all (memory per idle session, issue 5).
+    let history: SessionHistory | undefined;
     let forgotten = false;
+    const current = (): SessionHistory => history ?? empty;
 
     return {
       async storeEvent(streamId, message) {
+        history ??= new SessionHistory(limit);
         if (forgotten) return formatEventId(streamId, history.sequence.next(streamId).seq);
         // get() marks the session recently written; a session dropped by the LRU comes back.
         if (histories.get(sessionId) !== history) histories.set(sessionId, history);
@@ -155,18 +161,19 @@ export function createMemoryEventStore(options: MemoryEventStoreOptions): Gatewa
       },
 
       async getStreamIdForEventId(eventId) {
-        const point = history.judge(eventId);
+        const point = current().judge(eventId);
         return point.ok ? point.streamId : undefined;
       },
 
       async resumePoint(lastEventId) {
-        return forgotten ? resumeProblem('unknown') : history.judge(lastEventId);
+        return forgotten ? resumeProblem('unknown') : current().judge(lastEventId);
       },
 
       async replayEventsAfter(lastEventId, { send }) {
-        const point = history.judge(lastEventId);
+        const stored = current();
+        const point = stored.judge(lastEventId);
         if (!point.ok) throw new Error(point.message);
-        const found = history.after(point.streamId, point.seq);
+        const found = stored.after(point.streamId, point.seq);
         if (found === undefined) return point.streamId;
         // Walk by absolute position: events appended while `send` awaits are sent too, and an
         // eviction overtaking the walk is an error rather than a silent gap.
@@ -180,11 +187,12 @@ export function createMemoryEventStore(options: MemoryEventStoreOptions): Gatewa
       },
 
       async retained() {
-        return forgotten ? 0 : history.size;
+        return forgotten || history === undefined ? 0 : history.size;
       },
 
       async forget() {
         forgotten = true;
+        if (history === undefined) return;
         if (histories.peek(sessionId) === history) histories.delete(sessionId);
         history.clear();
       },
