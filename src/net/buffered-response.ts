@@ -10,12 +10,14 @@ export class BufferedResponse extends Response {
   #used = false;
   #stream: ReadableStream<Uint8Array> | null = null;
 
-  constructor(bytes: Buffer, init: ResponseInit) {
-    super(null, init);
+  /** `headers` is used as it is (not copied, as `Response` would copy it); the caller hands it over. */
+  constructor(bytes: Buffer, init: { status: number; statusText: string; headers: Headers }) {
+    super(null, { status: init.status, statusText: init.statusText });
     this.#bytes = bytes;
-    // `body` and `bodyUsed` are accessors of Response.prototype; these shadow them per instance.
+    // `body`, `bodyUsed` and `headers` are accessors of Response.prototype; these shadow them per instance.
     Object.defineProperty(this, 'body', { get: () => this.#bodyStream(), configurable: true });
     Object.defineProperty(this, 'bodyUsed', { get: () => this.#used, configurable: true });
+    Object.defineProperty(this, 'headers', { value: init.headers, configurable: true });
   }
 
   override async text(): Promise<string> {

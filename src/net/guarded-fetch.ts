@@ -70,7 +70,8 @@ export function createGuardedFetch(options: GuardedFetchOptions): GuardedFetch {
     const method = (init.method ?? 'GET').toUpperCase();
     let current: URL;
     try {
-      current = new URL(url);
+      // A URL is only read here (each hop gets a new one), so the caller's is used as it is.
+      current = url instanceof URL ? url : new URL(url);
     } catch {
       // URL's own error carries the input; ours must not.
       throw new UpstreamError('UPSTREAM_UNAVAILABLE', server, 'upstream URL is not a valid absolute URL');
