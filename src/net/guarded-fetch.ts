@@ -15,6 +15,7 @@
  * turned into a bodiless GET), one whose body cannot be replayed (a stream), one carrying
  * credentials in the URL, and the hop after the last allowed one. Messages never carry the URL.
  */
+import { setMaxListeners } from 'node:events';
 import type { Dispatcher } from 'undici';
 import { UpstreamError } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
@@ -55,6 +56,21 @@ function isReplayable(body: RequestInit['body']): boolean {
  * Build the fetch for one upstream. The caller's `init.redirect` is ignored: this function owns
  * the redirect policy and always fetches each hop with `redirect: 'manual'`.
  */
+/** Signals already allowed any number of abort listeners. */
+const raised = new WeakSet<AbortSignal>();
+
+/**
+ * Each hop adds one abort listener to the caller's signal and removes it when the answer
+ * completes; the SDK passes one transport-long signal to every request of a connection, so a
+ * busy connection has one listener per request in flight. Node warns past 10 ("possible
+ * EventTarget memory leak"): a false alarm here, on stderr, at any concurrency above 10.
+ */
+function allowManyListeners(signal: AbortSignal): void {
+  if (raised.has(signal)) return;
+  raised.add(signal);
+  setMaxListeners(0, signal);
+}
+
 export function createGuardedFetch(options: GuardedFetchOptions): GuardedFetch {
   const { server, dispatcher, logger } = options;
   const maxRedirects = options.maxRedirects ?? DEFAULT_MAX_REDIRECTS;
@@ -68,6 +84,7 @@ export function createGuardedFetch(options: GuardedFetchOptions): GuardedFetch {
 
   return async function guardedFetch(url, init = {}) {
     const method = (init.method ?? 'GET').toUpperCase();
+    if (init.signal) allowManyListeners(init.signal);
     let current: URL;
     try {
       // A URL is only read here (each hop gets a new one), so the caller's is used as it is.

@@ -215,6 +215,20 @@ describe('createGuardedFetch responses', () => {
     expect(getEventListeners(longLived, 'abort')).toHaveLength(0);
   });
 
+  it('raises no listener-leak warning with many requests in flight on one long-lived signal', async () => {
+    const upstream = await listen((_req, res) => setTimeout(() => res.writeHead(200, { 'content-type': 'application/json' }).end('{}'), 20));
+    const warnings: Error[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning);
+    process.on('warning', onWarning);
+    cleanups.push(() => void process.off('warning', onWarning));
+    const fetchIt = guardedFetch(new Agent({ connections: 64 }));
+    const longLived = new AbortController().signal;
+    await Promise.all(Array.from({ length: 32 }, async () => (await fetchIt(`${upstream.origin}/mcp`, { method: 'POST', body: '{}', signal: longLived })).json()));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(warnings.filter((w) => w.name === 'MaxListenersExceededWarning')).toEqual([]);
+    expect(getEventListeners(longLived, 'abort')).toHaveLength(0);
+  });
+
   it('maps a connection failure to fetch’s TypeError, naming no address in its message', async () => {
     const upstream = await listen((_req, res) => res.end());
     const closed = upstream.origin;
