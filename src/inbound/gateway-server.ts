@@ -39,12 +39,18 @@ function requestOptions(signal: AbortSignal | undefined) {
   return signal === undefined ? { timeout: CLIENT_REQUEST_TIMEOUT_MS } : { signal, timeout: CLIENT_REQUEST_TIMEOUT_MS };
 }
 
-/** Where messages caused by one call go: that call's own stream. */
+/**
+ * Where messages caused by one call go: that call's own stream. Once the call is cancelled, its
+ * id may already be reused by a new request of the client; late messages of the old call are
+ * dropped (a request is refused) so they can never reach the new call's stream.
+ */
 export function callSink(ctx: ServerContext, era: Era): DownstreamSink {
+  const cancelled = () => ctx.mcpReq.signal.aborted;
   return {
     canRequest: era === 'legacy',
-    request: (message, signal) => ctx.mcpReq.send(message, passThroughResult, requestOptions(signal)),
-    notify: (message) => ctx.mcpReq.notify(message),
+    request: (message, signal) =>
+      cancelled() ? Promise.reject(new Error('the call was cancelled')) : ctx.mcpReq.send(message, passThroughResult, requestOptions(signal)),
+    notify: (message) => (cancelled() ? Promise.resolve() : ctx.mcpReq.notify(message)),
   };
 }
 

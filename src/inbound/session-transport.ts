@@ -35,6 +35,15 @@ const STANDALONE = '_GET_stream';
 /** The SDK's interval for `: keepalive` comments on open streams. */
 const KEEP_ALIVE_MS = 15_000;
 
+/**
+ * An SSE answer nobody started reading after this long is closed. The HTTP server takes a reader
+ * as soon as it writes the response; it never does when the client left first (@hono/node-server
+ * returns early on a destroyed socket, and the body is never cancelled either), and such a
+ * writer would otherwise hold its stream's slot (409 for every later GET) and keep the session
+ * from idling out.
+ */
+const UNREAD_CLOSE_MS = 10_000;
+
 const SSE_HEADERS = {
   'content-type': 'text/event-stream',
   'cache-control': 'no-cache, no-transform',
@@ -61,6 +70,16 @@ export interface SessionTransportOptions {
   onSessionClosed(sessionId: string): void | Promise<void>;
 }
 
+/** A response body that knows whether anything took a reader on it. */
+class WatchedStream extends ReadableStream<Uint8Array> {
+  taken = false;
+
+  override getReader(options?: { mode?: 'byob' }): never {
+    this.taken = true;
+    return super.getReader(options as never) as never;
+  }
+}
+
 /** One open SSE response. */
 class SseWriter {
   private controller!: ReadableStreamDefaultController<Uint8Array>;
@@ -71,18 +90,24 @@ class SseWriter {
   /** Ids the replay sent: skipped if they come by live too. */
   private replayed: Set<string> | undefined;
   private closeWhenReplayed = false;
-  readonly body: ReadableStream<Uint8Array>;
+  readonly body: WatchedStream;
+  private readonly unread: NodeJS.Timeout;
 
   constructor(private readonly onGone: (writer: SseWriter) => void) {
-    this.body = new ReadableStream<Uint8Array>({
+    this.body = new WatchedStream({
       start: (controller) => {
         this.controller = controller;
       },
       cancel: () => this.gone(),
     });
+    this.unread = setTimeout(() => {
+      if (!this.body.taken) this.close();
+    }, UNREAD_CLOSE_MS);
+    this.unread.unref();
   }
 
   startKeepAlive(): void {
+    if (this.closed) return;
     this.keepAlive = setInterval(() => this.enqueue(': keepalive\n\n'), KEEP_ALIVE_MS);
     this.keepAlive.unref();
   }
@@ -140,6 +165,7 @@ class SseWriter {
   private gone(): void {
     if (this.closed) return;
     this.closed = true;
+    clearTimeout(this.unread);
     if (this.keepAlive !== undefined) clearInterval(this.keepAlive);
     this.onGone(this);
   }
@@ -176,7 +202,8 @@ export class SessionHttpTransport implements Transport {
   private supportedVersions: readonly string[] = [];
   private initialised = false;
   private closed = false;
-  private liveWriters = 0;
+  /** Every SSE answer still open, whatever its request's state, so `close` ends them all. */
+  private readonly writers = new Set<SseWriter>();
 
   constructor(options: SessionTransportOptions) {
     this.options = options;
@@ -184,7 +211,7 @@ export class SessionHttpTransport implements Transport {
 
   /** SSE responses open right now (a session with one is not idle). */
   get openStreams(): number {
-    return this.liveWriters;
+    return this.writers.size;
   }
 
   async start(): Promise<void> {}
@@ -237,6 +264,10 @@ export class SessionHttpTransport implements Transport {
       ? String(message.params?.protocolVersion)
       : (request.headers.get('mcp-protocol-version') ?? DEFAULT_NEGOTIATED_PROTOCOL_VERSION);
     const requestId = (message as { id: RequestId }).id;
+    // The session refuses these first; kept here so two requests can never share one answer.
+    if (this.exchanges.has(keyOf(requestId)!)) {
+      return jsonRpcErrorResponse(400, WireCode.InvalidRequest, 'a request with this id is already in flight in this session');
+    }
     const answer = new Promise<Response>((resolve) => {
       const exchange: Exchange = {
         requestId,
@@ -262,11 +293,11 @@ export class SessionHttpTransport implements Transport {
             : {}),
         });
       } catch (error) {
-        // Never leave the client waiting on a request nothing will answer.
-        this.finish(exchange);
-        exchange.writer?.close();
-        resolve(jsonRpcErrorResponse(500, WireCode.InternalError, 'internal gateway error')); // no-op if already streaming
+        // Never leave the client waiting on a request nothing will answer: it gets an error
+        // response, as JSON or on its stream after what was already sent, through `send` (so the
+        // session releases the id).
         this.onerror?.(error as Error);
+        void this.send({ jsonrpc: '2.0', id: requestId, error: { code: WireCode.InternalError, message: 'internal gateway error' } }).catch(() => undefined);
       }
     });
     return answer;
@@ -336,7 +367,8 @@ export class SessionHttpTransport implements Transport {
       return jsonRpcErrorResponse(404, SESSION_NOT_FOUND, 'Session not found');
     }
     writer.endReplay();
-    if (!attached || (exchange !== undefined && this.exchangeOfStream(streamId) === undefined)) writer.close();
+    // An attached stream ends when its response has been written (send closes it then).
+    if (!attached) writer.close();
     else writer.startKeepAlive();
     return this.sseResponse(writer);
   }
@@ -366,8 +398,11 @@ export class SessionHttpTransport implements Transport {
     });
     exchange.chain = step.catch(() => undefined);
     if (isResponse) {
-      this.forget(exchange);
-      void exchange.chain.then(() => exchange.writer?.close());
+      // Routable until its response is stored: a resume attaching meanwhile still gets it.
+      void exchange.chain.then(() => {
+        this.forget(exchange);
+        exchange.writer?.close();
+      });
     }
     return step;
   }
@@ -377,7 +412,9 @@ export class SessionHttpTransport implements Transport {
     const exchange = this.exchanges.get(keyOf(requestId)!);
     if (exchange === undefined) return;
     this.upgrade(exchange);
-    void exchange.chain.then(() => exchange.writer?.close());
+    // The connection open now, not one a resume attaches before the queue gets here.
+    const writer = exchange.writer;
+    void exchange.chain.then(() => writer?.close());
   }
 
   /** A request the client cancelled gets no response: its stream is ended and forgotten. */
@@ -399,9 +436,9 @@ export class SessionHttpTransport implements Transport {
       const respond = exchange.respond;
       this.finish(exchange);
       respond?.(jsonRpcErrorResponse(404, SESSION_NOT_FOUND, 'Session not found'));
-      exchange.writer?.close();
     }
-    this.standalone?.close();
+    // Every stream, including those of requests answered but still draining to their store.
+    for (const writer of [...this.writers]) writer.close();
     this.onclose?.();
   }
 
@@ -443,7 +480,8 @@ export class SessionHttpTransport implements Transport {
   }
 
   private forget(exchange: Exchange): void {
-    this.exchanges.delete(keyOf(exchange.requestId)!);
+    const key = keyOf(exchange.requestId)!;
+    if (this.exchanges.get(key) === exchange) this.exchanges.delete(key);
   }
 
   /** The open request answered on `streamId` (a linear walk: resumes are rare, exchanges few). */
@@ -453,11 +491,12 @@ export class SessionHttpTransport implements Transport {
   }
 
   private newWriter(onGone: (writer: SseWriter) => void): SseWriter {
-    this.liveWriters++;
-    return new SseWriter((writer) => {
-      this.liveWriters--;
-      onGone(writer);
+    const writer = new SseWriter((gone) => {
+      this.writers.delete(gone);
+      onGone(gone);
     });
+    this.writers.add(writer);
+    return writer;
   }
 
   /** Priming events (empty `data:`) need a client of 2025-11-25 or later (SDK rule). */

@@ -1,5 +1,5 @@
 import type { JSONRPCMessage, MessageExtraInfo } from '@modelcontextprotocol/server';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { SessionHttpTransport } from '../../src/inbound/session-transport.js';
 import type { SessionEventStore } from '../../src/session/event-store.js';
 import { createMemoryEventStore } from '../../src/session/memory-event-store.js';
@@ -307,5 +307,104 @@ describe('SessionHttpTransport: ending', () => {
     expect(response.status).toBe(200);
     expect(closed).toEqual([SESSION]);
     expect((await call(transport, 1)).status).toBe(404);
+  });
+});
+
+describe('SessionHttpTransport: answers nobody reads, and failures', () => {
+  it('closes an SSE answer nobody started reading (the client left first), freeing the standalone slot', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval'] });
+    try {
+      const { transport } = await setup(() => undefined);
+      const abandoned = await transport.handleRequest(get()); // never read: as when the socket was gone
+      expect(abandoned.status).toBe(200);
+      expect((await transport.handleRequest(get())).status).toBe(409);
+      vi.advanceTimersByTime(10_001);
+      expect(transport.openStreams).toBe(0);
+      const next = await transport.handleRequest(get());
+      expect(next.status).toBe(200);
+      const reader = next.body!.getReader(); // taken: survives the same wait
+      vi.advanceTimersByTime(10_001);
+      expect(transport.openStreams).toBe(1);
+      await reader.cancel();
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('delivers a response sent during a replay on the resumed stream even when storing it is slow', async () => {
+    const base = createMemoryEventStore({ limit: 1_000, maxSessions: 4 }).forSession(SESSION);
+    let slow = false;
+    let releaseStore!: () => void;
+    let duringReplay: (() => void) | undefined;
+    const store: SessionEventStore = {
+      ...base,
+      storeEvent: async (streamId, message) => {
+        if (slow) await new Promise<void>((resolve) => (releaseStore = resolve));
+        return base.storeEvent(streamId, message);
+      },
+      getStreamIdForEventId: (id) => base.getStreamIdForEventId(id),
+      resumePoint: (id) => base.resumePoint(id),
+      retained: () => base.retained(),
+      forget: () => base.forget(),
+      replayEventsAfter: async (lastEventId, options) => {
+        duringReplay?.();
+        return base.replayEventsAfter(lastEventId, options);
+      },
+    };
+    let id!: number;
+    const { transport } = await setup(
+      (message, extra, t) => {
+        id = (message as { id: number }).id;
+        void t.send(progress(1), { relatedRequestId: id }).then(() => extra!.closeSSEStream!());
+      },
+      { store },
+    );
+    const first = await eventsOf(await call(transport, 9));
+    duringReplay = () => {
+      slow = true;
+      void transport.send(result(id)); // answered while the resume replays; its store is slow
+    };
+    const resumed = await transport.handleRequest(get({ 'last-event-id': first[0]!.id! }));
+    duringReplay = undefined;
+    slow = false;
+    releaseStore();
+    expect((await eventsOf(resumed)).map((e) => JSON.parse(e.data))).toEqual([progress(1), result(9)]);
+  });
+
+  it('answers with an error, after what the call already sent, when the server throws on a request', async () => {
+    const { transport } = await setup((message, _extra, t) => {
+      void t.send(progress(1), { relatedRequestId: (message as { id: number }).id });
+      throw new Error('handler blew up');
+    }, { streamAfterMs: 0 });
+    const events = (await eventsOf(await call(transport, 11))).filter((e) => e.data !== '').map((e) => JSON.parse(e.data));
+    expect(events).toEqual([progress(1), { jsonrpc: '2.0', id: 11, error: { code: -32603, message: 'internal gateway error' } }]);
+  });
+
+  it('ends on close the streams of requests answered but still storing their response', async () => {
+    const base = createMemoryEventStore({ limit: 1_000, maxSessions: 4 }).forSession(SESSION);
+    let hold = false;
+    const store: SessionEventStore = {
+      ...base,
+      storeEvent: (streamId, message) => (hold ? new Promise<string>(() => undefined) : base.storeEvent(streamId, message)),
+      getStreamIdForEventId: (id) => base.getStreamIdForEventId(id),
+      resumePoint: (id) => base.resumePoint(id),
+      retained: () => base.retained(),
+      forget: () => base.forget(),
+      replayEventsAfter: (lastEventId, options) => base.replayEventsAfter(lastEventId, options),
+    };
+    const { transport } = await setup((message, _extra, t) => {
+      const id = (message as { id: number }).id;
+      void t.send(progress(1), { relatedRequestId: id }).then(() => {
+        hold = true; // the store stops answering: the response is never stored
+        void t.send(result(id));
+      });
+    }, { store });
+    const response = await call(transport, 12);
+    const reading = eventsOf(response);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(transport.openStreams).toBe(1);
+    await transport.close();
+    expect(transport.openStreams).toBe(0);
+    await reading;
   });
 });
