@@ -10,6 +10,7 @@
  * the same either way.
  */
 import { WireCode } from '../errors.js';
+import { isJsonContentType } from '../net/media-type.js';
 import { readIncomingBounded, type IncomingBody } from './incoming-body.js';
 
 export interface BodyLimits {
@@ -42,12 +43,7 @@ export function jsonNestingDepth(text: string): number {
   return deepest;
 }
 
-/** `application/json`, with or without parameters, case-insensitive. */
-export function isJsonContentType(value: string | null): boolean {
-  if (value === null) return false;
-  const type = value.split(';', 1)[0]!.trim().toLowerCase();
-  return type === 'application/json';
-}
+export { isJsonContentType };
 
 /** TextDecoder, not Buffer#toString: it drops a leading BOM, as it always did here. Stateless between calls. */
 const UTF8 = new TextDecoder('utf-8', { fatal: false });

@@ -48,10 +48,6 @@ const MAX_IN_FLIGHT = 1024;
 /** SSE `retry:` (ms) in priming events when resumable: how soon a cut client reconnects. */
 const RETRY_INTERVAL_MS = 1_000;
 
-function isEventStream(response: Response): boolean {
-  return response.status === 200 && (response.headers.get('content-type') ?? '').startsWith('text/event-stream');
-}
-
 export class LegacySession {
   readonly principal: string | undefined;
   /** Ids of requests accepted and not yet answered (held until the response is sent, not until the client goes). */
@@ -168,14 +164,14 @@ export class LegacySession {
     this.inFlight.add(id);
     try {
       const response = await this.transport.handleRequest(request, parsedBody);
-      // Answered in one JSON body (the id was released when the answer was sent), or refused at
-      // the transport (406, 400…): the request never reached a handler, and no response will
-      // ever be sent under its id.
-      if (!isEventStream(response)) {
+      // Refused at the transport (406, 400…): the request never reached a handler, and no
+      // response will ever be sent under its id. (A 200 in one JSON body released its id when the
+      // answer was sent; judged by status so the hot path never builds the answer's headers.)
+      if (response.status !== 200) {
         this.inFlight.delete(id);
         return response;
       }
-      // cluster: the in-flight record for failover (src/cluster/inflight-tap.ts)
+      // cluster: the in-flight record for failover (src/cluster/inflight-tap.ts; JSON passes through)
       return this.tapResponse !== undefined && this.initialised ? this.tapResponse(this.id, parsedBody, response) : response;
     } catch (error) {
       this.inFlight.delete(id);

@@ -20,6 +20,7 @@ import zlib from 'node:zlib';
 import type { Dispatcher } from 'undici';
 import { GatewayError, UpstreamError } from '../errors.js';
 import { BufferedResponse } from './buffered-response.js';
+import { isJsonContentType } from './media-type.js';
 
 /**
  * Statuses answered with a null body: Fetch's "null body status" list (`Response` refuses a body
@@ -103,10 +104,6 @@ function responseHeaders(headers: Record<string, string | string[] | undefined>)
   return out;
 }
 
-function isJson(contentType: string | null): boolean {
-  return contentType !== null && contentType.split(';', 1)[0]!.trim().toLowerCase() === 'application/json';
-}
-
 /** The whole body; a failure mid-body rejects as fetch's body reads do (the abort reason, or a TypeError). */
 async function readAll(body: Dispatcher.ResponseData['body'], signal: AbortSignal | undefined): Promise<Buffer> {
   try {
@@ -187,7 +184,7 @@ export async function dispatchHop(hop: HopRequest): Promise<Response> {
     body.destroy();
     throw new TypeError('fetch failed', { cause: new Error('too many content-encodings in response') });
   }
-  if (decoders.length === 0 && statusCode >= 200 && statusCode < 300 && isJson(headersOut.get('content-type'))) {
+  if (decoders.length === 0 && statusCode >= 200 && statusCode < 300 && isJsonContentType(headersOut.get('content-type'))) {
     // An MCP JSON answer is read whole by the SDK anyway: read it here, no web stream per call.
     return new BufferedResponse(await readAll(body, signal), responseInit);
   }

@@ -175,11 +175,6 @@ describe('SessionHttpTransport: polling and resumption', () => {
     let afterRead: (() => Promise<void>) | undefined;
     const store: SessionEventStore = {
       ...base,
-      storeEvent: (streamId, message) => base.storeEvent(streamId, message),
-      getStreamIdForEventId: (id) => base.getStreamIdForEventId(id),
-      resumePoint: (id) => base.resumePoint(id),
-      retained: () => base.retained(),
-      forget: () => base.forget(),
       replayEventsAfter: async (lastEventId, options) => {
         // Events of the stream are stored and sent while the replay runs: one just before the
         // history is read (it is in the history and comes live too), one just after (only live).
@@ -342,10 +337,6 @@ describe('SessionHttpTransport: answers nobody reads, and failures', () => {
         if (slow) await new Promise<void>((resolve) => (releaseStore = resolve));
         return base.storeEvent(streamId, message);
       },
-      getStreamIdForEventId: (id) => base.getStreamIdForEventId(id),
-      resumePoint: (id) => base.resumePoint(id),
-      retained: () => base.retained(),
-      forget: () => base.forget(),
       replayEventsAfter: async (lastEventId, options) => {
         duringReplay?.();
         return base.replayEventsAfter(lastEventId, options);
@@ -386,11 +377,6 @@ describe('SessionHttpTransport: answers nobody reads, and failures', () => {
     const store: SessionEventStore = {
       ...base,
       storeEvent: (streamId, message) => (hold ? new Promise<string>(() => undefined) : base.storeEvent(streamId, message)),
-      getStreamIdForEventId: (id) => base.getStreamIdForEventId(id),
-      resumePoint: (id) => base.resumePoint(id),
-      retained: () => base.retained(),
-      forget: () => base.forget(),
-      replayEventsAfter: (lastEventId, options) => base.replayEventsAfter(lastEventId, options),
     };
     const { transport } = await setup((message, _extra, t) => {
       const id = (message as { id: number }).id;

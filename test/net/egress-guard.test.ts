@@ -12,7 +12,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { GatewayError, UpstreamError } from '../../src/errors.js';
 import { createEgressDispatcher, createGuardedFetch, decideConnect, type EgressDispatcherOptions, type ResolvedAddress } from '../../src/net/egress-guard.js';
 import { systemResolve } from '../../src/net/resolve-once.js';
-import { installTripwire, isLoopbackLiteral, type Tripwire } from './tripwire.js';
+import { installTripwire, isLoopbackLiteral, tripwireEachTest } from './tripwire.js';
 
 // ---------------------------------------------------------------------------------------------
 // Helpers
@@ -115,17 +115,7 @@ async function get(url: string, dispatcher: Dispatcher): Promise<string> {
   return response.text();
 }
 
-let wire: Tripwire;
-
-beforeEach(() => {
-  wire = installTripwire();
-});
-
-afterEach(async () => {
-  wire.restore();
-  while (cleanups.length > 0) await cleanups.pop()?.();
-  expect(wire.violations).toEqual([]);
-});
+tripwireEachTest(cleanups);
 
 // ---------------------------------------------------------------------------------------------
 

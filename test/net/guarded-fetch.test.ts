@@ -6,26 +6,16 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import zlib from 'node:zlib';
 import { Agent, type Dispatcher } from 'undici';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { UpstreamError } from '../../src/errors.js';
 import { createEgressDispatcher } from '../../src/net/egress-guard.js';
 import { createGuardedFetch } from '../../src/net/guarded-fetch.js';
-import { installTripwire, type Tripwire } from './tripwire.js';
+import { tripwireEachTest } from './tripwire.js';
 
 type Handler = (req: http.IncomingMessage, res: http.ServerResponse, body: string) => void;
 
 const cleanups: (() => Promise<void> | void)[] = [];
-let wire: Tripwire;
-
-beforeEach(() => {
-  wire = installTripwire();
-});
-
-afterEach(async () => {
-  wire.restore();
-  while (cleanups.length > 0) await cleanups.pop()?.();
-  expect(wire.violations).toEqual([]);
-});
+tripwireEachTest(cleanups);
 
 async function listen(handler: Handler): Promise<{ origin: string; seen: http.IncomingHttpHeaders[] }> {
   const seen: http.IncomingHttpHeaders[] = [];

@@ -15,6 +15,7 @@
 import dns from 'node:dns';
 import net from 'node:net';
 import tls from 'node:tls';
+import { afterEach, beforeEach, expect } from 'vitest';
 
 export interface Tripwire {
   /** One line per refused attempt, e.g. `connect 10.0.0.1:80`. */
@@ -113,4 +114,20 @@ export function installTripwire(options: TripwireOptions = {}): Tripwire {
       dns.promises.lookup = originalPromisesLookup;
     },
   };
+}
+
+/**
+ * The usual arrangement for a test file: a tripwire around every test, and after each one its
+ * `cleanups` run (last first) before the wire is checked for violations.
+ */
+export function tripwireEachTest(cleanups: (() => Promise<void> | void)[]): void {
+  let wire: Tripwire;
+  beforeEach(() => {
+    wire = installTripwire();
+  });
+  afterEach(async () => {
+    wire.restore();
+    while (cleanups.length > 0) await cleanups.pop()?.();
+    expect(wire.violations).toEqual([]);
+  });
 }

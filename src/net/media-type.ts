@@ -1,0 +1,8 @@
+/** Media types as HTTP spells them, judged the same way for requests in and answers back. */
+
+/** `application/json`, with or without parameters, case-insensitive. */
+export function isJsonContentType(value: string | null): boolean {
+  if (value === null) return false;
+  const type = value.split(';', 1)[0]!.trim().toLowerCase();
+  return type === 'application/json';
+}
