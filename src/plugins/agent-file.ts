@@ -64,7 +64,9 @@ export function parseAgentFile(text: string): AgentParse {
   const parts = splitFrontmatter(text);
   if (parts === undefined) return { ok: false, field: 'frontmatter', message: 'missing: the file must start with a "---" line and close it with another' };
   const doc = parseDocument(parts.yaml, { uniqueKeys: true, prettyErrors: false, schema: 'core', strict: true });
-  const [error] = doc.errors;
+  // Warnings too: an unresolved tag (`!!js/function`) is downgraded to a string by the library,
+  // and a frontmatter that means something else to another reader is not one to half-trust.
+  const [error] = [...doc.errors, ...doc.warnings];
   if (error !== undefined) {
     const line = error.linePos?.[0]?.line;
     return { ok: false, field: 'frontmatter', message: `is not valid YAML (${error.code}${line === undefined ? '' : ` at frontmatter line ${line}`})` };
