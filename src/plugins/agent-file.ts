@@ -11,16 +11,11 @@
  */
 import { parseDocument } from 'yaml';
 import { isAgentName } from './naming.js';
+import type { AgentDeclaration } from './types.js';
+import { isRecord } from './json-value.js';
 
-export interface AgentFields {
-  readonly name: string;
-  readonly description?: string;
-  readonly model?: string;
-  readonly tools?: readonly string[];
-  readonly disableModelInvocation?: boolean;
-  readonly disableUserInvocation?: boolean;
-  readonly body: string;
-}
+/** What one file declares: the declaration's fields before it is named into a plugin. */
+export type AgentFields = Omit<AgentDeclaration, 'key' | 'name' | 'agentName' | 'uri'> & { readonly name: string };
 
 export type AgentParse =
   | { readonly ok: true; readonly agent: AgentFields }
@@ -31,10 +26,6 @@ export const MAX_TOOLS = 256;
 const MAX_SHORT_CHARS = 256;
 /** Aliases a frontmatter may expand; a handful is plenty, thousands is an attack. */
 const MAX_ALIAS_COUNT = 32;
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /** Counts code points, as a reader counts characters (an emoji is one, not two). */
 function charCount(value: string): number {

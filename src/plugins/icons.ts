@@ -12,6 +12,7 @@ import path from 'node:path';
 import { resolveWithin } from './containment.js';
 import type { PluginDiagnostic } from './diagnostics.js';
 import type { Icon } from './types.js';
+import { isRecord } from './json-value.js';
 
 export const MAX_ICONS = 8;
 /** Largest image inlined from the plugin, and largest `data:` URI accepted as is. */
@@ -26,10 +27,6 @@ const IMAGE_TYPES: Record<string, string> = {
   '.svg': 'image/svg+xml',
 };
 const DATA_IMAGE = /^data:image\/(?:png|jpeg|webp|gif|svg\+xml)(?:;[a-z0-9=.+-]+)*,/i;
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 type SrcCheck = { ok: true; src: string; contentType?: string } | { ok: false; message: string };
 

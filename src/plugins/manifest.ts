@@ -17,6 +17,7 @@ import type { JsonText } from './json-text.js';
 import { isPluginName, quoteName } from './naming.js';
 import { entryExists, readPluginJson } from './plugin-file.js';
 import type { PluginLayout } from './types.js';
+import { isRecord } from './json-value.js';
 
 /** The canonical `$schema` of an Agent Plugins 1.0.0 `plugin.json`. */
 export const AGENT_PLUGINS_MANIFEST_SCHEMA = 'https://agent-plugins.org/schemas/1.0.0/plugin.schema.json';
@@ -57,10 +58,6 @@ export interface Manifest {
 export type ManifestRead =
   | { readonly ok: true; readonly manifest: Manifest }
   | { readonly ok: false; readonly uri: string; readonly field?: string; readonly message: string };
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /** Finds, reads and checks the manifest of the plugin rooted at `root` (a realpath). */
 export async function readManifest(root: string): Promise<ManifestRead> {

@@ -14,6 +14,7 @@ import type { PluginDiagnostic } from './diagnostics.js';
 import { duplicateMembers, type JsonText } from './json-text.js';
 import type { McpSource } from './mcp-servers.js';
 import { entryExists, readPluginJson } from './plugin-file.js';
+import { isRecord } from './json-value.js';
 
 /** The canonical `$schema` of an Agent Plugins 1.0.0 `mcp.json`. */
 export const AGENT_PLUGINS_MCP_SCHEMA = 'https://agent-plugins.org/schemas/1.0.0/mcp.schema.json';
@@ -23,10 +24,6 @@ export interface McpSources {
   readonly diagnostics: PluginDiagnostic[];
   /** Resolved paths of the files read, so a file named twice (directly or by a link) is read once. */
   readonly files: Set<string>;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** The top-level problem of an MCP configuration file, if any. */

@@ -5,6 +5,7 @@
  * the order the file declares them, each with the span of its declaration.
  */
 import type { PluginDiagnostic } from './diagnostics.js';
+import { isRecord } from './json-value.js';
 import { duplicateMembers, memberRange, type JsonText } from './json-text.js';
 import { isPluginServerName, pluginServerKey, pluginServerName, quoteName } from './naming.js';
 import { checkServerEntry, type EntryShape } from './server-entry.js';
@@ -83,7 +84,7 @@ export async function readServerEntries(source: McpSource, state: ServerReadStat
 function objectAt(value: unknown, at: readonly string[]): Record<string, unknown> | undefined {
   let current = value;
   for (const key of at) current = (current as Record<string, unknown> | undefined)?.[key];
-  return typeof current === 'object' && current !== null && !Array.isArray(current) ? (current as Record<string, unknown>) : undefined;
+  return isRecord(current) ? current : undefined;
 }
 
 /** Member names in source order (JSON.parse would put integer-like names first), once each. */

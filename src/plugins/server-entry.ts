@@ -11,6 +11,7 @@
 import { checkUpstreamUrl, type UpstreamUrlCode } from '../policy/upstream-url.js';
 import { quoteName } from './naming.js';
 import type { Placeholders } from './placeholders.js';
+import { isRecord } from './json-value.js';
 
 export type ServerEntry =
   | {
@@ -60,10 +61,6 @@ const URL_MESSAGES: Record<UpstreamUrlCode, string> = {
 /** Zod records drop a `__proto__` key silently; refusing it keeps what runs equal to what was declared. */
 function isPlainKey(name: string): boolean {
   return name !== '__proto__';
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function fail(field: string | undefined, message: string): EntryCheck {
