@@ -70,7 +70,8 @@ export function parseAgentFile(text: string): AgentParse {
   }
   if (!isRecord(data)) return { ok: false, field: 'frontmatter', message: 'must be a mapping of fields' };
   const name = data.name;
-  const named = typeof name === 'string' ? { name } : {};
+  // A name that fails the rule may still identify the file in a report, if it is short enough to quote.
+  const named = typeof name === 'string' && name.length <= 128 ? { name } : {};
   const bad = (field: string, message: string): AgentParse => ({ ok: false, field: `frontmatter.${field}`, message, ...named });
   if (name === undefined) return bad('name', 'is required');
   if (typeof name !== 'string' || !isAgentName(name)) return bad('name', 'must be 1-64 characters of kebab-case (a-z, 0-9, single hyphens)');

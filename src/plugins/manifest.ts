@@ -42,6 +42,8 @@ const AGENT_PLUGINS_FIELDS = new Set([
 ]);
 const AUTHOR_FIELDS = new Set(['name', 'email', 'url']);
 const DEFAULT_AGENT_PATHS = new Set(['./agents', './agents/']);
+/** Unknown fields reported one by one; the rest are counted, so a hostile manifest costs bounded reports. */
+const MAX_REPORTED_FIELDS = 16;
 
 export interface Manifest {
   readonly layout: PluginLayout;
@@ -138,8 +140,10 @@ function agentPluginsProblem(
     return { field: 'keywords', message: 'must be an array of strings' };
   }
   if (extensions !== undefined && !isRecord(extensions)) report('extensions', 'must be an object; ignored');
-  for (const key of Object.keys(fields)) {
-    if (!AGENT_PLUGINS_FIELDS.has(key)) report(quoteName(key), 'is not an Agent Plugins 1.0 manifest field; ignored');
+  const unknown = Object.keys(fields).filter((key) => !AGENT_PLUGINS_FIELDS.has(key));
+  for (const key of unknown.slice(0, MAX_REPORTED_FIELDS)) report(quoteName(key), 'is not an Agent Plugins 1.0 manifest field; ignored');
+  if (unknown.length > MAX_REPORTED_FIELDS) {
+    report('$', `${unknown.length - MAX_REPORTED_FIELDS} more fields that are not Agent Plugins 1.0 manifest fields; ignored`);
   }
   return undefined;
 }

@@ -27,6 +27,8 @@ export interface ServerReadState extends ResolveContext {
   readonly plugin: string;
   /** Names already declared by an earlier source of the same plugin. */
   readonly seen: Set<string>;
+  /** Entries looked at so far, across the plugin's sources. */
+  readonly examined: { count: number };
   readonly servers: PluginServerDeclaration[];
   readonly diagnostics: PluginDiagnostic[];
 }
@@ -44,7 +46,8 @@ export async function readServerEntries(source: McpSource, state: ServerReadStat
       message,
     });
   for (const name of memberNames(source.json, source.at)) {
-    if (state.seen.size >= MAX_PLUGIN_SERVERS) {
+    // Counts every entry, valid or not, so a file of many bad entries costs bounded diagnostics too.
+    if (state.examined.count++ >= MAX_PLUGIN_SERVERS) {
       report(undefined, 'mcpServers', `declares more than ${MAX_PLUGIN_SERVERS} servers; the rest are ignored`);
       return;
     }

@@ -77,6 +77,7 @@ async function readComponents(manifest: Manifest, root: string, options: ReadPlu
     placeholders: placeholdersFor(manifest.layout),
     dataDir: () => (dataDir ??= ensurePluginDataDir(options.stateDir, plugin)),
     seen: new Set(),
+    examined: { count: 0 },
     servers: [],
     diagnostics,
   };

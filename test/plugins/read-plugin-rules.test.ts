@@ -331,6 +331,17 @@ describe('bounds', () => {
     expect(plugin.diagnostics).toMatchObject([{ field: 'mcpServers', message: expect.stringContaining('more than 64') }]);
   });
 
+  it('bounds the reports of a file full of bad entries or unknown fields', async () => {
+    const { root, stateDir } = newPlugin();
+    const servers = Object.fromEntries(Array.from({ length: 5000 }, (_, i) => [`bad.${i}`, {}]));
+    const manifest = Object.fromEntries([['$schema', AP_PLUGIN_SCHEMA], ['name', 'noisy'], ...Array.from({ length: 100 }, (_, i) => [`extra${i}`, i])]);
+    writeTree(root, { 'plugin.json': JSON.stringify(manifest), 'mcp.json': JSON.stringify({ $schema: AP_MCP_SCHEMA, mcpServers: servers }) });
+    const plugin = await readPlugin(root, { stateDir });
+    expect(plugin.diagnostics).toHaveLength(17 + 65);
+    expect(plugin.diagnostics[16]).toMatchObject({ field: '$', message: expect.stringContaining('84 more fields') });
+    expect(plugin.diagnostics.at(-1)).toMatchObject({ field: 'mcpServers', message: expect.stringContaining('more than 64') });
+  });
+
   it('reads at most 128 agent files and skips one over 256 KiB', async () => {
     const { root, stateDir } = newPlugin();
     const files: Record<string, string> = { '.plugin/plugin.json': JSON.stringify({ name: 'crowd' }) };
