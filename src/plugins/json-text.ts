@@ -43,6 +43,7 @@ function lineStartsOf(text: string): number[] {
   return starts;
 }
 
+/** The line and character of a UTF-16 offset into the document. */
 export function positionAt(json: JsonText, offset: number): TextPosition {
   const starts = json.lineStarts;
   let low = 0;

@@ -24,14 +24,17 @@ const AGENT_NAME = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
  */
 const SERVER_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,47}$/;
 
+/** True for a valid plugin name (the Agent Plugins rule above). */
 export function isPluginName(name: string): boolean {
   return PLUGIN_NAME.test(name) && !name.includes('--') && !name.includes('..');
 }
 
+/** True for a valid agent `name`: 1-64 characters of kebab-case. */
 export function isAgentName(name: string): boolean {
   return name.length <= 64 && AGENT_NAME.test(name);
 }
 
+/** True for a server name a plugin may declare. */
 export function isPluginServerName(name: string): boolean {
   return SERVER_NAME.test(name);
 }

@@ -31,6 +31,7 @@ const CLAUDE_CODE: Placeholders = {
   rootNames: ['PLUGIN_ROOT', 'CLAUDE_PLUGIN_ROOT'],
 };
 
+/** The placeholders a layout recognises. */
 export function placeholdersFor(layout: PluginLayout): Placeholders {
   return layout === 'claude-code' ? CLAUDE_CODE : STANDARD;
 }

@@ -36,6 +36,7 @@ function fail(field: string | undefined, message: string): ResolvedServer {
   return field === undefined ? { ok: false, message } : { ok: false, field, message };
 }
 
+/** The server config an entry runs as, or the field that stops it (a message without values). */
 export async function resolveServerEntry(entry: ServerEntry, context: ResolveContext): Promise<ResolvedServer> {
   switch (entry.type) {
     case 'stdio':
