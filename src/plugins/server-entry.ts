@@ -68,15 +68,15 @@ function fail(field: string | undefined, message: string): EntryCheck {
 }
 
 /** Maps a Claude Desktop-shaped entry's `type` (or its absence) onto a variant. */
-function desktopType(raw: Record<string, unknown>): { type?: 'stdio' | 'streamable-http' | 'sse'; message?: string } {
+function desktopType(raw: Record<string, unknown>): { ok: true; type: 'stdio' | 'streamable-http' | 'sse' } | Extract<EntryCheck, { ok: false }> {
   if (raw.type === undefined) {
-    if (raw.command !== undefined && raw.url !== undefined) return { message: 'has both "command" and "url"; a server is either stdio or remote' };
-    if (raw.command !== undefined) return { type: 'stdio' };
-    if (raw.url !== undefined) return { type: 'streamable-http' };
-    return { message: 'needs "command" (stdio) or "url" (remote)' };
+    if (raw.command !== undefined && raw.url !== undefined) return { ok: false, message: 'has both "command" and "url"; a server is either stdio or remote' };
+    if (raw.command !== undefined) return { ok: true, type: 'stdio' };
+    if (raw.url !== undefined) return { ok: true, type: 'streamable-http' };
+    return { ok: false, message: 'needs "command" (stdio) or "url" (remote)' };
   }
   const type = typeof raw.type === 'string' && Object.hasOwn(DESKTOP_TYPES, raw.type) ? DESKTOP_TYPES[raw.type] : undefined;
-  return type === undefined ? { message: 'unknown transport type (use "stdio", "http" or "sse")' } : { type };
+  return type === undefined ? { ok: false, field: 'type', message: 'unknown transport type (use "stdio", "http" or "sse")' } : { ok: true, type };
 }
 
 /** Checks the shape of one entry. */
@@ -91,7 +91,7 @@ export function checkServerEntry(raw: unknown, shape: EntryShape, placeholders: 
     type = raw.type;
   } else {
     const mapped = desktopType(raw);
-    if (mapped.type === undefined) return fail(mapped.message?.startsWith('unknown') ? 'type' : undefined, mapped.message ?? '');
+    if (!mapped.ok) return mapped;
     type = mapped.type;
   }
   const allowed = type === 'stdio' ? STDIO_FIELDS : REMOTE_FIELDS;
