@@ -1,8 +1,8 @@
 /**
  * Who may open a 2025-era session now, for the whole gateway: one budget shared by every
- * endpoint (the aggregate, each per-server side channel, each agent endpoint) and by sessions a
- * cluster replica adopts, so `sessions.max` bounds the process, not each path. Three limits, in
- * the order a client meets them:
+ * endpoint (the aggregate and each per-server side channel) and by sessions a cluster replica
+ * adopts, so `sessions.max` bounds the process, not each path. Three limits, in the order a
+ * client meets them:
  *
  * 1. `initializePerMinute` per principal (token bucket): session churn — each `initialize`
  *    builds a server, a transport and an event history — is bounded whatever the caps are;
