@@ -15,7 +15,8 @@ import type { UpstreamRegistry } from '../upstream/registry.js';
 import { readJsonRpcBody, type BodyLimits } from './body.js';
 import type { IncomingBody } from './incoming-body.js';
 import { createGatewayServer } from './gateway-server.js';
-import { LegacySession } from './legacy-session.js';
+import { LegacySession, type LegacySessionOptions } from './legacy-session.js';
+import { LegacySseEndpoint } from './legacy-sse/sse-endpoint.js';
 import type { EndpointCluster } from '../cluster/cluster.js';
 
 export interface EndpointOptions {
@@ -45,12 +46,19 @@ export class McpEndpoint {
   private readonly modern: McpHttpHandler;
   private readonly stateless: StatelessScope;
   private readonly unsubscribes: Array<() => void> = [];
+  /** The deprecated HTTP+SSE transport (2024-11-05) on this endpoint's sessions (legacy-sse/). */
+  readonly legacySse: LegacySseEndpoint;
 
   constructor(options: EndpointOptions) {
     this.options = options;
     this.sessions = new SessionRegistry<LegacySession>({
       ...options.sessions,
       onClosed: (id, reason) => options.logger.info({ session: id, reason }, 'session closed'),
+    });
+    this.legacySse = new LegacySseEndpoint({
+      host: { openSession: (principal, wire) => this.openSseSession(principal, wire) },
+      limits: options.limits,
+      logger: options.logger,
     });
     const stateless = new StatelessScope(options.scope);
     this.stateless = stateless;
@@ -158,16 +166,32 @@ export class McpEndpoint {
     }
   }
 
-  /** A session of this endpoint, not yet started; `sessionId` only for one taken over (cluster). */
-  private newSession(principal: string | undefined, sessionId?: string): LegacySession {
-    const cluster = this.options.cluster;
+  /**
+   * An HTTP+SSE session: its stream opens it, before any `initialize`, so it is registered (and
+   * counts against the cap) from the start. No event store (nothing on that wire resumes), and
+   * not shared with other replicas (its stream is held here).
+   */
+  private async openSseSession(principal: string | undefined, wire: LegacySessionOptions['wire']): Promise<LegacySession | undefined> {
+    if (!this.sessions.hasRoom()) return undefined;
+    const session = this.newSession(principal, undefined, wire);
+    await session.start();
+    this.sessions.add(session);
+    return session;
+  }
+
+  /**
+   * A session of this endpoint, not yet started; `sessionId` only for one taken over (cluster),
+   * `wire` for one on another transport than Streamable HTTP.
+   */
+  private newSession(principal: string | undefined, sessionId?: string, wire?: LegacySessionOptions['wire']): LegacySession {
+    const cluster = wire === undefined ? this.options.cluster : undefined;
     return new LegacySession({
       ...this.identity(),
       principal,
       scope: this.options.scope,
       sharedCatalogue: this.stateless.catalogue,
       logger: this.options.logger,
-      eventStore: this.options.eventStore,
+      eventStore: wire === undefined ? this.options.eventStore : undefined,
       pollAfterMs: this.options.pollAfterMs,
       streamAfterMs: this.options.streamAfterMs,
       onInitialized: (s) => {
@@ -176,6 +200,7 @@ export class McpEndpoint {
       },
       onClosed: (id) => this.sessions.delete(id),
       ...(sessionId === undefined ? {} : { sessionId }),
+      ...(wire === undefined ? {} : { wire }),
       ...(cluster === undefined ? {} : { tapResponse: (id, body, response) => cluster.tap(id, body, response) }),
     });
   }

@@ -6,6 +6,14 @@
  */
 import type { JSONRPCMessage } from '@modelcontextprotocol/server';
 
+/** The headers of every SSE answer (no caching or buffering by intermediaries). */
+export const SSE_HEADERS = {
+  'content-type': 'text/event-stream',
+  'cache-control': 'no-cache, no-transform',
+  connection: 'keep-alive',
+  'x-accel-buffering': 'no',
+} as const;
+
 /** The SDK's interval for `: keepalive` comments on open streams. */
 const KEEP_ALIVE_MS = 15_000;
 
@@ -83,6 +91,12 @@ export class SseWriter {
   event(message: JSONRPCMessage, id: string | undefined): void {
     if (this.buffer !== undefined) this.buffer.push({ message, id });
     else if (id === undefined || this.replayed?.has(id) !== true) this.enqueue(sseEvent(message, id));
+  }
+
+  /** An event of another type than `message`, e.g. HTTP+SSE's `endpoint`; `data` is one line. */
+  named(type: string, data: string): void {
+    if (/[\r\n]/.test(type) || /[\r\n]/.test(data)) throw new TypeError('SSE event type and data must be single lines');
+    this.enqueue(`event: ${type}\ndata: ${data}\n\n`);
   }
 
   priming(id: string, retryMs: number | undefined): void {
