@@ -12,6 +12,7 @@ import type { AddressInfo } from 'node:net';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/load.js';
+import { configSecrets } from '../../src/config/secrets.js';
 import type { SseServerConfig } from '../../src/config/schema.js';
 import { UpstreamError } from '../../src/errors.js';
 import { startGateway } from '../../src/gateway.js';
@@ -152,6 +153,36 @@ describe('the announced message endpoint', () => {
     await transport.start();
     await transport.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
     expect(upstream.requests).toEqual(['GET /base/sse', 'POST /base/messages?sessionId=rel']);
+  });
+});
+
+describe('what an sse upstream is sent', () => {
+  it('carries the configured headers and envHeaders on the stream and on every POST', async () => {
+    const seen: Array<{ method: string; team: unknown; authorization: unknown }> = [];
+    const upstream = await listen((req, res) => {
+      seen.push({ method: req.method ?? '', team: req.headers['x-team'], authorization: req.headers.authorization });
+      if (req.method === 'GET') announcing('/messages')(req, res);
+      else res.writeHead(202).end();
+    });
+    const entry = config(`${upstream.origin}/sse`, { headers: { 'X-Team': 'core' }, envHeaders: { Authorization: 'SSE_UPSTREAM_TOKEN' } });
+    const transport = createSseTransport(
+      'legacy',
+      entry,
+      { ...deps(), readEnv: (name) => (name === 'SSE_UPSTREAM_TOKEN' ? 'Bearer upstream-token' : undefined) },
+      silentLogger(),
+    );
+    cleanups.push(() => transport.close());
+    await transport.start();
+    await transport.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+    expect(seen).toEqual([
+      { method: 'GET', team: 'core', authorization: 'Bearer upstream-token' },
+      { method: 'POST', team: 'core', authorization: 'Bearer upstream-token' },
+    ]);
+  });
+
+  it('counts its header values among the secrets the logs mask', () => {
+    const parsed = parseConfig({ servers: { old: { transport: 'sse', url: 'https://mcp.example.com/sse', headers: { 'X-Api-Key': 'sse-header-secret' } } } });
+    expect(configSecrets(parsed, {})).toContain('sse-header-secret');
   });
 });
 

@@ -79,8 +79,4 @@ export class LegacySseEndpoint {
     if (!body.ok) return jsonRpcErrorResponse(body.status, body.rpcCode, body.message);
     return session.handle(request, body.value);
   }
-
-  get size(): number {
-    return this.byToken.size;
-  }
 }
