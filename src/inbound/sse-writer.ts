@@ -52,12 +52,16 @@ export class SseWriter {
   private readonly unread: NodeJS.Timeout;
 
   constructor(private readonly onGone: (writer: SseWriter) => void) {
-    this.body = new WatchedStream({
-      start: (controller) => {
-        this.controller = controller;
+    // Nothing pulls: the byte strategy only measures what waits unread (`backlogBytes`).
+    this.body = new WatchedStream(
+      {
+        start: (controller) => {
+          this.controller = controller;
+        },
+        cancel: () => this.gone(),
       },
-      cancel: () => this.gone(),
-    });
+      new ByteLengthQueuingStrategy({ highWaterMark: 0 }),
+    );
     this.unread = setTimeout(() => {
       if (!this.body.taken) this.close();
     }, UNREAD_CLOSE_MS);
@@ -101,6 +105,22 @@ export class SseWriter {
 
   priming(id: string, retryMs: number | undefined): void {
     this.enqueue(retryMs === undefined ? `id: ${id}\ndata: \n\n` : `id: ${id}\nretry: ${retryMs}\ndata: \n\n`);
+  }
+
+  /** Bytes written that the HTTP server has not taken yet (it takes them as the client reads). */
+  get backlogBytes(): number {
+    return this.closed ? 0 : Math.max(0, -(this.controller.desiredSize ?? 0));
+  }
+
+  /** Ends the answer at once, dropping what the client has not read (the connection is cut). */
+  abort(): void {
+    if (this.closed) return;
+    try {
+      this.controller.error(new Error('SSE answer aborted'));
+    } catch {
+      // Already errored or cancelled by the client.
+    }
+    this.gone();
   }
 
   close(): void {

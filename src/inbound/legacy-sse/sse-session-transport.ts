@@ -20,6 +20,15 @@ import { SSE_HEADERS, SseWriter } from '../sse-writer.js';
 const SESSION_NOT_FOUND = -32001;
 const SERVER_ERROR = -32000;
 
+/**
+ * Unread bytes a session's stream may hold: a client that keeps POSTing calls but never reads
+ * the stream their answers go to would otherwise pile them up without end (on this wire, unlike
+ * Streamable HTTP, answers do not travel on the POST's own response). Twice the per-message cap
+ * of 16 MiB, so one message of the largest size still fits while the one before drains. Past it
+ * the stream is cut and the session closed.
+ */
+export const MAX_UNREAD_BYTES = 32 * 1024 * 1024;
+
 export interface SseSessionTransportOptions {
   hooks: SessionWireHooks;
   /** The credential the message URL carries (`sessionId=`): random, never logged. */
@@ -102,6 +111,7 @@ export class SseSessionTransport implements SessionWire {
     const writer = this.writer;
     if (this.closed || writer === undefined || writer.closed) throw new Error('the HTTP+SSE stream is closed');
     writer.event(message, undefined);
+    if (writer.backlogBytes > MAX_UNREAD_BYTES) writer.abort();
   }
 
   /** One stream for everything: nothing waits per request, so there is nothing to end. */
