@@ -3,6 +3,11 @@
  * starts them: npm package and exact version, arguments and the dummy credentials each needs to
  * start (listing tools needs none of them to be valid; no call is ever made). `{workdir}` is a
  * scratch directory of the recorder's.
+ *
+ * Tried and left out (2026-12, Node 20): @bytebase/dbhub 1.4.0 (needs Node ≥ 22.5),
+ * @stripe/mcp 0.3.3 and @supabase/mcp-server-supabase 0.13.0 (fetch from their APIs before
+ * answering `tools/list`, which the offline preload refuses), @heroku/mcp-server 1.2.8 (exits
+ * without its CLI), @atlassian-dc-mcp/confluence 0.34.0 (does not install).
  */
 export interface RealServerSpec {
   server: string;
@@ -31,9 +36,7 @@ export const REAL_SERVERS: readonly RealServerSpec[] = [
   { server: 'devtools', package: 'chrome-devtools-mcp', version: '1.11.0', args: [], env: { CHROME_DEVTOOLS_MCP_NO_USAGE_STATISTICS: '1' } },
   { server: 'context7', package: '@upstash/context7-mcp', version: '4.1.1', args: [], env: none },
   { server: 'git', package: '@cyanheads/git-mcp-server', version: '2.15.3', args: [], env: { MCP_TRANSPORT_TYPE: 'stdio', MCP_LOG_LEVEL: 'error' } },
-  { server: 'dbhub', package: '@bytebase/dbhub', version: '1.4.0', args: ['--transport', 'stdio', '--demo'], env: none },
   { server: 'mongodb', package: 'mongodb-mcp-server', version: '3.0.4', args: [], env: { MDB_MCP_TELEMETRY: 'disabled' } },
-  { server: 'stripe', package: '@stripe/mcp', version: '0.3.3', args: ['--tools=all', '--api-key=sk_test_dummy'], env: none },
   { server: 'circleci', package: '@circleci/mcp-server-circleci', version: '0.20.0', args: [], env: { CIRCLECI_TOKEN: 'dummy' } },
   { server: 'eslint', package: '@eslint/mcp', version: '0.3.13', args: [], env: none },
   { server: 'tavily', package: 'tavily-mcp', version: '0.2.22', args: [], env: { TAVILY_API_KEY: 'tvly-dummy' } },
@@ -46,14 +49,11 @@ export const REAL_SERVERS: readonly RealServerSpec[] = [
   { server: 'hubspot', package: '@hubspot/mcp-server', version: '0.4.0', args: [], env: { PRIVATE_APP_ACCESS_TOKEN: 'dummy' } },
   { server: 'shortcut', package: '@shortcut/mcp', version: '0.25.0', args: [], env: { SHORTCUT_API_TOKEN: 'dummy' } },
   { server: 'kubernetes', package: 'mcp-server-kubernetes', version: '4.1.7', args: [], env: none },
-  { server: 'heroku', package: '@heroku/mcp-server', version: '1.2.8', args: [], env: { HEROKU_API_KEY: 'dummy' } },
-  { server: 'supabase', package: '@supabase/mcp-server-supabase', version: '0.13.0', args: ['--access-token', 'sbp_dummy'], env: none },
   { server: 'sentry', package: '@sentry/mcp-server', version: '0.39.0', args: ['--access-token=dummy'], env: none },
   { server: 'charts', package: '@antv/mcp-server-chart', version: '0.9.10', args: [], env: none },
   { server: 'mapbox', package: '@mapbox/mcp-server', version: '0.14.0', args: [], env: { MAPBOX_ACCESS_TOKEN: 'pk.dummy' } },
   { server: 'exa', package: 'exa-mcp-server', version: '3.4.1', args: [], env: { EXA_API_KEY: 'dummy' } },
   { server: 'argocd', package: 'argocd-mcp', version: '0.9.0', args: ['stdio'], env: { ARGOCD_BASE_URL: 'http://127.0.0.1:9', ARGOCD_API_TOKEN: 'dummy' } },
-  { server: 'confluence', package: '@atlassian-dc-mcp/confluence', version: '0.34.0', args: [], env: { CONFLUENCE_HOST: '127.0.0.1:9', CONFLUENCE_API_TOKEN: 'dummy' } },
   { server: 'notion', package: '@notionhq/notion-mcp-server', version: '2.5.2', args: [], env: { NOTION_TOKEN: 'ntn_dummy' } },
   { server: 'postman', package: '@postman/postman-mcp-server', version: '2.13.0', args: ['--full'], env: { POSTMAN_API_KEY: 'PMAK-dummy' } },
   { server: 'pinecone', package: '@pinecone-database/mcp', version: '0.3.0', args: [], env: { PINECONE_API_KEY: 'dummy' } },

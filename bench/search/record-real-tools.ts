@@ -101,6 +101,13 @@ async function record(spec: RealServerSpec): Promise<RecordedServer> {
   }
 }
 
+/** One tool per line: small diffs when a server's list changes, and no multi-megabyte line. */
+function formatRecording(recordedWith: string, servers: readonly RecordedServer[]): string {
+  const compact = (value: unknown) => JSON.stringify(value);
+  const blocks = servers.map(({ tools, ...head }) => `${compact(head).slice(0, -1)},"tools":[\n${tools.map(compact).join(',\n')}\n]}`);
+  return `{"recordedWith":${compact(recordedWith)},"servers":[\n${blocks.join(',\n')}\n]}\n`;
+}
+
 async function main(): Promise<void> {
   const { values } = parseArgs({ options: { only: { type: 'string' } } });
   const only = values.only?.split(',');
@@ -119,7 +126,7 @@ async function main(): Promise<void> {
   }
   const known = new Set(REAL_SERVERS.map((s) => s.server));
   const servers = [...byServer.values()].filter((s) => known.has(s.server)).sort((a, b) => a.server.localeCompare(b.server));
-  writeFileSync(OUT, `${JSON.stringify({ recordedWith: process.version, servers }, null, 1)}\n`);
+  writeFileSync(OUT, formatRecording(process.version, servers));
   log(`wrote ${servers.length} servers, ${servers.reduce((n, s) => n + s.tools.length, 0)} tools to bench/search/data/real-servers.json`);
 }
 

@@ -42,7 +42,7 @@ const AROUND: Array<[string, string, FieldList]> = [
 ];
 
 /** Share of {@link AROUND} operations a server adds per resource, unless it sets its own. */
-const AROUND_SHARE = 0.25;
+const AROUND_SHARE = 0.08;
 
 const TAILS: Partial<Record<Standard, string[]>> = {
   list: ['Results are paginated.', 'Use the cursor from the previous page to continue.', '', '', ''],
@@ -106,7 +106,13 @@ function paramName(style: NamingStyle, snake: string): string {
   return style === 'camel' || style === 'dotted' ? snake.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase()) : snake;
 }
 
-const plural = (r: ResourceSpec, noun: string) => (noun !== r.n ? `${noun}s` : (r.p ?? `${r.n}s`));
+const plural = (r: ResourceSpec, noun: string) => (noun === r.n && r.p !== undefined ? r.p : pluralize(noun));
+
+function pluralize(noun: string): string {
+  if (/[^aeiou]y$/.test(noun)) return `${noun.slice(0, -1)}ies`;
+  if (/(s|x|ch|sh)$/.test(noun)) return `${noun}es`;
+  return `${noun}s`;
+}
 
 function fill(text: string, values: Record<string, string>): string {
   return text.replace(/\{(\w+)\}/g, (whole, key: string) => values[key] ?? whole).replace(/\s+/g, ' ').trim();
@@ -195,9 +201,10 @@ export function expandServer(server: ServerSpec, family: FamilySpec, seed: numbe
       const [text, extra] = typeof value === 'string' ? [value, undefined] : value;
       const noId = key.endsWith('!');
       const phrase = key.replace(/!$/, '');
-      const nameWords = phrase.includes('*') ? words(phrase.replace('*', noun)) : [...words(phrase), ...words(noun)];
+      // `merge` → merge_pull_request; `list_*_files` → list_pull_request_files; `who_is_on_call` as is.
+      const nameWords = phrase.includes('*') ? words(phrase.replace('*', noun)) : words(phrase).length > 1 ? words(phrase) : [...words(phrase), ...words(noun)];
       const name = server.style === 'dotted'
-        ? `${words(noun).join('_')}.${words(phrase.replace('*', '')).join('_')}`
+        ? `${words(noun).join('_')}.${words(phrase.replace(/\*(es|s)?/, '')).join('_')}`
         : toolName(server.style, prefix, nameWords, []);
       const params = [...context, ...(noId ? [] : [idField]), ...parseFields(extra)];
       add({ name, description: fill(text, values), inputSchema: schemaOf(server.style, params) });

@@ -29,7 +29,7 @@ export const EMAIL: FamilySpec = {
     { n: 'label', id: 'label_id', f: '*name|Label name; color|Colour', v: 'list create delete', x: { ['apply_*']: ['Apply a {n} to messages.', '*message_ids:array|Messages'] } },
     { n: 'mail rule', id: 'rule_id', f: '*name|Rule name; *conditions:object|Sender, subject or keyword conditions; *actions:object|Move, label, forward or delete', v: 'list create update delete' },
     { n: 'contact', id: 'contact_id', f: '*name|Full name; email|E-mail; phone|Phone; company|Company', q: 'query|Name or e-mail', v: 'list get create update delete search' },
-    { n: 'auto-reply', v: '', x: { ['set_out_of_office!']: ['Turn on an out-of-office automatic reply.', '*message|Reply text; *start|Start; *end|End; external:boolean|Also reply to external senders'], ['disable_out_of_office!']: 'Turn the out-of-office reply off.' } },
+    { n: 'auto reply', v: '', x: { ['set_out_of_office!']: ['Turn on an out-of-office automatic reply.', '*message|Reply text; *start|Start; *end|End; external:boolean|Also reply to external senders'], ['disable_out_of_office!']: 'Turn the out-of-office reply off.' } },
     { n: 'thread', id: 'thread_id', v: 'get', x: { ['archive']: 'Archive a whole e-mail {n}.', ['summarize']: 'Summarise the messages of a {n}.' } },
   ],
 };

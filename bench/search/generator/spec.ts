@@ -28,8 +28,9 @@ export interface ResourceSpec {
   /** Standard verbs: any of `list get create update delete search`. */
   v: string;
   /**
-   * Other operations: key is the tool's verb phrase, `*` standing for the noun (`list_*_files`,
-   * `merge`), value is the description (`{n}` is the noun) or `[description, fields]`; a key
+   * Other operations: key is the tool's verb phrase, `*` standing for the noun (`list_*_files`);
+   * a one-word phrase is followed by the noun (`merge` → `merge_pull_request`), a longer one
+   * is the whole name (`who_is_on_call`). Value is the description (`{n}` is the noun) or `[description, fields]`; a key
    * ending in `!` takes no identifier.
    */
   x?: Record<string, string | [string, FieldList]>;

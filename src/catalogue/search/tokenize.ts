@@ -4,7 +4,9 @@
  * Identifiers are split into words at camelCase humps, digits-to-letters boundaries, `_`, `__`,
  * `.`, `-` and `/` (`getPullRequest`, `create_pull_request`, `k8s.pods-list`), and the whole
  * identifier is kept as one more term, so a query that spells a tool's name exactly matches a
- * rare term and ranks that tool above others that merely share its words. Words are lower-cased
+ * rare term and ranks that tool above others that merely share its words. That term is the
+ * words run together (`createpullrequest`), so `create_pull_request`, `createPullRequest` and
+ * `create-pull-request` meet. Words are lower-cased
  * and lightly stemmed (plural and verb endings), and common English function words are dropped:
  * models phrase a need as "can you create a pull request from my branch", and "a", "from" and
  * "my" would otherwise match everything (and, with prefix matching, "my" would match "mysql").
@@ -24,11 +26,49 @@ const STOPWORDS = new Set(
   ).split(' '),
 );
 
-/** A run of letters and digits, or of identifier characters joining such runs. */
-const IDENTIFIER = /[\p{L}\p{N}]+(?:[._\-/:]+[\p{L}\p{N}]+)*/gu;
+/**
+ * A run of word characters, or of identifier characters joining such runs. Word characters are
+ * ASCII letters and digits and every non-ASCII character outside the space and punctuation
+ * blocks (Latin-1 punctuation, General Punctuation, CJK punctuation): close enough to
+ * `[\p{L}\p{N}]` for tool text, and without the `u` flag it matches several times faster.
+ */
+const W = 'A-Za-z0-9\\u00C0-\\u1FFF\\u2070-\\u2FFF\\u3040-\\uFEFF';
+const IDENTIFIER = new RegExp(`[${W}]+(?:[._\\-/:]+[${W}]+)*`, 'g');
+
+/** The identifier-like runs of a text, in order. */
+export function identifierRuns(text: string): string[] {
+  return text.match(IDENTIFIER) ?? [];
+}
+
 const SEPARATORS = /[._\-/:]+/;
-/** Boundaries inside a camelCase or digit-suffixed word: `getHTTPResponse2` → get HTTP Response 2. */
-const HUMPS = /\p{Lu}+(?=\p{Lu}\p{Ll})|\p{Lu}?\p{Ll}+|\p{Lu}+|\p{N}+/gu;
+const ASCII = /^[\x00-\x7f]*$/;
+
+/** The expressions that split a word, in an ASCII version (several times faster) and a Unicode one. */
+interface WordPatterns {
+  /** Words taken whole: `issues`, `s3`, `HTML`, `K8s`. */
+  readonly whole: readonly RegExp[];
+  /** Boundaries inside a camelCase or digit-suffixed word: `getHTTPResponse2` → get HTTP Response 2. */
+  readonly humps: RegExp;
+  readonly digits: RegExp;
+  readonly letters: RegExp;
+  readonly oneLower: RegExp;
+}
+
+const ASCII_PATTERNS: WordPatterns = {
+  whole: [/^[a-z0-9]+$/, /^[A-Z][A-Z0-9]*$/, /^[A-Za-z]{1,3}[0-9][A-Za-z]?$/],
+  humps: /[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+/g,
+  digits: /^[0-9]+$/,
+  letters: /^[A-Za-z]+$/,
+  oneLower: /^[a-z]$/,
+};
+
+const UNICODE_PATTERNS: WordPatterns = {
+  whole: [/^[\p{Ll}\p{N}]+$/u, /^\p{Lu}[\p{Lu}\p{N}]*$/u, /^\p{L}{1,3}\p{N}\p{L}?$/u],
+  humps: /\p{Lu}+(?=\p{Lu}\p{Ll})|\p{Lu}?\p{Ll}+|\p{Lu}+|\p{N}+/gu,
+  digits: /^\p{N}+$/u,
+  letters: /^\p{L}+$/u,
+  oneLower: /^\p{Ll}$/u,
+};
 
 /**
  * The words of one identifier, in order, lower-cased and not stemmed: `getPullRequest` →
@@ -36,17 +76,41 @@ const HUMPS = /\p{Lu}+(?=\p{Lu}\p{Ll})|\p{Lu}?\p{Ll}+|\p{Lu}+|\p{N}+/gu;
  * that follows letters stays with them when it is short (`s3`, `ec2`, `k8s`, `v2`).
  */
 export function identifierWords(identifier: string): string[] {
+  const patterns = ASCII.test(identifier) ? ASCII_PATTERNS : UNICODE_PATTERNS;
   const words: string[] = [];
   for (const part of identifier.split(SEPARATORS)) {
     if (part === '') continue;
-    if (/^[\p{Ll}\p{N}]+$/u.test(part) || /^\p{Lu}[\p{Lu}\p{N}]*$/u.test(part) || /^\p{L}{1,3}\p{N}\p{L}?$/u.test(part)) {
+    if (patterns.whole.some((whole) => whole.test(part))) {
       words.push(part.toLowerCase());
       continue;
     }
-    for (const hump of part.match(HUMPS) ?? []) words.push(hump.toLowerCase());
+    words.push(...joinShortDigitRuns(part.match(patterns.humps) ?? [], patterns));
   }
   return words;
 }
+
+/** `list S 3 Buckets` → `list s3 buckets`, `K 8 s` → `k8s`: a digit run stays with a short letter run. */
+function joinShortDigitRuns(humps: readonly string[], patterns: WordPatterns): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < humps.length; i += 1) {
+    const hump = (humps[i] as string).toLowerCase();
+    const previous = out.at(-1);
+    if (patterns.digits.test(hump) && previous !== undefined && previous.length <= 3 && patterns.letters.test(previous)) {
+      let joined = previous + hump;
+      const next = humps[i + 1];
+      if (next !== undefined && patterns.oneLower.test(next)) {
+        joined += next;
+        i += 1;
+      }
+      out[out.length - 1] = joined;
+    } else {
+      out.push(hump);
+    }
+  }
+  return out;
+}
+
+const VOWEL = /[aeiouy]/;
 
 /**
  * A light English stemmer (plural and verb endings only): `issues`, `creating`, `created` and
@@ -54,7 +118,7 @@ export function identifierWords(identifier: string): string[] {
  * of proper names and acronyms that an aggressive stemmer merges wrongly.
  */
 export function stem(word: string): string {
-  if (word.length <= 3 || /\p{N}/u.test(word)) return word;
+  if (word.length <= 3 || /[0-9]/.test(word) || (!ASCII.test(word) && /\p{N}/u.test(word))) return word;
   let w = word;
   if (w.endsWith('ies') && w.length > 4) w = `${w.slice(0, -3)}y`;
   else if (w.endsWith('sses')) w = w.slice(0, -2);
@@ -65,8 +129,6 @@ export function stem(word: string): string {
   return w;
 }
 
-const VOWEL = /[aeiouy]/;
-
 /** `runn` → `run`, `stopp` → `stop`; `install`, `pass`, `buzz` keep their doubled letter. */
 function undouble(w: string): string {
   const last = w.at(-1);
@@ -75,26 +137,30 @@ function undouble(w: string): string {
 
 /**
  * Index (and query) terms of a piece of text: for every identifier-like run, its stemmed words
- * (stopwords dropped), then — when it had several — the whole run lower-cased with its
- * separators as written, and its `__`/`.`-separated segments likewise.
+ * (stopwords dropped), then — when it had several — all its words run together, and likewise
+ * each of its `__`/`.`-separated segments.
  */
 export function tokenize(text: string): string[] {
   const terms: string[] = [];
-  for (const match of text.matchAll(IDENTIFIER)) {
-    const run = match[0];
-    if (run.length > MAX_TOKEN_LENGTH * 4) continue;
-    const words = identifierWords(run);
-    for (const word of words) {
-      if (word.length <= MAX_TOKEN_LENGTH && !STOPWORDS.has(word)) terms.push(stem(word));
-    }
-    if (words.length > 1 && run.length <= MAX_TOKEN_LENGTH) {
-      terms.push(run.toLowerCase());
-      const segments = run.split(/__|\./);
-      if (segments.length > 1) {
-        for (const segment of segments) if (identifierWords(segment).length > 1) terms.push(segment.toLowerCase());
-      }
-    }
-  }
+  for (const run of identifierRuns(text)) termsOfIdentifier(run, terms);
   return terms;
 }
 
+/** Appends the terms of one identifier run (see {@link tokenize}) to `terms`. */
+export function termsOfIdentifier(run: string, terms: string[]): void {
+  if (run.length > MAX_TOKEN_LENGTH * 4) return;
+  const words = identifierWords(run);
+  for (const word of words) {
+    if (word.length <= MAX_TOKEN_LENGTH && !STOPWORDS.has(word)) terms.push(stem(word));
+  }
+  if (words.length > 1 && run.length <= MAX_TOKEN_LENGTH) {
+    terms.push(words.join(''));
+    const segments = run.split(/__|\./);
+    if (segments.length > 1) {
+      for (const segment of segments) {
+        const segmentWords = identifierWords(segment);
+        if (segmentWords.length > 1) terms.push(segmentWords.join(''));
+      }
+    }
+  }
+}

@@ -15,13 +15,15 @@ const MAX_FIELD_CHARS: Record<Field, number> = {
   name: 256,
   title: 512,
   description: 4_096,
-  params: 4_096,
+  params: 2_048,
   server: 256,
   instructions: 4_096,
 };
 
 /** Most schema properties read per level (top level, then one level of nesting). */
 const MAX_PROPERTIES = 64;
+/** Characters of each property's description indexed: its first sentence or so says what it is. */
+const MAX_PROPERTY_DESCRIPTION = 160;
 
 /**
  * A tool's field texts. `name` is the exposed name without its server prefix when it has one
@@ -64,7 +66,7 @@ function collectProperties(schema: unknown, parts: string[], depth: number): voi
     parts.push(name);
     const property = objectOrUndefined(value);
     if (property === undefined) continue;
-    if (typeof property.description === 'string') parts.push(property.description);
+    if (typeof property.description === 'string') parts.push(property.description.slice(0, MAX_PROPERTY_DESCRIPTION));
     if (depth > 0) {
       collectProperties(property, parts, depth - 1);
       collectProperties(property.items, parts, depth - 1);
