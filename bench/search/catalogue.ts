@@ -11,7 +11,10 @@ import type { ToolSnapshot } from '../../src/catalogue/search/snapshot.js';
 import type { RecordedServer } from './catalogue-types.js';
 import { generateServers } from './generate-servers.js';
 
-const REAL = fileURLToPath(new URL('../../../bench/search/data/real-servers.json', import.meta.url));
+/** The repository root, whether this runs compiled (dist/bench/search/) or from source (bench/search/). */
+const HERE = fileURLToPath(new URL('.', import.meta.url));
+const ROOT = HERE.includes('/dist/bench/') ? HERE.slice(0, HERE.lastIndexOf('/dist/bench/') + 1) : fileURLToPath(new URL('../../', import.meta.url));
+const REAL = `${ROOT}bench/search/data/real-servers.json`;
 
 export function realServers(): RecordedServer[] {
   return (JSON.parse(readFileSync(REAL, 'utf8')) as { servers: RecordedServer[] }).servers;

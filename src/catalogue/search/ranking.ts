@@ -24,9 +24,9 @@ export interface RankingOptions {
 }
 
 export const DEFAULT_RANKING: RankingOptions = {
-  weights: { name: 3, title: 2, description: 1, params: 0.5, server: 2, instructions: 0.3 },
-  bm25: { k: 1.2, b: 0.7 },
-  coordination: 1,
+  weights: { name: 8, title: 4, description: 1, params: 0.25, server: 8, instructions: 0.1 },
+  bm25: { k: 2.2, b: 0.7 },
+  coordination: 0.5,
   prefixMinLength: 4,
   fuzzyMinLength: 6,
   prefixWeight: 0.4,

@@ -5,12 +5,18 @@
  * `.`, `-` and `/` (`getPullRequest`, `create_pull_request`, `k8s.pods-list`), and the whole
  * identifier is kept as one more term, so a query that spells a tool's name exactly matches a
  * rare term and ranks that tool above others that merely share its words. That term is the
- * words run together (`createpullrequest`), so `create_pull_request`, `createPullRequest` and
+ * words run together, marked (`~createpullrequest`), so `create_pull_request`, `createPullRequest` and
  * `create-pull-request` meet. Words are lower-cased
  * and lightly stemmed (plural and verb endings), and common English function words are dropped:
  * models phrase a need as "can you create a pull request from my branch", and "a", "from" and
  * "my" would otherwise match everything (and, with prefix matching, "my" would match "mysql").
  */
+
+/**
+ * Marks a whole-identifier term (`~createpullrequest`): it is matched exactly, never as a
+ * prefix or with a typo, so `list` does not expand to every `list…` tool name.
+ */
+export const COMPOUND = '~';
 
 /** Longest token considered; longer runs (base64, hashes) are noise and are dropped. */
 const MAX_TOKEN_LENGTH = 64;
@@ -41,6 +47,8 @@ export function identifierRuns(text: string): string[] {
 }
 
 const SEPARATORS = /[._\-/:]+/;
+/** One ASCII word, lower case or capitalised. */
+const SIMPLE_WORD = /^[A-Z]?[a-z]+$/;
 const ASCII = /^[\x00-\x7f]*$/;
 
 /** The expressions that split a word, in an ASCII version (several times faster) and a Unicode one. */
@@ -110,23 +118,36 @@ function joinShortDigitRuns(humps: readonly string[], patterns: WordPatterns): s
   return out;
 }
 
-const VOWEL = /[aeiouy]/;
-
 /**
  * A light English stemmer (plural and verb endings only): `issues`, `creating`, `created` and
  * `creates` meet at `creat` / `issu`. Deliberately weaker than Porter's: tool vocabulary is full
  * of proper names and acronyms that an aggressive stemmer merges wrongly.
  */
 export function stem(word: string): string {
-  if (word.length <= 3 || /[0-9]/.test(word) || (!ASCII.test(word) && /\p{N}/u.test(word))) return word;
+  if (word.length <= 3 || hasDigit(word)) return word;
   let w = word;
   if (w.endsWith('ies') && w.length > 4) w = `${w.slice(0, -3)}y`;
   else if (w.endsWith('sses')) w = w.slice(0, -2);
-  else if (w.endsWith('s') && !/(ss|us|is|ys)$/.test(w)) w = w.slice(0, -1);
-  if (w.length > 5 && w.endsWith('ing') && VOWEL.test(w.slice(0, -3))) w = undouble(w.slice(0, -3));
-  else if (w.length > 4 && w.endsWith('ed') && !w.endsWith('eed') && VOWEL.test(w.slice(0, -2))) w = undouble(w.slice(0, -2));
+  else if (w.endsWith('s') && !w.endsWith('ss') && !w.endsWith('us') && !w.endsWith('is') && !w.endsWith('ys')) w = w.slice(0, -1);
+  if (w.length > 5 && w.endsWith('ing') && hasVowel(w, w.length - 3)) w = undouble(w.slice(0, -3));
+  else if (w.length > 4 && w.endsWith('ed') && !w.endsWith('eed') && hasVowel(w, w.length - 2)) w = undouble(w.slice(0, -2));
   if (w.length > 3 && w.endsWith('e')) w = w.slice(0, -1);
   return w;
+}
+
+function hasDigit(word: string): boolean {
+  for (let i = 0; i < word.length; i += 1) {
+    const c = word.charCodeAt(i);
+    if (c >= 48 && c <= 57) return true;
+    if (c > 127) return /\p{N}/u.test(word);
+  }
+  return false;
+}
+
+/** Whether `word` has a vowel (y included) before `end`. */
+function hasVowel(word: string, end: number): boolean {
+  for (let i = 0; i < end; i += 1) if ('aeiouy'.includes(word[i] as string)) return true;
+  return false;
 }
 
 /** `runn` → `run`, `stopp` → `stop`; `install`, `pass`, `buzz` keep their doubled letter. */
@@ -149,17 +170,23 @@ export function tokenize(text: string): string[] {
 /** Appends the terms of one identifier run (see {@link tokenize}) to `terms`. */
 export function termsOfIdentifier(run: string, terms: string[]): void {
   if (run.length > MAX_TOKEN_LENGTH * 4) return;
+  if (SIMPLE_WORD.test(run)) {
+    // The common case (`description`, `Create`): one word, nothing to split.
+    const word = run.toLowerCase();
+    if (word.length <= MAX_TOKEN_LENGTH && !STOPWORDS.has(word)) terms.push(stem(word));
+    return;
+  }
   const words = identifierWords(run);
   for (const word of words) {
     if (word.length <= MAX_TOKEN_LENGTH && !STOPWORDS.has(word)) terms.push(stem(word));
   }
   if (words.length > 1 && run.length <= MAX_TOKEN_LENGTH) {
-    terms.push(words.join(''));
+    terms.push(COMPOUND + words.join(''));
     const segments = run.split(/__|\./);
     if (segments.length > 1) {
       for (const segment of segments) {
         const segmentWords = identifierWords(segment);
-        if (segmentWords.length > 1) terms.push(segmentWords.join(''));
+        if (segmentWords.length > 1) terms.push(COMPOUND + segmentWords.join(''));
       }
     }
   }

@@ -14,8 +14,8 @@ export type ToolDocument = Record<Field, string>;
 const MAX_FIELD_CHARS: Record<Field, number> = {
   name: 256,
   title: 512,
-  description: 4_096,
-  params: 2_048,
+  description: 1_024,
+  params: 1_024,
   server: 256,
   instructions: 4_096,
 };

@@ -47,11 +47,11 @@ describe('tokenize', () => {
   });
 
   it('adds the whole identifier as one term, the same for every naming style', () => {
-    const whole = 'createpullrequest';
+    const whole = '~createpullrequest';
     expect(tokenize('create_pull_request')).toContain(whole);
     expect(tokenize('createPullRequest')).toContain(whole);
     expect(tokenize('create-pull-request')).toContain(whole);
-    expect(tokenize('gh__create_pull_request')).toEqual(expect.arrayContaining(['ghcreatepullrequest', whole]));
+    expect(tokenize('gh__create_pull_request')).toEqual(expect.arrayContaining(['~ghcreatepullrequest', whole]));
   });
 
   it('keeps single words single', () => {
