@@ -20,6 +20,7 @@ import { Leases } from './leases.js';
 import type { RebuildableSession } from './replay-initialize.js';
 import { decodeRecord, encodeRecord, initializeParamsOf, type SessionRecord } from './session-record.js';
 import { takeOver } from './takeover.js';
+import { sessionTag } from '../observability/session-tag.js';
 
 export interface ClusterOptions {
   replicaId?: string | undefined;
@@ -286,7 +287,7 @@ export class Cluster {
         const drop = this.owned.get(id);
         if (drop === undefined) continue;
         this.owned.delete(id);
-        this.options.logger.warn({ session: id }, 'session lease lost to another replica; closing it here');
+        this.options.logger.warn({ session: sessionTag(id) }, 'session lease lost to another replica; closing it here');
         drop();
       }
     } catch (error) {

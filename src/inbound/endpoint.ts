@@ -17,6 +17,7 @@ import type { IncomingBody } from './incoming-body.js';
 import { createGatewayServer } from './gateway-server.js';
 import { LegacySession } from './legacy-session.js';
 import type { EndpointCluster } from '../cluster/cluster.js';
+import { sessionTag } from '../observability/session-tag.js';
 
 export interface EndpointOptions {
   name: string;
@@ -50,7 +51,7 @@ export class McpEndpoint {
     this.options = options;
     this.sessions = new SessionRegistry<LegacySession>({
       ...options.sessions,
-      onClosed: (id, reason) => options.logger.info({ session: id, reason }, 'session closed'),
+      onClosed: (id, reason) => options.logger.info({ session: sessionTag(id), reason }, 'session closed'),
     });
     const stateless = new StatelessScope(options.scope);
     this.stateless = stateless;
@@ -172,7 +173,7 @@ export class McpEndpoint {
       streamAfterMs: this.options.streamAfterMs,
       onInitialized: (s) => {
         this.sessions.add(s);
-        this.options.logger.info({ session: s.id }, 'session opened');
+        this.options.logger.info({ session: sessionTag(s.id) }, 'session opened');
       },
       onClosed: (id) => this.sessions.delete(id),
       ...(sessionId === undefined ? {} : { sessionId }),
