@@ -1,12 +1,12 @@
 /**
  * The egress guard for the gateway's plain TCP connections (its Redis clients), which do not go
- * through undici: the same decision, on the address actually dialled (DESIGN.md §7 "Egress").
+ * through undici: the same decision, on the address actually dialled.
  *
  * How: `net.connect` takes a `lookup` hook; this one resolves the name once, decides on every
  * answer (`createAddressPicker`) and hands back only the checked address, so the socket dials
- * exactly what was judged. `net.connect` never calls `lookup` for an IP literal (PITFALLS.md
- * "Networking"), so a literal is decided here, before any client is built, and a refused one
- * throws — a misconfigured store fails the start instead of retrying forever.
+ * exactly what was judged. `net.connect` never calls `lookup` for an IP literal, so a literal is
+ * decided here, before any client is built, and a refused one throws — a misconfigured store
+ * fails the start instead of retrying forever.
  */
 import { isIP, type LookupFunction } from 'node:net';
 import { GatewayError } from '../errors.js';

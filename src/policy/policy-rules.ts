@@ -2,7 +2,7 @@
  * A policy compiled into the predicates the config checks and the runtime ask: what a stdio entry
  * may run and set, which variables `envHeaders` may read, which hosts an upstream or one of the
  * gateway's own connections may name, and who may opt into private addresses. Globs and host
- * patterns are compiled once, at boot (STYLE.md: compile at boot, not per request); every
+ * patterns are compiled once, at boot, never per request; every
  * predicate is pure.
  */
 import type { Policy } from './policy-schema.js';

@@ -18,8 +18,6 @@ import { compileUpstreamHosts } from './policy-rules.js';
 import { DEFAULT_STDIO_DENIED_ENV } from './stdio-env-names.js';
 import { isStdioCommandEntry } from './stdio-rules.js';
 
-export { DEFAULT_STDIO_DENIED_ENV, STRICT_STDIO_ALLOWED_ENV } from './stdio-env-names.js';
-
 /**
  * Variables `envHeaders` may never read under the default policy: cloud provider, CI runner and
  * secret-store credentials, and the gateway's own `PORTCULLIS_*` settings. `envHeaders` sends a

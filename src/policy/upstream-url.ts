@@ -1,7 +1,7 @@
 /**
- * The rule every URL the gateway dials obeys, whichever config field or layer named it
- * (DESIGN.md §3): the encrypted scheme to any host, the plaintext one to loopback only, never a
- * URL that is not absolute.
+ * The rule every URL the gateway dials obeys, whichever config field or layer named it: the
+ * encrypted scheme to any host, the plaintext one to loopback only, never a URL that is not
+ * absolute.
  *
  * - An MCP upstream (`servers.*.url`): `https:`, or `http:` to 127.0.0.0/8, `::1` or `localhost`;
  *   no credentials in the URL.
@@ -55,7 +55,7 @@ function failure(code: UpstreamUrlCode, message: string): UpstreamUrlResult {
 }
 
 /** True for the hosts plaintext may always reach: 127.0.0.0/8, `::1`, `localhost`. */
-export function isLoopbackHost(hostname: string): boolean {
+function isLoopbackHost(hostname: string): boolean {
   return hostname === 'localhost' || hostname === LOOPBACK_V6 || LOOPBACK_V4.test(hostname);
 }
 
