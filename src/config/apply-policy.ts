@@ -10,7 +10,10 @@ import { compilePolicyRules, type PolicyRules } from '../policy/policy-rules.js'
 import type { Policy } from '../policy/policy-schema.js';
 import type { StdioRules } from '../policy/stdio-rules.js';
 import { infrastructureEgressTargets, serverEgressTarget } from './egress-targets.js';
-import type { EffectiveLimits, GatewayConfig, GatewayConfigFile, ServerConfig, StdioServerConfig } from './schema.js';
+import type { EffectiveLimits, GatewayConfig, GatewayConfigFile, ServerConfig, SessionLimits, StdioServerConfig } from './schema.js';
+
+/** How long a session's idle stdio child lives by default: long enough for a pause, short against a pile-up. */
+const DEFAULT_CHILD_IDLE_TIMEOUT_MS = 5 * 60_000;
 
 function stdioProblems(at: string, server: StdioServerConfig, rules: StdioRules): string[] {
   const problems: string[] = [];
@@ -67,9 +70,18 @@ export function applyPolicy(
     ...infrastructureEgressTargets(file).flatMap((target) => egressTargetProblems(target, rules)),
   ];
   const ceilings = policy.limits;
-  const sessions = {
-    max: capped('sessions.max', file.sessions.max, ceilings.maxSessions, 'maxSessions', problems),
-    idleTimeoutMs: capped('sessions.idleTimeoutMs', file.sessions.idleTimeoutMs, ceilings.sessionIdleTimeoutMs, 'sessionIdleTimeoutMs', problems),
+  const max = capped('sessions.max', file.sessions.max, ceilings.maxSessions, 'maxSessions', problems);
+  const idleTimeoutMs = capped('sessions.idleTimeoutMs', file.sessions.idleTimeoutMs, ceilings.sessionIdleTimeoutMs, 'sessionIdleTimeoutMs', problems);
+  const perPrincipal = capped('sessions.maxPerPrincipal', file.sessions.maxPerPrincipal, ceilings.maxSessionsPerPrincipal, 'maxSessionsPerPrincipal', problems);
+  const sessions: SessionLimits = {
+    max,
+    idleTimeoutMs,
+    // Without authentication every client is one anonymous principal: a quota below `max` would
+    // only shrink the gateway for its one user, so the cap is `max` unless the config says otherwise.
+    maxPerPrincipal: file.auth === undefined && file.sessions.maxPerPrincipal === undefined ? max : perPrincipal,
+    initializePerMinute: capped('sessions.initializePerMinute', file.sessions.initializePerMinute, ceilings.initializePerMinute, 'initializePerMinute', problems),
+    maxChildrenPerServer: capped('sessions.maxChildrenPerServer', file.sessions.maxChildrenPerServer, ceilings.maxSessionChildrenPerServer, 'maxSessionChildrenPerServer', problems),
+    childIdleTimeoutMs: file.sessions.childIdleTimeoutMs ?? Math.min(DEFAULT_CHILD_IDLE_TIMEOUT_MS, idleTimeoutMs),
   };
   const limits: EffectiveLimits = {
     maxBodyBytes: capped('limits.maxBodyBytes', file.limits.maxBodyBytes, ceilings.maxBodyBytes, 'maxBodyBytes', problems),
