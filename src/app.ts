@@ -13,6 +13,7 @@ import { mountLegacySse } from './inbound/legacy-sse/sse-routes.js';
 import { authMiddleware, principalOf, stripAuthorization } from './inbound/auth/auth-middleware.js';
 import type { Authenticator } from './inbound/auth/authenticate.js';
 import type { UpstreamRegistry } from './upstream/registry.js';
+import { sessionTag } from './observability/session-tag.js';
 
 export interface AppOptions {
   path: string;
@@ -42,7 +43,7 @@ export function createApp(options: AppOptions): Hono {
         http: c.req.method,
         path: c.req.path,
         status: c.res.status,
-        session: c.req.header('mcp-session-id'),
+        session: sessionTag(c.req.header('mcp-session-id')),
         ms: Math.round(performance.now() - started),
       },
       'http',

@@ -9,6 +9,7 @@ import { loadConfigFile, deepFreeze } from './config/load.js';
 import type { GatewayConfig } from './config/schema.js';
 import { startGateway, type RunningGateway } from './gateway.js';
 import { configSecrets } from './config/secrets.js';
+import { dropStdioWriteErrors } from './observability/log-sink.js';
 import { createLogger, flushLogSync, parseLogLevel, Redactor, type Logger } from './observability/logger.js';
 import { killAllStdioChildren } from './upstream/stdio-transport.js';
 
@@ -51,46 +52,72 @@ export function gatewayLogger(config: Readonly<GatewayConfig>, env: Readonly<Rec
   return createLogger({ level: parseLogLevel(env.PORTCULLIS_LOG_LEVEL), redactor: new Redactor(configSecrets(config, env)) });
 }
 
-/** Runs a gateway until a signal; resolves with the process exit code. */
-export async function runGateway(config: Readonly<GatewayConfig>, logger: Logger): Promise<number> {
-  let gateway: RunningGateway;
+/** Signals that drain the gateway and exit 0. */
+export const STOP_SIGNALS: readonly NodeJS.Signals[] = Object.freeze(['SIGTERM', 'SIGINT']);
+
+/**
+ * Runs a gateway until one of `stopSignals` arrives; resolves with the process exit code. The
+ * handlers are installed before the gateway starts: a signal while the required servers come up
+ * stops it as soon as it is up (its children reaped) instead of killing the process and
+ * orphaning them. A second signal while draining stops at once. A stdout or stderr whose reader
+ * went away loses what is written to it and stops nothing.
+ */
+export async function runGateway(
+  config: Readonly<GatewayConfig>,
+  logger: Logger,
+  stopSignals: readonly NodeJS.Signals[] = STOP_SIGNALS,
+): Promise<number> {
+  dropStdioWriteErrors();
+  let requested: NodeJS.Signals | undefined;
+  let onSignal = (signal: NodeJS.Signals): void => void (requested ??= signal);
+  const handlers = stopSignals.map((signal) => [signal, () => onSignal(signal)] as const);
+  for (const [signal, handler] of handlers) process.on(signal, handler);
   try {
-    gateway = await startGateway({ config, logger, env: process.env });
-  } catch (error) {
-    const message = error instanceof GatewayError ? error.message : 'gateway failed to start';
-    flushLogSync(logger); // the lines that led here come before the verdict
-    process.stderr.write(`portcullis: ${message}\n`);
-    return 1;
+    let gateway: RunningGateway;
+    try {
+      gateway = await startGateway({ config, logger, env: process.env });
+    } catch (error) {
+      const message = error instanceof GatewayError ? error.message : 'gateway failed to start';
+      flushLogSync(logger); // the lines that led here come before the verdict
+      process.stderr.write(`portcullis: ${message}\n`);
+      return 1;
+    }
+    if (requested === undefined) process.stdout.write(`${readyLine(gateway.url)}\n`);
+    return await new Promise<number>((resolve) => {
+      let stopping = false;
+      let exiting = false;
+      // The process exits right after: buffered log lines are written out first.
+      const exitWith = (code: number, message: string) => {
+        if (exiting) return;
+        exiting = true;
+        logger.info({ code }, message);
+        flushLogSync(logger);
+        resolve(code);
+      };
+      const stop = (signal: NodeJS.Signals) => {
+        if (stopping) {
+          killAllStdioChildren();
+          exitWith(1, 'stopped by a second signal');
+          return;
+        }
+        stopping = true;
+        logger.info({ signal }, 'shutting down');
+        const force = setTimeout(() => {
+          killAllStdioChildren();
+          exitWith(1, 'shutdown timed out');
+        }, 10_000);
+        force.unref();
+        gateway
+          .close()
+          .then(() => exitWith(0, 'stopped'), () => exitWith(1, 'shutdown failed'))
+          .finally(() => clearTimeout(force));
+      };
+      onSignal = stop;
+      if (requested !== undefined) stop(requested);
+    });
+  } finally {
+    for (const [signal, handler] of handlers) process.off(signal, handler);
   }
-  process.stdout.write(`${readyLine(gateway.url)}\n`);
-  return new Promise((resolve) => {
-    let stopping = false;
-    let exiting = false;
-    // The process exits right after: buffered log lines are written out first.
-    const exitWith = (code: number, message: string) => {
-      if (exiting) return;
-      exiting = true;
-      logger.info({ code }, message);
-      flushLogSync(logger);
-      resolve(code);
-    };
-    const stop = (signal: string) => {
-      if (stopping) return;
-      stopping = true;
-      logger.info({ signal }, 'shutting down');
-      const force = setTimeout(() => {
-        killAllStdioChildren();
-        exitWith(1, 'shutdown timed out');
-      }, 10_000);
-      force.unref();
-      gateway
-        .close()
-        .then(() => exitWith(0, 'stopped'), () => exitWith(1, 'shutdown failed'))
-        .finally(() => clearTimeout(force));
-    };
-    process.once('SIGTERM', () => stop('SIGTERM'));
-    process.once('SIGINT', () => stop('SIGINT'));
-  });
 }
 
 export async function main(argv: string[]): Promise<number> {

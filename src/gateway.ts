@@ -7,11 +7,12 @@
  * `close()` stops accepting, closes every session and reaps every child.
  */
 import { isIP, type AddressInfo } from 'node:net';
-import type { Server as HttpServer } from 'node:http';
+import { createServer, type RequestListener, type Server as HttpServer, type ServerOptions } from 'node:http';
 import { serve } from '@hono/node-server';
 import { createApp } from './app.js';
 import { ConfigError, GatewayError } from './errors.js';
 import { checkBind } from './inbound/bind-check.js';
+import { withLowerCaseHost } from './inbound/header-lines.js';
 import type { Authenticator } from './inbound/auth/authenticate.js';
 import { createEgressDispatcher } from './net/egress-guard.js';
 import type { GatewayConfig } from './config/schema.js';
@@ -110,9 +111,10 @@ type FetchHandler = (request: Request, env: unknown) => Response | Promise<Respo
 function listen(fetch: FetchHandler, host: string, port: number, maxHeaderSize: number, requestTimeoutMs: number): Promise<HttpServer> {
   return new Promise((resolve, reject) => {
     // Request headers over the policy's limit get 431 from node:http before any handler runs.
-    const server = serve({ fetch, hostname: host, port, serverOptions: { maxHeaderSize, connectionsCheckingInterval: Math.min(5_000, Math.ceil(requestTimeoutMs / 4)) } }, () =>
-      resolve(server as HttpServer),
-    ) as HttpServer;
+    const serverOptions = { maxHeaderSize, connectionsCheckingInterval: Math.min(5_000, Math.ceil(requestTimeoutMs / 4)) };
+    const createHostCaseServer = ((options: ServerOptions, listener: RequestListener) =>
+      createServer(options, withLowerCaseHost(listener))) as unknown as typeof createServer;
+    const server = serve({ fetch, hostname: host, port, serverOptions, createServer: createHostCaseServer }, () => resolve(server as HttpServer)) as HttpServer;
     server.once('error', reject);
     // Slow clients are cut: headers within 10 s, the whole request (headers and body) within
     // 30 s. Node's requestTimeout bounds receiving the request only; a long SSE response that

@@ -2,7 +2,11 @@
  * Demo MCP server over Streamable HTTP (both protocol eras on one path, 127.0.0.1 only): time
  * tools with IANA time zones.
  *
- *   node dist/demo/servers/clock-http.js [--port N]     prints `DEMO_READY http://127.0.0.1:PORT/mcp`
+ *   node dist/demo/servers/clock-http.js [--port N] [--exit-with-stdin]
+ *
+ * prints `DEMO_READY http://127.0.0.1:PORT/mcp`. With `--exit-with-stdin` it also stops when its
+ * stdin closes: the parent that spawned it with a stdin pipe is gone, however it went (even
+ * SIGKILL), so the demo never leaves a clock server behind.
  */
 import { McpServer } from '@modelcontextprotocol/server';
 import { z } from 'zod';
@@ -86,20 +90,26 @@ function createClockServer(): McpServer {
   return server;
 }
 
-function parsePort(argv: readonly string[]): number | undefined {
-  if (argv.length === 0) return 0;
-  const [flag, value, ...extra] = argv;
-  const port = Number(value);
-  if (flag !== '--port' || extra.length > 0 || !Number.isInteger(port) || port < 0 || port > 65535) return undefined;
-  return port;
+function parseArgv(argv: readonly string[]): { port: number; exitWithStdin: boolean } | undefined {
+  let port = 0;
+  let exitWithStdin = false;
+  for (let i = 0; i < argv.length; i += 1) {
+    if (argv[i] === '--exit-with-stdin') exitWithStdin = true;
+    else if (argv[i] === '--port') {
+      port = Number(argv[(i += 1)]);
+      if (!Number.isInteger(port) || port < 0 || port > 65535) return undefined;
+    } else return undefined;
+  }
+  return { port, exitWithStdin };
 }
 
 async function main(): Promise<void> {
-  const port = parsePort(process.argv.slice(2));
-  if (port === undefined) {
-    process.stderr.write('usage: clock-http [--port N]\n');
+  const args = parseArgv(process.argv.slice(2));
+  if (args === undefined) {
+    process.stderr.write('usage: clock-http [--port N] [--exit-with-stdin]\n');
     process.exit(2);
   }
+  const { port } = args;
   const server = await serveBothEras({
     factory: () => createClockServer(),
     port,
@@ -111,6 +121,9 @@ async function main(): Promise<void> {
   };
   process.once('SIGTERM', shutdown);
   process.once('SIGINT', shutdown);
+  if (args.exitWithStdin) {
+    process.stdin.once('close', shutdown).resume();
+  }
 }
 
 main().catch((error: unknown) => {

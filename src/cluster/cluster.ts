@@ -14,12 +14,14 @@ import { clusterEventStore } from './cluster-event-store.js';
 import type { ClusterKeys } from './cluster-keys.js';
 import { createClusterRedis } from './cluster-redis.js';
 import { requestKey } from '../session/jsonrpc-id.js';
-import { checkForwarded, forwardRequest, HOP_HEADER } from './forward.js';
+import { checkForwarded, forwardRequest, HOP_HEADER, type ForwardOptions } from './forward.js';
+import { peerForwarding } from './peer-forwarding.js';
 import { tapInflight } from './inflight-tap.js';
 import { Leases } from './leases.js';
 import type { RebuildableSession } from './replay-initialize.js';
 import { decodeRecord, encodeRecord, initializeParamsOf, type SessionRecord } from './session-record.js';
 import { takeOver } from './takeover.js';
+import { sessionTag } from '../observability/session-tag.js';
 
 export interface ClusterOptions {
   replicaId?: string | undefined;
@@ -27,6 +29,13 @@ export interface ClusterOptions {
   leaseMs: number;
   /** The shared Redis (`eventStore.url`); never logged. */
   redisUrl: string;
+  /** `eventStore.allowPrivateNetwork`. */
+  redisAllowPrivateNetwork: boolean;
+  /** Peers this replica forwards to: `cluster.allowPrivateNetwork` and the policy's verdict on a peer URL. */
+  peers: {
+    allowPrivateNetwork: boolean;
+    allowed(url: string): { ok: true } | { ok: false; message: string };
+  };
   keys: ClusterKeys;
   /** Session records and in-flight hashes live this long past the owner's last heartbeat. */
   idleTimeoutMs: number;
@@ -82,11 +91,13 @@ export class Cluster {
   private heartbeat: NodeJS.Timeout | undefined;
   private draining = false;
   private healthy = true;
+  private readonly forwarding: ForwardOptions & { close(): Promise<void> };
 
   constructor(options: ClusterOptions) {
     this.options = options;
     this.replicaId = options.replicaId ?? randomUUID();
-    this.client = createClusterRedis(options.redisUrl);
+    this.client = createClusterRedis(options.redisUrl, options.redisAllowPrivateNetwork, options.logger);
+    this.forwarding = peerForwarding(this.replicaId, options);
     this.client.on('error', (error: unknown) => this.failed(error));
     this.client.on('ready', () => this.recovered());
     void this.client.connect().catch(() => undefined);
@@ -159,6 +170,7 @@ export class Cluster {
       await this.leases.release(ids).catch(() => undefined);
       await this.client.close().catch(() => this.client.destroy());
     } else if (this.client.isOpen) this.client.destroy();
+    await this.forwarding.close();
   }
 
   private async route<S extends ClusterSession>(label: string, args: RouteArgs<S>): Promise<Response | S> {
@@ -178,7 +190,7 @@ export class Cluster {
         if (forwarded) return retryLater('the session is moving between replicas');
         const url = await this.leases.urlOf(owner);
         if (url === null) return retryLater('the replica owning this session is not reachable');
-        return await forwardRequest(request, args.parsedBody, url, { replicaId: this.replicaId, secret: this.options.secret });
+        return await forwardRequest(request, args.parsedBody, url, this.forwarding);
       }
       return retryLater('the session is moving between replicas');
     } catch (error) {
@@ -286,7 +298,7 @@ export class Cluster {
         const drop = this.owned.get(id);
         if (drop === undefined) continue;
         this.owned.delete(id);
-        this.options.logger.warn({ session: id }, 'session lease lost to another replica; closing it here');
+        this.options.logger.warn({ session: sessionTag(id) }, 'session lease lost to another replica; closing it here');
         drop();
       }
     } catch (error) {

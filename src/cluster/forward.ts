@@ -10,10 +10,14 @@
  *   steer where a session lives. Compared in constant time; never logged.
  * - Origin is dropped: the receiving replica already checked it against its own allowlist, and
  *   the owner's default allowlist names the owner's port, not the one the client used.
+ * - Egress: the owner's URL comes from Redis, so whoever can write there could name any host.
+ *   It is held to the policy's rules for `cluster.advertiseUrl` before anything is sent (the
+ *   request carries the client's session and the cluster secret), and dialled through the egress
+ *   guard, which judges the address actually dialled.
  */
 import { timingSafeEqual } from 'node:crypto';
 import { jsonRpcErrorResponse, WireCode } from '../errors.js';
-import { Agent, fetch as undiciFetch } from 'undici';
+import { fetch as undiciFetch, type Dispatcher } from 'undici';
 
 export const HOP_HEADER = 'x-portcullis-forwarded-by';
 export const SECRET_HEADER = 'x-portcullis-cluster-secret';
@@ -49,19 +53,14 @@ export interface ForwardOptions {
   /** This replica's id, sent in the hop header. */
   replicaId: string;
   secret: string | undefined;
+  /** The policy's verdict on a peer's base URL (the rules of `cluster.advertiseUrl`). */
+  peerAllowed(url: string): { ok: true } | { ok: false; message: string };
+  /** The guarded dispatcher for a peer URL (by its scheme: plaintext must stay private). */
+  dispatcherFor(url: URL): Dispatcher;
+  /** Refusals are logged here, naming the field only. */
+  onRefused(message: string): void;
 }
 
-
-/**
- * Sends `request` (whose body was already read and parsed into `body`) to the same path on
- * `ownerBase`, and returns the owner's answer as it streams. An owner that cannot be reached gets
- * a 502 the client may retry (the lease decides when the session is taken over instead).
- */
-/**
- * Replica-to-replica traffic: an SSE stream forwarded for a client may stay quiet for long (a
- * long call, a listen stream), so no body timeout; the headers deadline above still applies.
- */
-const REPLICA_AGENT = new Agent({ bodyTimeout: 0 });
 
 function headerPairs(headers: Headers): Array<[string, string]> {
   const pairs: Array<[string, string]> = [];
@@ -69,7 +68,18 @@ function headerPairs(headers: Headers): Array<[string, string]> {
   return pairs;
 }
 
+/**
+ * Sends `request` (whose body was already read and parsed into `body`) to the same path on
+ * `ownerBase`, and returns the owner's answer as it streams. An owner that cannot be reached, or
+ * that the policy does not let this replica reach, gets a 502 the client may retry (the lease
+ * decides when the session is taken over instead).
+ */
 export async function forwardRequest(request: Request, body: unknown, ownerBase: string, options: ForwardOptions): Promise<Response> {
+  const verdict = options.peerAllowed(ownerBase);
+  if (!verdict.ok) {
+    options.onRefused(verdict.message);
+    return jsonRpcErrorResponse(502, WireCode.UpstreamUnavailable, 'the replica owning this session is not one this gateway may reach');
+  }
   const source = new URL(request.url);
   const target = new URL(`${source.pathname}${source.search}`, ownerBase);
   const headers = new Headers();
@@ -83,7 +93,7 @@ export async function forwardRequest(request: Request, body: unknown, ownerBase:
   let answer: Response;
   try {
     answer = (await undiciFetch(target, {
-      dispatcher: REPLICA_AGENT,
+      dispatcher: options.dispatcherFor(target),
       method: request.method,
       headers: Object.fromEntries(headerPairs(headers)),
       body: body === undefined ? undefined : JSON.stringify(body),

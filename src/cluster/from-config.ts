@@ -1,9 +1,13 @@
 /**
  * Builds this replica's `Cluster` from the parsed config, or nothing when `cluster` is absent.
  * The schema already refused a cluster without the redis store (and with auth), so here the
- * redis URL is present; the secret comes from the environment the gateway was given.
+ * redis URL is present; the secret comes from the environment the gateway was given. Every peer
+ * URL (read from Redis at forward time) is judged by the policy's rules for `cluster.advertiseUrl`.
  */
+import { clusterPeerTarget } from '../config/egress-targets.js';
 import type { GatewayConfig } from '../config/schema.js';
+import { compileEgressCheck } from '../policy/egress-target.js';
+import { compilePolicyRules } from '../policy/policy-rules.js';
 import type { Logger } from '../observability/logger.js';
 import type { ClusterKeys } from './cluster-keys.js';
 import type { Cluster } from './cluster.js';
@@ -30,6 +34,8 @@ export async function clusterFromConfig(
     advertiseUrl: cluster.advertiseUrl,
     leaseMs: cluster.leaseMs,
     redisUrl,
+    redisAllowPrivateNetwork: config.eventStore.allowPrivateNetwork,
+    peers: { allowPrivateNetwork: cluster.allowPrivateNetwork, allowed: compileEgressCheck(compilePolicyRules(config.policy), (url) => clusterPeerTarget(cluster, url)) },
     keys,
     idleTimeoutMs: config.sessions.idleTimeoutMs,
     secret: secret === undefined || secret === '' ? undefined : secret,

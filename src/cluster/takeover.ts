@@ -18,6 +18,7 @@ import type { ClusterKeys } from './cluster-keys.js';
 import { failoverError, readHistory } from './failover-history.js';
 import { replayInitialize, type RebuildableSession } from './replay-initialize.js';
 import type { SessionRecord } from './session-record.js';
+import { sessionTag } from '../observability/session-tag.js';
 
 export interface TakeoverDeps {
   client: ClusterRedis;
@@ -68,11 +69,11 @@ export async function takeOver<S extends RebuildableSession & { close(): Promise
   try {
     const session = await open(record.principal, record.sessionId);
     if (await replayInitialize(session, record.sessionId, record.initialize)) {
-      deps.logger.info({ session: record.sessionId, from: record.owner, interrupted }, 'session taken over');
+      deps.logger.info({ session: sessionTag(record.sessionId), from: record.owner, interrupted }, 'session taken over');
       return session;
     }
     await session.close();
-    deps.logger.warn({ session: record.sessionId }, 'session takeover failed: handshake replay refused');
+    deps.logger.warn({ session: sessionTag(record.sessionId) }, 'session takeover failed: handshake replay refused');
     return undefined;
   } finally {
     done();

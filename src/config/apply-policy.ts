@@ -2,35 +2,38 @@
  * Applying the policy to a schema-valid config (DESIGN.md §3: a lower layer can narrow what a
  * higher one allows, never widen it). Every widening attempt is a configuration problem that
  * names the server and field; none echoes a value (a URL, a command, an env or header value).
+ * Every URL the config names goes through the one egress check (`policy/egress-target.ts`).
  * Limits the config leaves out take the policy's values.
  */
+import { egressTargetProblems } from '../policy/egress-target.js';
 import { compilePolicyRules, type PolicyRules } from '../policy/policy-rules.js';
 import type { Policy } from '../policy/policy-schema.js';
-import type { EffectiveLimits, GatewayConfig, GatewayConfigFile, ServerConfig, SessionLimits } from './schema.js';
+import type { StdioRules } from '../policy/stdio-rules.js';
+import { infrastructureEgressTargets, serverEgressTarget } from './egress-targets.js';
+import type { EffectiveLimits, GatewayConfig, GatewayConfigFile, ServerConfig, SessionLimits, StdioServerConfig } from './schema.js';
 
 /** How long a session's idle stdio child lives by default: long enough for a pause, short against a pile-up. */
 const DEFAULT_CHILD_IDLE_TIMEOUT_MS = 5 * 60_000;
 
+function stdioProblems(at: string, server: StdioServerConfig, rules: StdioRules): string[] {
+  const problems: string[] = [];
+  if (!rules.commandAllowed(server.command)) problems.push(`${at}.command: not a command the policy's stdioCommands allows`);
+  if (server.cwd !== undefined && !rules.cwdAllowed) problems.push(`${at}.cwd: the policy does not allow choosing the working directory`);
+  for (const variable of Object.keys(server.env)) {
+    const verdict = rules.envVerdict(variable);
+    if (verdict === 'denied') problems.push(`${at}.env.${variable}: the policy forbids setting this variable`);
+    else if (verdict === 'unlisted') problems.push(`${at}.env.${variable}: not a variable the policy's stdioAllowedEnv allows`);
+  }
+  return problems;
+}
+
 /** Problems of one server entry under the policy's rules. */
 export function serverPolicyProblems(name: string, server: ServerConfig, rules: PolicyRules): string[] {
   const at = `servers.${name}`;
-  const problems: string[] = [];
-  if (server.transport === 'stdio') {
-    for (const variable of Object.keys(server.env)) {
-      if (rules.stdioEnvDenied(variable)) problems.push(`${at}.env.${variable}: the policy forbids setting this variable`);
-    }
-    return problems;
-  }
+  if (server.transport === 'stdio') return stdioProblems(at, server, rules.stdio);
+  const problems = egressTargetProblems(serverEgressTarget(name, server)!, rules);
   if (server.transport === 'sse' && !rules.sseUpstreamAllowed) {
     problems.push(`${at}.transport: the policy does not allow "sse" upstreams (policy legacySse.upstream is false)`);
-  }
-  if (server.allowPrivateNetwork && !rules.privateNetworkAllowed) {
-    problems.push(`${at}.allowPrivateNetwork: the policy does not allow private-network upstreams`);
-  }
-  const hostname = urlHostname(server.url);
-  // An unparsable URL is reported by the semantic checks already.
-  if (hostname !== undefined && !rules.upstreamHostAllowed(hostname)) {
-    problems.push(`${at}.url: host is not in the policy's upstreamHosts`);
   }
   for (const [header, variable] of Object.entries(server.envHeaders)) {
     if (!rules.envHeaderAllowed(variable)) {
@@ -38,14 +41,6 @@ export function serverPolicyProblems(name: string, server: ServerConfig, rules: 
     }
   }
   return problems;
-}
-
-function urlHostname(url: string): string | undefined {
-  try {
-    return new URL(url).hostname;
-  } catch {
-    return undefined;
-  }
 }
 
 /** The configured value if it is within the ceiling (else a problem), or the ceiling itself. */
@@ -73,7 +68,10 @@ export function applyPolicy(
   policy: Readonly<Policy>,
 ): { config: GatewayConfig; problems: string[] } {
   const rules = compilePolicyRules(policy);
-  const problems = Object.entries(file.servers).flatMap(([name, server]) => serverPolicyProblems(name, server, rules));
+  const problems = [
+    ...Object.entries(file.servers).flatMap(([name, server]) => serverPolicyProblems(name, server, rules)),
+    ...infrastructureEgressTargets(file).flatMap((target) => egressTargetProblems(target, rules)),
+  ];
   const ceilings = policy.limits;
   const max = capped('sessions.max', file.sessions.max, ceilings.maxSessions, 'maxSessions', problems);
   const idleTimeoutMs = capped('sessions.idleTimeoutMs', file.sessions.idleTimeoutMs, ceilings.sessionIdleTimeoutMs, 'sessionIdleTimeoutMs', problems);

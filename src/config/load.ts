@@ -146,10 +146,17 @@ export function parseConfig(raw: unknown, options: ParseConfigOptions = {}): Rea
 
 const ENUM_FIELDS = new Set(['transport', 'type', 'mode', 'isolation', 'framing']);
 
-/** Values inside server entries (commands, args, URLs, env and header values), not their keys. */
+/** The URLs outside server entries: the key set, the session store, this replica's address. */
+function infrastructureUrls(raw: Record<string, unknown>): string[] {
+  const jwks = isRecord(raw.auth) ? raw.auth.jwks : undefined;
+  const fields = [isRecord(jwks) ? jwks.url : undefined, isRecord(raw.eventStore) ? raw.eventStore.url : undefined, isRecord(raw.cluster) ? raw.cluster.advertiseUrl : undefined];
+  return fields.filter((value): value is string => typeof value === 'string');
+}
+
+/** Values inside server entries (commands, args, URLs, env and header values), not their keys; and every other URL. */
 function serverValues(raw: unknown): string[] {
   if (!isRecord(raw)) return [];
-  const out: string[] = [];
+  const out: string[] = infrastructureUrls(raw);
   for (const block of [raw.servers, raw.mcpServers]) {
     if (!isRecord(block)) continue;
     for (const entry of Object.values(block)) {

@@ -123,6 +123,12 @@ export const gatewayConfigSchema = z.strictObject({
       /** Redis URL (`redis://127.0.0.1:6379`); required when kind is "redis". */
       url: z.string().min(1).optional(),
       /**
+       * Let the Redis connection reach loopback and private addresses (and use plain `redis:`
+       * beyond loopback, never to a public address). Redis usually lives there, but it is an
+       * explicit opt-in, as for servers, and only where the policy allows it.
+       */
+      allowPrivateNetwork: z.boolean().default(false),
+      /**
        * Closes a call's SSE response after this long (the client resumes with Last-Event-ID and
        * loses nothing), so proxies with idle timeouts never cut a long call silently. Absent: off.
        */
@@ -147,6 +153,11 @@ export const gatewayConfigSchema = z.strictObject({
       advertiseUrl: z.url({ protocol: /^https?$/ }).optional(),
       /** Ownership lease: a replica silent this long has its sessions taken over. */
       leaseMs: z.number().int().min(500).max(600_000).default(10_000),
+      /**
+       * Let forwarding reach peers on loopback and private addresses (and over plain `http:`
+       * beyond loopback, never to a public address). Applies to every peer URL this replica dials.
+       */
+      allowPrivateNetwork: z.boolean().default(false),
     })
     .optional(),
   // --- end cluster ---

@@ -1,8 +1,8 @@
 /**
  * Checks on a schema-valid config that a schema cannot express. Each problem names the server
- * and field and never echoes the offending value (URLs and commands may hold secrets).
+ * and field and never echoes the offending value (URLs and commands may hold secrets). URLs are
+ * judged with the policy, by the one egress check (`apply-policy.ts`).
  */
-import { checkUpstreamUrl } from '../policy/upstream-url.js';
 import type { GatewayConfigFile, ServerConfig } from './schema.js';
 
 /** Header values go on the wire verbatim: CR/LF would split headers, NUL is never valid. */
@@ -18,8 +18,6 @@ export function serverProblems(name: string, server: ServerConfig): string[] {
   const problems: string[] = [];
   const at = `servers.${name}`;
   if (server.transport !== 'stdio') {
-    const url = checkUpstreamUrl(server.url);
-    if (!url.ok) problems.push(`${at}.url: ${url.message}`);
     for (const [header, value] of Object.entries(server.headers)) {
       if (!HEADER_NAME.test(header)) problems.push(`${at}.headers: a header name is not a valid HTTP token`);
       if (UNSAFE_HEADER_VALUE.test(value)) problems.push(`${at}.headers.${header}: value contains CR, LF or NUL`);

@@ -19,6 +19,7 @@ import { createGatewayServer } from './gateway-server.js';
 import { LegacySession, type LegacySessionOptions } from './legacy-session.js';
 import { LegacySseEndpoint } from './legacy-sse/sse-endpoint.js';
 import type { EndpointCluster } from '../cluster/cluster.js';
+import { sessionTag } from '../observability/session-tag.js';
 
 export interface EndpointOptions {
   name: string;
@@ -57,7 +58,7 @@ export class McpEndpoint {
     this.options = options;
     this.sessions = new SessionRegistry<LegacySession>({
       ...options.sessions,
-      onClosed: (id, reason) => options.logger.info({ session: id, reason }, 'session closed'),
+      onClosed: (id, reason) => options.logger.info({ session: sessionTag(id), reason }, 'session closed'),
     });
     // A full budget first expires idle sessions, on whichever endpoint they are.
     this.unsubscribes.push(options.admission.addReclaimer(() => this.sessions.expireIdle()));
@@ -216,7 +217,7 @@ export class McpEndpoint {
       streamAfterMs: this.options.streamAfterMs,
       onInitialized: (s) => {
         this.sessions.add(s);
-        this.options.logger.info({ session: s.id }, 'session opened');
+        this.options.logger.info({ session: sessionTag(s.id) }, 'session opened');
       },
       onClosed: (id) => this.sessions.delete(id),
       ...(sessionId === undefined ? {} : { sessionId }),

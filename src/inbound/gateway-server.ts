@@ -11,6 +11,7 @@ import { fixedFieldLogger, type Logger } from '../observability/logger.js';
 import { routeRequest, type CallContext, type RouteScope } from '../routing/router.js';
 import { passThroughResult } from '../upstream/pass-through.js';
 import type { DownstreamSink } from '../upstream/sink.js';
+import { sessionTag } from '../observability/session-tag.js';
 
 export type Era = 'legacy' | 'modern';
 
@@ -113,7 +114,7 @@ export function createGatewayServer(options: GatewayServerOptions, scope: () => 
     const poll =
       options.pollAfterMs !== undefined && closeSse !== undefined ? setTimeout(() => closeSse(), options.pollAfterMs) : undefined;
     const call: CallContext = { sink: callSink(ctx, options.era), signal: ctx.mcpReq.signal, meta: clientMeta(request, ctx), era: options.era };
-    const line: Record<string, unknown> = { rpc: request.method, session: ctx.sessionId, era: options.era };
+    const line: Record<string, unknown> = { rpc: request.method, session: sessionTag(ctx.sessionId), era: options.era };
     if (request.method === 'tools/call' || request.method === 'prompts/get') line.name = params.name;
     try {
       const result = withoutUpstreamIdentity(await routeRequest(scope(), request.method, params, call));

@@ -5,6 +5,7 @@
  */
 import type { Context } from 'hono';
 import type { HttpBindings } from '@hono/node-server';
+import type { RequestListener } from 'node:http';
 
 export type NodeRequestView = Pick<HttpBindings['incoming'], 'rawHeaders' | 'url'>;
 
@@ -34,4 +35,21 @@ export function headerLines(c: Context, names: ReadonlySet<string>): string[] {
     if (value !== null) values.push(value);
   }
   return values;
+}
+
+/**
+ * Wraps a Node request listener so the parsed Host header reaches it lower-cased.
+ *
+ * Why: @hono/node-server builds the request URL from `headers.host` and answers 400, before any
+ * handler runs, when the URL's hostname is not the header's own text — which it never is for
+ * `Host: LOCALHOST:8787`, since URL parsing lower-cases names. Hostnames are case-insensitive
+ * (RFC 9110 §7.2, RFC 4343), so an allowed host in capitals must be served like any other. Only
+ * the parsed copy changes: the Host guard judges `rawHeaders`, which keep every line as sent.
+ */
+export function withLowerCaseHost(listener: RequestListener): RequestListener {
+  return function lowerCaseHost(request, response) {
+    const host = request.headers.host;
+    if (host !== undefined && host !== host.toLowerCase()) request.headers.host = host.toLowerCase();
+    listener(request, response);
+  };
 }

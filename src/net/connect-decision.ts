@@ -46,6 +46,11 @@ export interface ConnectQuery {
   hostname: string;
   /** The server's `allowPrivateNetwork`: every address class is dialable when true. */
   allowPrivateNetwork: boolean;
+  /**
+   * False for a plaintext connection that may only stay on the private network (a Redis or a
+   * replica reached over `redis:`/`http:`): a public address is refused then. Default true.
+   */
+  allowPublic?: boolean;
   /** Every address the name resolved to; ignored for literals. */
   addresses?: readonly ResolvedAddress[];
 }
@@ -54,6 +59,9 @@ export interface ConnectQuery {
 const ALWAYS_REFUSED = new Set(['unparseable', 'noAddress']);
 
 function refuse(range: string, allowPrivateNetwork: boolean): ConnectRefusal {
+  if (range === 'public') {
+    return { ok: false, code: 'UPSTREAM_BLOCKED', range, message: 'plaintext connection to a public address refused (it may only reach the private network)' };
+  }
   const what =
     range === 'localhostName'
       ? 'a localhost name'
@@ -88,6 +96,7 @@ function familyOf(address: string): 4 | 6 | 0 {
  */
 export function decideConnect(query: ConnectQuery): ConnectDecision {
   const { allowPrivateNetwork } = query;
+  const allowPublic = query.allowPublic !== false;
   const host = stripBrackets(query.hostname);
   const literalFamily = familyOf(host);
 
@@ -96,6 +105,7 @@ export function decideConnect(query: ConnectQuery): ConnectDecision {
     if (verdict.kind === 'blocked' && !permits(verdict.range, allowPrivateNetwork)) {
       return refuse(verdict.range, allowPrivateNetwork);
     }
+    if (verdict.kind === 'public' && !allowPublic) return refuse('public', allowPrivateNetwork);
     return { ok: true, action: 'dial', address: host, family: literalFamily };
   }
 
@@ -106,10 +116,10 @@ export function decideConnect(query: ConnectQuery): ConnectDecision {
   // A hostname that classifies as an address without being an isIP literal (`127.1`) is never
   // produced by WHATWG URL; it was refused above as `unparseable`. What remains is a name.
   if (query.addresses === undefined) return { ok: true, action: 'resolve' };
-  return decideAddresses(query.addresses, allowPrivateNetwork);
+  return decideAddresses(query.addresses, allowPrivateNetwork, allowPublic);
 }
 
-function decideAddresses(addresses: readonly ResolvedAddress[], allowPrivateNetwork: boolean): ConnectDecision {
+function decideAddresses(addresses: readonly ResolvedAddress[], allowPrivateNetwork: boolean, allowPublic: boolean): ConnectDecision {
   let chosen: { address: string; family: 4 | 6 } | undefined;
   for (const answer of addresses) {
     const address = typeof answer?.address === 'string' ? answer.address : '';
@@ -118,6 +128,7 @@ function decideAddresses(addresses: readonly ResolvedAddress[], allowPrivateNetw
     if (verdict.kind === 'blocked' && !permits(verdict.range, allowPrivateNetwork)) {
       return refuse(verdict.range, allowPrivateNetwork);
     }
+    if (verdict.kind === 'public' && !allowPublic) return refuse('public', allowPrivateNetwork);
     if (chosen === undefined && family !== 0) chosen = { address, family };
   }
   if (chosen === undefined) return refuse('noAddress', allowPrivateNetwork);

@@ -31,6 +31,8 @@ export interface EgressDispatcherOptions {
   server: string;
   /** Allow every address class (loopback, private, link-local…) for this server. */
   allowPrivateNetwork: boolean;
+  /** False: refuse public addresses (a plaintext connection that must stay on the private network). Default true. */
+  allowPublic?: boolean;
   /** Bounds name resolution and the TCP/TLS connect, each. */
   connectTimeoutMs: number;
   /** Name resolution; defaults to `dns.lookup(host, { all: true, verbatim: true })`. */
@@ -52,6 +54,40 @@ function validate(options: EgressDispatcherOptions): void {
   if (options.resolve !== undefined && typeof options.resolve !== 'function') {
     throw new TypeError('egress guard: resolve must be a function');
   }
+  if (options.allowPublic !== undefined && typeof options.allowPublic !== 'boolean') {
+    throw new TypeError('egress guard: allowPublic must be a boolean');
+  }
+}
+
+/**
+ * The address one connection to `hostname` may dial: a literal is decided as it is, a name is
+ * resolved once and every answer decided (see `decideConnect`). Rejects with `UpstreamError`
+ * (`UPSTREAM_BLOCKED`, logged at warn with the address class only; or a resolution failure).
+ * Shared by every dialler of the gateway: undici's connector here, `net.connect`'s lookup hook
+ * in `guarded-lookup.ts`.
+ */
+export function createAddressPicker(options: EgressDispatcherOptions): (hostname: string) => Promise<ResolvedAddress> {
+  validate(options);
+  const { server, allowPrivateNetwork, connectTimeoutMs, logger } = options;
+  const allowPublic = options.allowPublic !== false;
+  const resolve = options.resolve ?? systemResolve;
+
+  const refused = (refusal: ConnectRefusal): UpstreamError => {
+    logger?.warn({ server, code: refusal.code, range: refusal.range, allowPrivateNetwork }, 'egress guard refused an upstream connection');
+    return new UpstreamError(refusal.code, server, refusal.message);
+  };
+
+  return async function pickAddress(hostname) {
+    const first = decideConnect({ hostname, allowPrivateNetwork, allowPublic });
+    if (!first.ok) throw refused(first);
+    if (first.action === 'dial') return first;
+    const addresses = await resolveWithin(resolve, hostname, connectTimeoutMs, server);
+    const second = decideConnect({ hostname, allowPrivateNetwork, allowPublic, addresses });
+    if (!second.ok) throw refused(second);
+    // `decideConnect` only answers `resolve` when it has no addresses; with them it dials or refuses.
+    if (second.action !== 'dial') throw new UpstreamError('UPSTREAM_BLOCKED', server, 'connection refused: no address to dial');
+    return second;
+  };
 }
 
 /**
@@ -59,27 +95,8 @@ function validate(options: EgressDispatcherOptions): void {
  * Client or Pool. Every call decides, resolves at most once, and dials an address, never a name.
  */
 export function createEgressConnector(options: EgressDispatcherOptions): buildConnector.connector {
-  validate(options);
-  const { server, allowPrivateNetwork, connectTimeoutMs, logger } = options;
-  const resolve = options.resolve ?? systemResolve;
-  const dial = buildConnector({ timeout: connectTimeoutMs });
-
-  const refused = (refusal: ConnectRefusal): UpstreamError => {
-    logger?.warn({ server, code: refusal.code, range: refusal.range, allowPrivateNetwork }, 'egress guard refused an upstream connection');
-    return new UpstreamError(refusal.code, server, refusal.message);
-  };
-
-  async function pick(hostname: string): Promise<ResolvedAddress> {
-    const first = decideConnect({ hostname, allowPrivateNetwork });
-    if (!first.ok) throw refused(first);
-    if (first.action === 'dial') return first;
-    const addresses = await resolveWithin(resolve, hostname, connectTimeoutMs, server);
-    const second = decideConnect({ hostname, allowPrivateNetwork, addresses });
-    if (!second.ok) throw refused(second);
-    // `decideConnect` only answers `resolve` when it has no addresses; with them it dials or refuses.
-    if (second.action !== 'dial') throw new UpstreamError('UPSTREAM_BLOCKED', server, 'connection refused: no address to dial');
-    return second;
-  }
+  const pick = createAddressPicker(options);
+  const dial = buildConnector({ timeout: options.connectTimeoutMs });
 
   return function egressConnect(connectOptions, callback) {
     const { hostname } = connectOptions;
@@ -99,11 +116,11 @@ export function createEgressConnector(options: EgressDispatcherOptions): buildCo
 }
 
 /**
- * The dispatcher for one HTTP upstream: an undici `Agent` whose every new connection goes through
- * `createEgressConnector`. A refusal fails the request with `UpstreamError` code
+ * The dispatcher for one HTTP upstream: an undici `Agent` (with `agentOptions`, timeouts say)
+ * whose every new connection goes through `createEgressConnector`. A refusal fails the request with `UpstreamError` code
  * `UPSTREAM_BLOCKED` (undici's `fetch` rejects with `TypeError('fetch failed')` whose `cause` is
  * that error; `createGuardedFetch` unwraps it).
  */
-export function createEgressDispatcher(options: EgressDispatcherOptions): Dispatcher {
-  return new Agent({ connect: createEgressConnector(options) });
+export function createEgressDispatcher(options: EgressDispatcherOptions, agentOptions: Omit<Agent.Options, 'connect'> = {}): Dispatcher {
+  return new Agent({ ...agentOptions, connect: createEgressConnector(options) });
 }

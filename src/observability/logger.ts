@@ -5,6 +5,7 @@
  * inside free text (stderr of children, upstream error messages).
  */
 import { pino, type Logger, type LevelWithSilent, type DestinationStream } from 'pino';
+import { createFdSink } from './log-sink.js';
 
 export type { Logger };
 
@@ -32,18 +33,21 @@ const REDACT_PATHS = [
  * Lines are written to stderr in batches of at least this many bytes (one write per line cost a
  * syscall per call under load), and at least this often, so a quiet gateway's lines still show.
  * Whatever is buffered at exit is written synchronously: by `flushLogSync` on the CLI's exit
- * paths, and by pino's own process 'exit' hook for the destinations it builds (which also runs on
- * `process.exit()` and on an uncaught exception).
+ * paths, and by the sink's own process 'exit' hook (which also runs on `process.exit()` and on an
+ * uncaught exception). A stderr whose reader is gone costs the lines, never the process
+ * (`log-sink.ts`).
  */
 const BATCH_BYTES = 4096;
 const BATCH_INTERVAL_MS = 250;
+/** Lines kept while stderr's reader is slow; beyond it they are dropped and counted. */
+const MAX_PENDING_BYTES = 4 * 1024 * 1024;
 
 /** Each logger `createLogger` built → its sibling without path redaction (`fixedFieldLogger`). */
 const unredacted = new WeakMap<Logger, Logger>();
 
 export function createLogger(options: LoggerOptions = {}): Logger {
   const destination =
-    options.destination ?? pino.destination({ fd: 2, sync: false, minLength: BATCH_BYTES, periodicFlush: BATCH_INTERVAL_MS });
+    options.destination ?? createFdSink({ fd: 2, minBytes: BATCH_BYTES, flushIntervalMs: BATCH_INTERVAL_MS, maxPendingBytes: MAX_PENDING_BYTES });
   const common = {
     level: options.level ?? 'info',
     base: { name: 'portcullis' },
@@ -70,8 +74,8 @@ export function fixedFieldLogger(logger: Logger): Logger {
 
 /**
  * Writes every line the logger's destination still buffers, synchronously: for exit paths, where
- * an asynchronous write would be cut short. Never throws (a destination without a buffer, or a
- * stderr already gone, has nothing more to write).
+ * an asynchronous write would be cut short. Never throws and never blocks without bound (a
+ * destination without a buffer, or a stderr already gone, has nothing more to write).
  */
 export function flushLogSync(logger: Logger): void {
   const stream: unknown = (logger as unknown as Record<symbol, unknown>)[pino.symbols.streamSym];

@@ -1,19 +1,26 @@
 /**
- * A policy compiled into the predicates the config checks and the runtime ask: which variables a
- * stdio entry may set, which variables `envHeaders` may read, which hosts an HTTP upstream
- * may name, whether the deprecated SSE transport may be used. Globs and host patterns are compiled once, at boot (STYLE.md: compile at
- * boot, not per request); every predicate is pure.
+ * A policy compiled into the predicates the config checks and the runtime ask: what a stdio entry
+ * may run and set, which variables `envHeaders` may read, which hosts an upstream or one of the
+ * gateway's own connections may name, and who may opt into private addresses. Globs and host
+ * patterns are compiled once, at boot, never per request; every
+ * predicate is pure.
  */
 import type { Policy } from './policy-schema.js';
+import { compileStdioRules, type StdioRules } from './stdio-rules.js';
 import { compileGlob, type Glob } from './tool-filter.js';
+
+/** Who makes a connection: an MCP upstream (`server`), or the gateway for itself (`infrastructure`). */
+export type EgressTier = 'server' | 'infrastructure';
 
 export interface PolicyRules {
   /** May a server entry set `allowPrivateNetwork: true`? */
   readonly privateNetworkAllowed: boolean;
   /** May a server entry use `transport: "sse"` (the deprecated 2024-11-05 HTTP+SSE transport)? */
   readonly sseUpstreamAllowed: boolean;
-  /** True when a stdio server entry may not set this variable (case-insensitive globs). */
-  stdioEnvDenied(name: string): boolean;
+  /** May a field of the gateway's own connections (JWKS, Redis, cluster) set `allowPrivateNetwork: true`? */
+  readonly infrastructurePrivateNetworkAllowed: boolean;
+  /** What a stdio server entry may run, set in its environment, and whether it may choose `cwd`. */
+  readonly stdio: StdioRules;
   /** True when `envHeaders` may read this variable: it matches an allow glob and no deny glob. */
   envHeaderAllowed(name: string): boolean;
   /**
@@ -21,6 +28,8 @@ export interface PolicyRules {
    * gives it): always when the policy has no `upstreamHosts`, else only when an entry matches.
    */
   upstreamHostAllowed(hostname: string): boolean;
+  /** Like `upstreamHostAllowed`, for the gateway's own connections and `infrastructureHosts`. */
+  infrastructureHostAllowed(hostname: string): boolean;
 }
 
 /** `new URL()`'s host serialisation: lower case, IPv4 in dotted decimal, IPv6 compressed. */
@@ -66,15 +75,15 @@ function anyMatch(globs: readonly Glob[], name: string): boolean {
 
 /** Compiles a parsed policy into its predicates. */
 export function compilePolicyRules(policy: Readonly<Policy>): PolicyRules {
-  const stdioDenied = policy.stdioDeniedEnv.map(compileGlob);
   const headerAllow = policy.envHeaderNames.allow.map(compileGlob);
   const headerDeny = policy.envHeaderNames.deny.map(compileGlob);
-  const upstreamHostAllowed = compileUpstreamHosts(policy.upstreamHosts);
   return {
     privateNetworkAllowed: policy.privateNetwork.allowServers,
     sseUpstreamAllowed: policy.legacySse.upstream,
-    stdioEnvDenied: (name) => anyMatch(stdioDenied, name),
+    infrastructurePrivateNetworkAllowed: policy.privateNetwork.allowInfrastructure,
+    stdio: compileStdioRules(policy),
     envHeaderAllowed: (name) => anyMatch(headerAllow, name) && !anyMatch(headerDeny, name),
-    upstreamHostAllowed,
+    upstreamHostAllowed: compileUpstreamHosts(policy.upstreamHosts),
+    infrastructureHostAllowed: compileUpstreamHosts(policy.infrastructureHosts),
   };
 }

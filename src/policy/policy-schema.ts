@@ -7,68 +7,16 @@
  * the two together), so `{}` is the default policy and the gateway needs no file to be safe:
  * loopback Host names only, loopback Origins only, private-network upstreams only for servers an
  * operator opted in one by one, well-known cloud and CI credentials never sent upstream through
- * `envHeaders`, loader-hijacking variables never set on a stdio child, and bounded inputs.
+ * `envHeaders`, code-loading and config-redirecting variables never set on a stdio child, and
+ * bounded inputs.
  * `policies/README.md` documents every field.
  */
 import { z } from 'zod';
 import { compileHostCheck } from './host-check.js';
 import { isCanonicalOrigin } from './origin-check.js';
 import { compileUpstreamHosts } from './policy-rules.js';
-
-/**
- * Variables that make an interpreter or the dynamic loader run code the operator did not name
- * (`NODE_OPTIONS=--require /tmp/x.js`, `LD_PRELOAD`, `PYTHONSTARTUP`, `BASH_ENV`, `GIT_SSH_COMMAND`,
- * Shellshock-style exported functions), route a child's traffic through a proxy, switch TLS
- * verification off, or make `npx`/`uvx` fetch the server from another package index. A config
- * line that sets one turns a harmless-looking `npx some-server` (say, pasted from an `mcp.json`
- * found online) into arbitrary code or a man in the middle, without the command or its arguments
- * showing anything. `BASH_FUNC_*` is how bash imports exported functions, the Shellshock vector
- * (CVE-2014-6271).
- */
-export const DEFAULT_STDIO_DENIED_ENV: readonly string[] = Object.freeze([
-  'NODE_OPTIONS',
-  'NODE_PATH',
-  'NODE_TLS_REJECT_UNAUTHORIZED',
-  'LD_*',
-  'DYLD_*',
-  'BASH_ENV',
-  'ENV',
-  'BASH_FUNC_*',
-  'SHELLOPTS',
-  'BASHOPTS',
-  'PROMPT_COMMAND',
-  'PS4',
-  'IFS',
-  '*_PROXY',
-  'PYTHONSTARTUP',
-  'PYTHONPATH',
-  'PYTHONHOME',
-  'PYTHONWARNINGS',
-  'PYTHONHTTPSVERIFY',
-  'PERL5OPT',
-  'PERL5LIB',
-  'PERLLIB',
-  'RUBYOPT',
-  'RUBYLIB',
-  'JAVA_TOOL_OPTIONS',
-  '_JAVA_OPTIONS',
-  'JDK_JAVA_OPTIONS',
-  'DOTNET_STARTUP_HOOKS',
-  'CORECLR_PROFILER*',
-  'GIT_SSH',
-  'GIT_SSH_COMMAND',
-  'GIT_EXEC_PATH',
-  'GIT_PROXY_COMMAND',
-  'GIT_ASKPASS',
-  'SSH_ASKPASS',
-  'GIT_CONFIG_*',
-  'NPM_CONFIG_*',
-  'PIP_INDEX_URL',
-  'PIP_EXTRA_INDEX_URL',
-  'UV_INDEX*',
-  'UV_EXTRA_INDEX_URL',
-  'UV_DEFAULT_INDEX',
-]);
+import { DEFAULT_STDIO_DENIED_ENV } from './stdio-env-names.js';
+import { isStdioCommandEntry } from './stdio-rules.js';
 
 /**
  * Variables `envHeaders` may never read under the default policy: cloud provider, CI runner and
@@ -147,6 +95,10 @@ const upstreamHostEntry = z
   }, 'must be a hostname, "*.domain" or an IP literal (no scheme, port or path)')
   .transform((entry) => entry.toLowerCase());
 
+const stdioCommandEntry = z
+  .string()
+  .refine(isStdioCommandEntry, 'must be a program name (found on the gateway\'s PATH) or an absolute path');
+
 const toolGlob = z.string().min(1, 'must be a non-empty glob').max(256);
 
 /** An integer limit within bounds that keep the gateway sane whatever a policy says. */
@@ -168,6 +120,11 @@ export const policySchema = z.strictObject({
     .strictObject({
       /** May a server entry set `allowPrivateNetwork: true` (reach loopback, LAN, metadata ranges)? */
       allowServers: z.boolean().default(true),
+      /**
+       * May the gateway's own connections (`auth.jwks.url`, `eventStore.url`, cluster peers) opt
+       * into private addresses with their field's `allowPrivateNetwork`?
+       */
+      allowInfrastructure: z.boolean().default(true),
     })
     .prefault({}),
   /**
@@ -184,6 +141,8 @@ export const policySchema = z.strictObject({
     .prefault({}),
   /** When present, every HTTP upstream's host (Streamable HTTP or SSE) must match one entry. */
   upstreamHosts: z.array(upstreamHostEntry).optional(),
+  /** When present, every URL the gateway dials on its own behalf (JWKS, Redis, cluster peers) must name a matching host. */
+  infrastructureHosts: z.array(upstreamHostEntry).optional(),
   /** Globs on tool names (namespaced, canonical `server__tool` and bare), hidden and not callable. */
   deniedTools: z.array(toolGlob).default(() => []),
   /** Which environment variables `envHeaders` may read: matches an `allow` glob and no `deny` glob. */
@@ -195,6 +154,12 @@ export const policySchema = z.strictObject({
     .prefault({}),
   /** Globs of environment variable names a stdio server entry may not set (case-insensitive). */
   stdioDeniedEnv: z.array(envNameGlob).default(() => [...DEFAULT_STDIO_DENIED_ENV]),
+  /** When present, the only variable names a stdio server entry may set (the deny-list still applies). */
+  stdioAllowedEnv: z.array(envNameGlob).optional(),
+  /** When present, the only commands a stdio server entry may run: program names or absolute paths. */
+  stdioCommands: z.array(stdioCommandEntry).optional(),
+  /** May a stdio server entry choose its working directory (`cwd`)? */
+  stdioAllowCwd: z.boolean().default(true),
   /** Ceilings: a config value may be lower, never higher; an absent config value takes these. */
   limits: z
     .strictObject({

@@ -79,6 +79,7 @@ export async function createEventStore(config: Readonly<EventStoreConfig>, deps:
         limit: config.limit,
         historyTtlMs: deps.historyTtlMs,
         keyPrefix: deps.keyPrefix,
+        allowPrivateNetwork: config.allowPrivateNetwork,
         logger: deps.logger,
       });
     }

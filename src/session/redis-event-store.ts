@@ -17,6 +17,7 @@ import type { JSONRPCMessage } from '@modelcontextprotocol/server';
 import { createClient } from 'redis';
 import type { Logger } from '../observability/logger.js';
 import type { GatewayEventStore, SessionEventStore } from './event-store.js';
+import { redisEgress } from './redis-egress.js';
 import { formatEventId, judgeResume, parseEventId, resumeProblem, SessionSequence, type ParsedEventId, type ResumePoint } from './event-id.js';
 
 export interface RedisEventStoreOptions {
@@ -28,6 +29,8 @@ export interface RedisEventStoreOptions {
   historyTtlMs: number;
   /** Prefix of every key this store writes (default `portcullis:events:`). */
   keyPrefix?: string | undefined;
+  /** `eventStore.allowPrivateNetwork`: may the connection reach loopback and private addresses? */
+  allowPrivateNetwork: boolean;
   logger: Logger;
 }
 
@@ -94,12 +97,14 @@ export function createRedisEventStore(options: RedisEventStoreOptions): GatewayE
   const prefix = options.keyPrefix ?? DEFAULT_PREFIX;
 
   const health = outageLog(logger);
+  const egress = redisEgress({ url: options.url, allowPrivateNetwork: options.allowPrivateNetwork, connectTimeoutMs: COMMAND_TIMEOUT_MS, logger });
   const client = createClient({
     url: options.url,
     disableOfflineQueue: true,
     commandsQueueMaxLength: MAX_QUEUED_COMMANDS,
     commandOptions: { timeout: COMMAND_TIMEOUT_MS },
-    socket: { connectTimeout: COMMAND_TIMEOUT_MS, reconnectStrategy: (retries) => Math.min(50 * 2 ** retries, 1_000) },
+    maintNotifications: egress.maintNotifications,
+    socket: { connectTimeout: COMMAND_TIMEOUT_MS, reconnectStrategy: (retries) => Math.min(50 * 2 ** retries, 1_000), lookup: egress.lookup },
   });
   client.on('error', (error: unknown) => health.failed(error));
   client.on('ready', () => health.succeeded());

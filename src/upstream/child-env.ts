@@ -8,6 +8,13 @@
  * children") rule that out. The inherited set is what a program needs to find executables, a home
  * directory, a temp directory, its locale and time zone. `SHELL` is left out on purpose: children
  * are spawned without a shell, and a server that wants one should not pick up the operator's.
+ *
+ * The policy's env rules (`stdioDeniedEnv`, `stdioAllowedEnv`; checked when the config is loaded)
+ * govern what a config entry sets explicitly; the inherited values are the gateway's own, which no
+ * config line can choose. So a strict allowlist that does not name `PATH` or `HOME` still leaves
+ * the child able to find its interpreter and a home directory — the gateway's — while a config that
+ * tries to point either elsewhere is refused. Nothing outside this list is ever inherited, so the
+ * gateway's own `OPENSSL_CONF`, `NODE_OPTIONS`, proxies or credentials cannot reach a child either.
  */
 
 /** Inherited on POSIX systems (exact names). */

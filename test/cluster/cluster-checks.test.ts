@@ -57,7 +57,7 @@ describe('cluster config', () => {
     expect(() => parseConfig({ servers, cluster: {} })).toThrow(/cluster/);
   });
   it('accepts a cluster on the redis store, with a lease default', () => {
-    const config = parseConfig({ servers, eventStore: { kind: 'redis', url: 'redis://127.0.0.1:6379' }, cluster: { replicaId: 'A' } });
-    expect(config.cluster).toEqual({ replicaId: 'A', leaseMs: 10_000 });
+    const config = parseConfig({ servers, eventStore: { kind: 'redis', url: 'redis://127.0.0.1:6379', allowPrivateNetwork: true }, cluster: { replicaId: 'A' } });
+    expect(config.cluster).toEqual({ replicaId: 'A', leaseMs: 10_000, allowPrivateNetwork: false });
   });
 });

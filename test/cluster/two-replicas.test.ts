@@ -47,8 +47,8 @@ async function replica(replicaId: string, extra: Record<string, unknown> = {}): 
     path,
     JSON.stringify({
       servers: { fx: stdioServer(marker) },
-      eventStore: { kind: 'redis', url: SHARED_REDIS_URL, keyPrefix: prefix },
-      cluster: { replicaId, leaseMs: LEASE_MS },
+      eventStore: { kind: 'redis', url: SHARED_REDIS_URL, keyPrefix: prefix, allowPrivateNetwork: true },
+      cluster: { replicaId, leaseMs: LEASE_MS, allowPrivateNetwork: true },
       ...extra,
     }),
   );

@@ -132,7 +132,7 @@ function expectExactSequence(run: ChaosRun): void {
 
 const STORES = [
   { kind: 'memory', eventStore: { kind: 'memory', limit: 50_000 } },
-  { kind: 'redis', eventStore: { kind: 'redis', limit: 50_000, url: SHARED_REDIS_URL } },
+  { kind: 'redis', eventStore: { kind: 'redis', limit: 50_000, url: SHARED_REDIS_URL, allowPrivateNetwork: true } },
 ] as const;
 
 beforeAll(async () => {
@@ -294,7 +294,7 @@ describe('a Redis restart during a session', () => {
     const redis = await privateRedis();
     cleanup.add(() => redis.stop());
     const { logger, lines } = capturingLogger();
-    const config = gatewayConfig({ one: emitter() }, { eventStore: { kind: 'redis', limit: 1_000, url: redis.url } });
+    const config = gatewayConfig({ one: emitter() }, { eventStore: { kind: 'redis', limit: 1_000, url: redis.url, allowPrivateNetwork: true } });
     const gateway = await startGateway({ config, logger, env: process.env });
     cleanup.add(() => within(gateway.close(), 15_000, 'gateway close'));
     const session = await RawSseSession.open(gateway.url);

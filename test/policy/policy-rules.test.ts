@@ -13,7 +13,7 @@ const strictLoaded = loadPolicy('strict', '.');
 if (!strictLoaded.ok) throw new Error(strictLoaded.problems.join('\n'));
 const strict = compilePolicyRules(strictLoaded.policy);
 
-describe('stdioEnvDenied under the default policy', () => {
+describe('stdio env rules under the default policy (a deny-list)', () => {
   const denied = [
     'NODE_OPTIONS',
     'node_options',
@@ -40,15 +40,127 @@ describe('stdioEnvDenied under the default policy', () => {
     'NODE_TLS_REJECT_UNAUTHORIZED',
     'npm_config_registry',
     'UV_INDEX_URL',
+    // config files, TLS libraries and package managers
+    'OPENSSL_CONF',
+    'OPENSSL_MODULES',
+    'openssl_engines',
+    'SSL_CERT_FILE',
+    'SSL_CERT_DIR',
+    'SSLKEYLOGFILE',
+    'HOME',
+    'XDG_CONFIG_HOME',
+    'XDG_DATA_DIRS',
+    'PIP_CONFIG_FILE',
+    'AWS_CONFIG_FILE',
+    'NPM_CONFIG_USERCONFIG',
+    'PIP_INDEX_URL',
+    'PIP_TRUSTED_HOST',
+    'UV_PYTHON',
+    'YARN_NPM_REGISTRY_SERVER',
+    'PNPM_HOME',
+    'COREPACK_NPM_REGISTRY',
+    'CURL_CA_BUNDLE',
+    'CURL_HOME',
+    'GIT_DIR',
+    'GIT_SSL_NO_VERIFY',
+    'SSH_AUTH_SOCK',
+    'GNUPGHOME',
+    'KUBECONFIG',
+    'DOCKER_HOST',
+    'DOCKER_CONFIG',
+    'CARGO_HOME',
+    'RUSTUP_TOOLCHAIN',
+    'RUSTC_WRAPPER',
+    'GOFLAGS',
+    'GOPROXY',
+    'GOTOOLCHAIN',
+    'DENO_DIR',
+    'BUN_CONFIG_REGISTRY',
+    'BUNDLE_GEMFILE',
+    'GEM_HOME',
+    'MAVEN_OPTS',
+    'GRADLE_OPTS',
+    'GRADLE_USER_HOME',
+    'JAVA_HOME',
+    'CLASSPATH',
+    'NODE_EXTRA_CA_CERTS',
+    'REQUESTS_CA_BUNDLE',
+    'PYTHONUSERBASE',
+    'VIRTUAL_ENV',
+    'GCONV_PATH',
+    'LESSOPEN',
+    'ELECTRON_RUN_AS_NODE',
+    'DOTNET_ROOT',
+    'COMPlus_EnableDiagnostics',
   ];
-  it.each(denied)('denies %s', (name) => expect(defaults.stdioEnvDenied(name)).toBe(true));
+  it.each(denied)('denies %s', (name) => expect(defaults.stdio.envVerdict(name)).toBe('denied'));
 
-  const allowed = ['DEBUG', 'LOG_LEVEL', 'GITHUB_TOKEN', 'API_KEY', 'MY_ENV', 'ENVIRONMENT', 'PATH', 'NODE_ENV', 'LANG'];
-  it.each(allowed)('allows %s', (name) => expect(defaults.stdioEnvDenied(name)).toBe(false));
+  const allowed = ['DEBUG', 'LOG_LEVEL', 'GITHUB_TOKEN', 'GITHUB_PERSONAL_ACCESS_TOKEN', 'GITLAB_TOKEN', 'API_KEY', 'MY_ENV', 'ENVIRONMENT', 'PATH', 'NODE_ENV', 'LANG', 'CORS_ORIGIN', 'GOOGLE_API_KEY'];
+  it.each(allowed)('allows %s', (name) => expect(defaults.stdio.envVerdict(name)).toBe('ok'));
+});
 
-  it('strict also denies PATH, every GIT_ variable and CA trust overrides', () => {
-    for (const name of ['PATH', 'GIT_DIR', 'NODE_EXTRA_CA_CERTS', 'SSL_CERT_FILE']) expect(strict.stdioEnvDenied(name)).toBe(true);
-    expect(strict.stdioEnvDenied('DEBUG')).toBe(false);
+describe('stdio env rules under an allowlist', () => {
+  it('strict admits only its short list of harmless names, and the deny-list still applies', () => {
+    for (const name of ['LANG', 'LC_ALL', 'TZ', 'NO_COLOR', 'DEBUG', 'NODE_ENV', 'PYTHONUNBUFFERED']) expect(strict.stdio.envVerdict(name)).toBe('ok');
+    for (const name of ['MY_ENV', 'API_KEY', 'GITHUB_TOKEN']) expect(strict.stdio.envVerdict(name)).toBe('unlisted');
+    for (const name of ['PATH', 'HOME', 'OPENSSL_CONF', 'GIT_DIR', 'NODE_EXTRA_CA_CERTS', 'SSL_CERT_FILE']) expect(strict.stdio.envVerdict(name)).toBe('denied');
+  });
+
+  it('lets an operator add names and prefixes, without lifting the deny-list', () => {
+    const rules = rulesOf({ stdioAllowedEnv: ['MYAPP_*', 'HOME', '*'] });
+    expect(rules.stdio.envVerdict('MYAPP_MODE')).toBe('ok');
+    expect(rules.stdio.envVerdict('ANYTHING')).toBe('ok');
+    expect(rules.stdio.envVerdict('HOME')).toBe('denied');
+    expect(rules.stdio.envVerdict('NODE_OPTIONS')).toBe('denied');
+  });
+
+  it('an empty allowlist admits no variable at all', () => {
+    expect(rulesOf({ stdioAllowedEnv: [] }).stdio.envVerdict('LANG')).toBe('unlisted');
+  });
+});
+
+describe('stdioCommands', () => {
+  const rules = rulesOf({ stdioCommands: ['node', 'uvx', '/usr/local/bin/server', '/opt/tools/../mcp/run'] });
+  const cases: Array<[string, boolean]> = [
+    ['node', true],
+    ['uvx', true],
+    ['npx', false],
+    ['Node', false],
+    ['/usr/local/bin/server', true],
+    ['/usr/local/bin/./server', true],
+    ['/usr/local/lib/../bin/server', true],
+    ['/opt/mcp/run', true],
+    // a bare entry never admits a path of the same name, nor a relative path
+    ['/tmp/evil/node', false],
+    ['./node', false],
+    ['bin/node', false],
+    ['../node', false],
+    ['/usr/local/bin/server2', false],
+  ];
+  it.each(cases)('%s → %s', (command, expected) => expect(rules.stdio.commandAllowed(command)).toBe(expected));
+
+  it('allows every command when the policy has no stdioCommands, and none when it is empty', () => {
+    expect(defaults.stdio.commandAllowed('/tmp/anything')).toBe(true);
+    expect(rulesOf({ stdioCommands: [] }).stdio.commandAllowed('node')).toBe(false);
+  });
+
+  it('makes PATH unsettable while a command allowlist is present (PATH decides what a bare name runs)', () => {
+    expect(rules.stdio.envVerdict('PATH')).toBe('denied');
+    expect(rules.stdio.envVerdict('PATHEXT')).toBe('denied');
+    expect(defaults.stdio.envVerdict('PATH')).toBe('ok');
+  });
+
+  it('refuses an entry that is neither a program name nor an absolute path', () => {
+    for (const entry of ['./node', 'bin/node', '', '..', 'a b']) {
+      expect(parsePolicy({ stdioCommands: [entry] }).ok, entry).toBe(false);
+    }
+  });
+});
+
+describe('stdioAllowCwd', () => {
+  it('is allowed by default and refused by strict', () => {
+    expect(defaults.stdio.cwdAllowed).toBe(true);
+    expect(strict.stdio.cwdAllowed).toBe(false);
   });
 });
 
@@ -112,5 +224,25 @@ describe('privateNetworkAllowed', () => {
     expect(defaults.privateNetworkAllowed).toBe(true);
     expect(strict.privateNetworkAllowed).toBe(false);
     expect(rulesOf({ privateNetwork: { allowServers: false } }).privateNetworkAllowed).toBe(false);
+  });
+
+  it('follows privateNetwork.allowInfrastructure for the gateway\'s own connections', () => {
+    expect(defaults.infrastructurePrivateNetworkAllowed).toBe(true);
+    expect(strict.infrastructurePrivateNetworkAllowed).toBe(true);
+    expect(rulesOf({ privateNetwork: { allowInfrastructure: false } }).infrastructurePrivateNetworkAllowed).toBe(false);
+  });
+});
+
+describe('infrastructureHostAllowed', () => {
+  it('allows every host without infrastructureHosts, none with an empty list, listed ones otherwise', () => {
+    expect(defaults.infrastructureHostAllowed('redis.internal')).toBe(true);
+    expect(strict.infrastructureHostAllowed('127.0.0.1')).toBe(false);
+    const listed = rulesOf({ infrastructureHosts: ['redis.internal', '*.replicas.internal'] });
+    expect(listed.infrastructureHostAllowed('REDIS.internal')).toBe(true);
+    expect(listed.infrastructureHostAllowed('a.replicas.internal')).toBe(true);
+    expect(listed.infrastructureHostAllowed('docs.example.com')).toBe(false);
+    // the two lists are apart: a host listed for servers is not one for infrastructure
+    expect(rulesOf({ upstreamHosts: ['redis.internal'] }).infrastructureHostAllowed('redis.internal')).toBe(true);
+    expect(rulesOf({ upstreamHosts: ['x.example'], infrastructureHosts: [] }).infrastructureHostAllowed('x.example')).toBe(false);
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { checkUpstreamUrl, type UpstreamUrlCode } from '../../src/policy/upstream-url.js';
+import { checkEgressUrl, checkUpstreamUrl, type UpstreamUrlCode } from '../../src/policy/upstream-url.js';
 
 type Outcome = 'ok' | UpstreamUrlCode;
 
@@ -79,5 +79,51 @@ describe('checkUpstreamUrl', () => {
       expect(result.ok).toBe(false);
       if (!result.ok) expect(result.message).not.toMatch(/secret/);
     }
+  });
+});
+
+describe('checkEgressUrl for the gateway\'s own connections', () => {
+  const redis = (url: string, plaintextBeyondLoopback = false) => {
+    const result = checkEgressUrl(url, { protocol: 'redis', plaintextBeyondLoopback });
+    return result.ok ? 'ok' : result.code;
+  };
+  const http = (url: string, plaintextBeyondLoopback = false) => {
+    const result = checkEgressUrl(url, { protocol: 'http', plaintextBeyondLoopback });
+    return result.ok ? 'ok' : result.code;
+  };
+
+  it('takes redis: to loopback in any spelling, rediss: anywhere, and a password in either', () => {
+    expect(redis('redis://127.0.0.1:6379')).toBe('ok');
+    expect(redis('redis://127.1:6379')).toBe('ok');
+    expect(redis('redis://LOCALHOST:6379')).toBe('ok');
+    expect(redis('redis://[::1]:6379')).toBe('ok');
+    expect(redis('redis://:pass@127.0.0.1:6379/0')).toBe('ok');
+    expect(redis('rediss://user:pass@cache.example.com:6380')).toBe('ok');
+  });
+
+  it('refuses redis: beyond loopback unless the field opted into the private network', () => {
+    expect(redis('redis://redis:6379')).toBe('URL_HTTP_NOT_LOOPBACK');
+    expect(redis('redis://10.0.0.5:6379')).toBe('URL_HTTP_NOT_LOOPBACK');
+    expect(redis('redis://redis:6379', true)).toBe('ok');
+  });
+
+  it('refuses other schemes and URLs without a host', () => {
+    expect(redis('http://127.0.0.1:6379')).toBe('URL_SCHEME');
+    expect(redis('unix:///var/run/redis.sock')).toBe('URL_SCHEME');
+    expect(redis('redis://')).toBe('URL_INVALID');
+    expect(http('redis://127.0.0.1:6379')).toBe('URL_SCHEME');
+  });
+
+  it('lets http: beyond loopback through only with the opt-in, and never credentials', () => {
+    expect(http('http://gateway-b:8787')).toBe('URL_HTTP_NOT_LOOPBACK');
+    expect(http('http://gateway-b:8787', true)).toBe('ok');
+    expect(http('http://user:pw@gateway-b:8787', true)).toBe('URL_USERINFO');
+  });
+
+  it('names the scheme it wants and never the URL', () => {
+    const result = checkEgressUrl('redis://s3cret-host:6379', { protocol: 'redis', plaintextBeyondLoopback: false });
+    expect(result).toMatchObject({ ok: false, message: 'uses redis: to a non-loopback host; use rediss:' });
+    const scheme = checkEgressUrl('ftp://s3cret-host/', { protocol: 'redis', plaintextBeyondLoopback: false });
+    expect(scheme).toMatchObject({ ok: false, message: 'must use rediss: (or redis: to a loopback host)' });
   });
 });

@@ -18,7 +18,7 @@ const KINDS: Array<{ kind: string; make: (limit: number) => GatewayEventStore }>
   {
     kind: 'redis',
     make: (limit) =>
-      createRedisEventStore({ url: SHARED_REDIS_URL, limit, historyTtlMs: 60_000, keyPrefix: prefix, logger: silentLogger() }),
+      createRedisEventStore({ url: SHARED_REDIS_URL, limit, historyTtlMs: 60_000, keyPrefix: prefix, allowPrivateNetwork: true, logger: silentLogger() }),
   },
 ];
 

@@ -40,7 +40,7 @@ afterAll(async () => {
 
 describe('the redis event store', () => {
   it('keeps a session’s history in one key under its prefix, with a TTL, deleted when the session goes', async () => {
-    const store = createRedisEventStore({ url: SHARED_REDIS_URL, limit: 10, historyTtlMs: 60_000, keyPrefix: prefix, logger: silentLogger() });
+    const store = createRedisEventStore({ url: SHARED_REDIS_URL, limit: 10, historyTtlMs: 60_000, keyPrefix: prefix, allowPrivateNetwork: true, logger: silentLogger() });
     open.push(store);
     await store.start();
     const session = store.forSession('ttl-session');
@@ -67,7 +67,7 @@ describe('the redis event store', () => {
     const redis = await privateRedis();
     servers.push(redis);
     const { logger, lines } = capturingLogger();
-    const store = createRedisEventStore({ url: redis.url, limit: 1000, historyTtlMs: 60_000, logger });
+    const store = createRedisEventStore({ url: redis.url, limit: 1000, historyTtlMs: 60_000, allowPrivateNetwork: true, logger });
     open.push(store);
     await store.start();
     const session = store.forSession('outage');

@@ -3,9 +3,10 @@
  * (and refreshed, at most once per cooldown for an unknown `kid`) through the egress guard.
  *
  * Why the egress guard: the key-set URL is an outbound request the gateway makes on its own, so
- * it obeys the same rules as an upstream (DESIGN.md §7): `https:` only, or `http:` to a loopback
- * host, and only with `allowPrivateNetwork`; every connection is classified on the address
- * actually dialled (no SSRF to 169.254.169.254 or the LAN by DNS), redirects stay same-origin.
+ * it obeys the rules of every URL the gateway dials (`policy/egress-target.ts`): `https:`, or
+ * `http:` to loopback — or, with `allowPrivateNetwork`, to the private network and never a public
+ * address; every connection is classified on the address actually dialled (no SSRF to
+ * 169.254.169.254 or the LAN by DNS), redirects stay same-origin.
  *
  * Why public keys only: a private JWK (`d`) in the set means someone published a signing key; a
  * symmetric `oct` key would let whoever reads the set mint tokens. Both refuse to boot.
@@ -15,7 +16,7 @@
 import { readFileSync } from 'node:fs';
 import { createLocalJWKSet, createRemoteJWKSet, customFetch, type JSONWebKeySet, type JWTVerifyGetKey } from 'jose';
 import { createEgressDispatcher, createGuardedFetch } from '../../net/egress-guard.js';
-import { checkUpstreamUrl } from '../../policy/upstream-url.js';
+import { checkEgressUrl } from '../../policy/upstream-url.js';
 import type { JwksConfig } from '../../config/auth-schema.js';
 import type { AuthDeps } from './token-verifier.js';
 
@@ -33,12 +34,6 @@ const JWKS_FETCH_TIMEOUT_MS = 5_000;
 /** An unknown `kid` triggers a refetch at most this often: a stream of forged kids cannot hammer the IdP. */
 const JWKS_COOLDOWN_MS = 30_000;
 
-const URL_PROBLEMS: Record<string, string> = {
-  URL_INVALID: 'is not a valid absolute URL',
-  URL_SCHEME: 'must use https: (or http: to a loopback host)',
-  URL_USERINFO: 'must not contain credentials',
-  URL_HTTP_NOT_LOOPBACK: 'uses http: to a non-loopback host; use https:',
-};
 
 function refuseKeys(jwks: unknown): void {
   const keys = (jwks as { keys?: unknown } | null)?.keys;
@@ -79,12 +74,11 @@ function fileSource(file: string): JwksSource {
 }
 
 function urlSource(url: string, allowPrivateNetwork: boolean, deps: AuthDeps): JwksSource {
-  const checked = checkUpstreamUrl(url);
-  if (!checked.ok) throw new TypeError(`auth: auth.jwks.url ${URL_PROBLEMS[checked.code] ?? 'is refused'}`);
+  // The config loader applied the policy to this URL already; the rule is checked again because
+  // this module is also built from configs that never went through it (tests, library use).
+  const checked = checkEgressUrl(url, { protocol: 'http', plaintextBeyondLoopback: allowPrivateNetwork });
+  if (!checked.ok) throw new TypeError(`auth.jwks.url ${checked.message}`);
   const parsed = new URL(url);
-  if (parsed.protocol === 'http:' && !allowPrivateNetwork) {
-    throw new TypeError('auth: auth.jwks.url uses http:, which is allowed only to a loopback host with allowPrivateNetwork: true');
-  }
   const logger = deps.logger;
   let close = async (): Promise<void> => {};
   let fetchJwks = deps.fetchJwks;
@@ -92,6 +86,8 @@ function urlSource(url: string, allowPrivateNetwork: boolean, deps: AuthDeps): J
     const dispatcher = createEgressDispatcher({
       server: JWKS_EGRESS_NAME,
       allowPrivateNetwork,
+      // Plaintext keys could be swapped on the way: over http: only the private network will do.
+      allowPublic: parsed.protocol === 'https:',
       connectTimeoutMs: JWKS_CONNECT_TIMEOUT_MS,
       logger,
     });

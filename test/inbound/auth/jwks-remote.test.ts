@@ -107,22 +107,32 @@ describe('JWT authentication with a remote JWKS through the egress guard', () =>
     expect(leaks(log.lines, [jwt, ...jwt.split('.').filter((p) => p.length >= 8)])).toBeUndefined();
   });
 
-  it('refuses at boot a plain-http key set URL without allowPrivateNetwork, and never connects', () => {
-    expect(() => remote(url('http'), false)).toThrow(/auth\.jwks\.url uses http:, which is allowed only to a loopback host with allowPrivateNetwork: true/);
+  it('never connects to a loopback plain-http key set when allowPrivateNetwork is false', async () => {
+    const { authenticator, log } = remote(url('http'), false);
+    expect(await authenticator.authenticate([`Bearer ${await token()}`])).toMatchObject({ ok: false, status: 401, code: 'AUTH_INVALID' });
     expect(keys.connections).toBe(0);
+    expect(parsed(log)).toContainEqual(expect.objectContaining({ level: 40, code: 'UPSTREAM_BLOCKED', range: 'loopback' }));
   });
 
-  const bootRefusals: readonly (readonly [string, string, RegExp])[] = [
-    ['plain http to a non-loopback host', 'http://idp.example.test/jwks.json', /non-loopback host/],
-    ['credentials in the URL', 'https://user:s3cretPassw0rd@idp.example.test/jwks.json', /must not contain credentials/],
-    ['another scheme', 'file:///etc/jwks.json', /must use https:/],
-    ['a relative URL', '/jwks.json', /not a valid absolute URL/],
+  it('never sends a plain-http key set request to a public address, even with allowPrivateNetwork', async () => {
+    // The guard decides on the literal before any socket exists; the tripwire proves no packet left.
+    const { authenticator, log } = remote('http://8.8.8.8/jwks.json', true);
+    expect(await authenticator.authenticate([`Bearer ${await token()}`])).toMatchObject({ ok: false, status: 401, code: 'AUTH_INVALID' });
+    expect(parsed(log)).toContainEqual(expect.objectContaining({ level: 40, code: 'UPSTREAM_BLOCKED', range: 'public' }));
+    expect(log.lines.join('\n')).not.toContain('8.8.8.8');
+  });
+
+  const bootRefusals: readonly (readonly [string, string, boolean, RegExp])[] = [
+    ['plain http to a non-loopback host', 'http://idp.example.test/jwks.json', false, /non-loopback host/],
+    ['credentials in the URL', 'https://user:s3cretPassw0rd@idp.example.test/jwks.json', true, /must not contain credentials/],
+    ['another scheme', 'file:///etc/jwks.json', true, /must use https:/],
+    ['a relative URL', '/jwks.json', true, /not a valid absolute URL/],
   ];
 
-  it.each(bootRefusals)('refuses at boot %s, without echoing the URL', (_name, jwksUrl, pattern) => {
+  it.each(bootRefusals)('refuses at boot %s, without echoing the URL', (_name, jwksUrl, allowPrivateNetwork, pattern) => {
     let message = '';
     try {
-      remote(jwksUrl, true);
+      remote(jwksUrl, allowPrivateNetwork);
     } catch (error) {
       message = (error as Error).message;
     }
