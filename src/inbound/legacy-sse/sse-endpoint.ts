@@ -13,6 +13,7 @@
 import { randomUUID } from 'node:crypto';
 import { errorResponse, GatewayError, jsonRpcErrorResponse, WireCode } from '../../errors.js';
 import type { Logger } from '../../observability/logger.js';
+import { sessionTag } from '../../observability/session-tag.js';
 import { readJsonRpcBody, type BodyLimits } from '../body.js';
 import type { IncomingBody } from '../incoming-body.js';
 import type { LegacySession, SessionWire, SessionWireHooks } from '../legacy-session.js';
@@ -62,7 +63,7 @@ export class LegacySseEndpoint {
     }
     if (transport === undefined) throw new Error('the session did not build its HTTP+SSE wire');
     this.byToken.set(token, session);
-    this.options.logger.debug({ session: session.id }, 'HTTP+SSE stream opened');
+    this.options.logger.debug({ session: sessionTag(session.id) }, 'HTTP+SSE stream opened');
     return transport.open();
   }
 
