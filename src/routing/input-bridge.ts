@@ -64,8 +64,14 @@ export class InputBridge {
       ttl: options.ttlMs,
       ttlAutopurge: true,
       dispose: (call, _token, reason) => {
-        // Taken back for a retry: the call goes on. Anything else abandons it.
-        if (reason !== 'delete') call.controller.abort(new GatewayError('UPSTREAM_TIMEOUT', 'input was not provided in time'));
+        // Taken back for a retry: the call goes on. Anything else abandons it: the upstream's
+        // requests are answered with the error (so it can finish, and answer the cancelled call),
+        // and the call is cancelled.
+        if (reason === 'delete') return;
+        const error = new GatewayError('UPSTREAM_TIMEOUT', 'input was not provided in time');
+        for (const waiting of call.waiting.values()) waiting.reject(error);
+        call.waiting.clear();
+        call.controller.abort(error);
       },
     });
   }
