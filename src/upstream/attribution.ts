@@ -89,8 +89,9 @@ export class Attribution {
       this.inFlight.add(call);
       return call;
     }
-    const call: Call = { sink, chain: Promise.resolve(), progressToken: `portcullis-${this.nextProgressToken++}` };
-    this.byProgressToken.set(call.progressToken!, { call, clientToken });
+    const progressToken = `portcullis-${this.nextProgressToken++}`;
+    const call: Call = { sink, chain: Promise.resolve(), progressToken };
+    this.byProgressToken.set(progressToken, { call, clientToken });
     this.inFlight.add(call);
     return call;
   }

@@ -76,11 +76,6 @@ export class LeasePool {
     return this.total;
   }
 
-  /** How many connections `principal` holds right now. */
-  heldBy(principal: string): number {
-    return this.held.get(principal) ?? 0;
-  }
-
   /**
    * A connection for one call of `principal` (undefined: authentication is off). Rejects with
    * `UPSTREAM_BUSY` when none frees up within `maxWaitMs`.
@@ -117,6 +112,11 @@ export class LeasePool {
     const entries = this.idle.splice(0);
     for (const entry of entries) clearTimeout(entry.timer);
     await Promise.all([...entries.map((entry) => entry.slot.close()), ...[...this.busy].map((slot) => slot.close())]);
+  }
+
+  /** How many connections `principal` holds right now. */
+  private heldBy(principal: string): number {
+    return this.held.get(principal) ?? 0;
   }
 
   private underCap(principal: string | undefined): boolean {
