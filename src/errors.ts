@@ -38,6 +38,9 @@ export type GatewayErrorCode =
   | 'NOT_SUPPORTED'
   | 'SESSION_NOT_FOUND'
   | 'SESSION_LIMIT'
+  | 'PRINCIPAL_SESSION_LIMIT'
+  | 'RATE_LIMITED'
+  | 'SESSION_CHILD_LIMIT'
   | 'INVALID_REQUEST'
   | 'INVALID_PARAMS'
   | 'BIND_REFUSED'
@@ -46,18 +49,22 @@ export type GatewayErrorCode =
 export interface GatewayErrorOptions {
   /** Upstream server name, when the error concerns one. Safe to show (it is a config key). */
   server?: string;
+  /** When a refused request may be retried (sent as `Retry-After` when answered over HTTP). */
+  retryAfterMs?: number;
   cause?: unknown;
 }
 
 export class GatewayError extends Error {
   readonly code: GatewayErrorCode;
   readonly server: string | undefined;
+  readonly retryAfterMs: number | undefined;
 
   constructor(code: GatewayErrorCode, message: string, options: GatewayErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'GatewayError';
     this.code = code;
     this.server = options.server;
+    this.retryAfterMs = options.retryAfterMs;
   }
 }
 
@@ -121,6 +128,9 @@ const wireCodeByGatewayCode: Record<GatewayErrorCode, number> = {
   NOT_SUPPORTED: WireCode.MethodNotFound,
   SESSION_NOT_FOUND: WireCode.InvalidRequest,
   SESSION_LIMIT: WireCode.InternalError,
+  PRINCIPAL_SESSION_LIMIT: WireCode.InvalidRequest,
+  RATE_LIMITED: WireCode.InvalidRequest,
+  SESSION_CHILD_LIMIT: WireCode.UpstreamUnavailable,
   INVALID_REQUEST: WireCode.InvalidRequest,
   INVALID_PARAMS: WireCode.InvalidParams,
   BIND_REFUSED: WireCode.InternalError,
@@ -130,6 +140,9 @@ const wireCodeByGatewayCode: Record<GatewayErrorCode, number> = {
 const httpStatusByGatewayCode: Partial<Record<GatewayErrorCode, number>> = {
   SESSION_NOT_FOUND: 404,
   SESSION_LIMIT: 503,
+  PRINCIPAL_SESSION_LIMIT: 429,
+  RATE_LIMITED: 429,
+  SESSION_CHILD_LIMIT: 503,
   INVALID_REQUEST: 400,
   DUPLICATE_REQUEST_ID: 400,
   SHUTTING_DOWN: 503,
@@ -168,4 +181,18 @@ export function jsonRpcErrorBody(code: number, message: string): string {
 /** An HTTP response carrying `jsonRpcErrorBody`: how every edge refusal is answered. */
 export function jsonRpcErrorResponse(status: number, code: number, message: string): Response {
   return new Response(jsonRpcErrorBody(code, message), { status, headers: { 'content-type': 'application/json' } });
+}
+
+/**
+ * The HTTP answer to a request refused outside any JSON-RPC stream (a session that cannot be
+ * opened): the status `httpStatusFor` gives, the JSON-RPC error `toJsonRpcError` gives (without
+ * an `id`, as `jsonRpcErrorBody`), and `Retry-After` in whole seconds when the error says when
+ * to retry (RFC 9110 §10.2.3).
+ */
+export function errorResponse(error: unknown): Response {
+  const headers: Record<string, string> = { 'content-type': 'application/json' };
+  if (error instanceof GatewayError && error.retryAfterMs !== undefined) {
+    headers['retry-after'] = String(Math.max(1, Math.ceil(error.retryAfterMs / 1000)));
+  }
+  return new Response(JSON.stringify({ jsonrpc: '2.0', error: toJsonRpcError(error) }), { status: httpStatusFor(error), headers });
 }

@@ -23,6 +23,7 @@ import type { VisibilityFilter } from './routing/merge.js';
 import type { ScopeOptions } from './routing/scopes.js';
 import { McpEndpoint } from './inbound/endpoint.js';
 import { createEventStore } from './session/event-store.js';
+import { SessionAdmission } from './session/session-admission.js';
 import { clusterKeys } from './cluster/cluster-keys.js';
 import { clusterFromConfig } from './cluster/from-config.js';
 import type { Logger } from './observability/logger.js';
@@ -135,13 +136,14 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   const keys = clusterKeys(config.eventStore.keyPrefix);
   const eventStore = await createEventStore(config.eventStore, {
     logger,
-    maxSessions: config.sessions.max * (Object.keys(config.servers).length + 1),
+    maxSessions: config.sessions.max, // the session cap is gateway-wide
     historyTtlMs: config.sessions.idleTimeoutMs,
     keyPrefix: keys.events, // cluster: every key under one root
   });
   const registry = new UpstreamRegistry({
     servers: config.servers,
     statelessPool: config.statelessPool,
+    maxSessionChildren: config.sessions.maxChildrenPerServer,
     logger,
     deps: {
       parentEnv: env,
@@ -170,6 +172,13 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   const sessionStore = cluster?.wrapStore(eventStore) ?? eventStore;
   // --- end cluster ---
 
+  // One session budget and initialize rate for every endpoint and every adopted session.
+  const admission = new SessionAdmission({
+    max: config.sessions.max,
+    maxPerPrincipal: config.sessions.maxPerPrincipal,
+    initializePerMinute: config.sessions.initializePerMinute,
+    logger,
+  });
   const toolFilter = compileVisibility(config);
   const serverNames = [...registry.entries.keys()];
   const endpoint = (servers: string[], separator: string | null, label: string) => {
@@ -187,6 +196,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       scope,
       registry,
       sessions: config.sessions,
+      admission,
       limits: { maxBytes: config.limits.maxBodyBytes, maxDepth: config.limits.maxJsonDepth },
       logger,
       eventStore: sessionStore,

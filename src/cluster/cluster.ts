@@ -7,7 +7,7 @@
  * every lease this replica holds with one heartbeat.
  */
 import { randomUUID } from 'node:crypto';
-import { GatewayError, jsonRpcErrorResponse, WireCode } from '../errors.js';
+import { errorResponse, GatewayError, jsonRpcErrorResponse, WireCode } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
 import type { GatewayEventStore, SessionEventStore } from '../session/event-store.js';
 import { clusterEventStore } from './cluster-event-store.js';
@@ -182,8 +182,8 @@ export class Cluster {
       }
       return retryLater('the session is moving between replicas');
     } catch (error) {
-      // Only Redis trouble marks the directory unhealthy; a full registry is just busy.
-      if (error instanceof GatewayError && error.code === 'SESSION_LIMIT') return retryLater('too many sessions on this replica');
+      // Only Redis trouble marks the directory unhealthy; a full session budget is just busy.
+      if (error instanceof GatewayError && (error.code === 'SESSION_LIMIT' || error.code === 'PRINCIPAL_SESSION_LIMIT')) return errorResponse(error);
       this.failed(error);
       return retryLater('the session directory is unavailable');
     }

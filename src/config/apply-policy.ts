@@ -6,7 +6,10 @@
  */
 import { compilePolicyRules, type PolicyRules } from '../policy/policy-rules.js';
 import type { Policy } from '../policy/policy-schema.js';
-import type { EffectiveLimits, GatewayConfig, GatewayConfigFile, ServerConfig } from './schema.js';
+import type { EffectiveLimits, GatewayConfig, GatewayConfigFile, ServerConfig, SessionLimits } from './schema.js';
+
+/** How long a session's idle stdio child lives by default: long enough for a pause, short against a pile-up. */
+const DEFAULT_CHILD_IDLE_TIMEOUT_MS = 5 * 60_000;
 
 /** Problems of one server entry under the policy's rules. */
 export function serverPolicyProblems(name: string, server: ServerConfig, rules: PolicyRules): string[] {
@@ -69,9 +72,18 @@ export function applyPolicy(
   const rules = compilePolicyRules(policy);
   const problems = Object.entries(file.servers).flatMap(([name, server]) => serverPolicyProblems(name, server, rules));
   const ceilings = policy.limits;
-  const sessions = {
-    max: capped('sessions.max', file.sessions.max, ceilings.maxSessions, 'maxSessions', problems),
-    idleTimeoutMs: capped('sessions.idleTimeoutMs', file.sessions.idleTimeoutMs, ceilings.sessionIdleTimeoutMs, 'sessionIdleTimeoutMs', problems),
+  const max = capped('sessions.max', file.sessions.max, ceilings.maxSessions, 'maxSessions', problems);
+  const idleTimeoutMs = capped('sessions.idleTimeoutMs', file.sessions.idleTimeoutMs, ceilings.sessionIdleTimeoutMs, 'sessionIdleTimeoutMs', problems);
+  const perPrincipal = capped('sessions.maxPerPrincipal', file.sessions.maxPerPrincipal, ceilings.maxSessionsPerPrincipal, 'maxSessionsPerPrincipal', problems);
+  const sessions: SessionLimits = {
+    max,
+    idleTimeoutMs,
+    // Without authentication every client is one anonymous principal: a quota below `max` would
+    // only shrink the gateway for its one user, so the cap is `max` unless the config says otherwise.
+    maxPerPrincipal: file.auth === undefined && file.sessions.maxPerPrincipal === undefined ? max : perPrincipal,
+    initializePerMinute: capped('sessions.initializePerMinute', file.sessions.initializePerMinute, ceilings.initializePerMinute, 'initializePerMinute', problems),
+    maxChildrenPerServer: capped('sessions.maxChildrenPerServer', file.sessions.maxChildrenPerServer, ceilings.maxSessionChildrenPerServer, 'maxSessionChildrenPerServer', problems),
+    childIdleTimeoutMs: file.sessions.childIdleTimeoutMs ?? Math.min(DEFAULT_CHILD_IDLE_TIMEOUT_MS, idleTimeoutMs),
   };
   const limits: EffectiveLimits = {
     maxBodyBytes: capped('limits.maxBodyBytes', file.limits.maxBodyBytes, ceilings.maxBodyBytes, 'maxBodyBytes', problems),

@@ -78,8 +78,17 @@ export const gatewayConfigSchema = z.strictObject({
   /** Absent values take the policy's limits; a value above the policy's limit is an error. */
   sessions: z
     .strictObject({
+      /** Live 2025-era sessions in the whole gateway (every endpoint, adopted ones included). */
       max: z.number().int().positive().max(100_000).optional(),
       idleTimeoutMs: z.number().int().positive().optional(),
+      /** Live sessions one principal may hold (absent without auth: `max`, one anonymous principal). */
+      maxPerPrincipal: z.number().int().positive().max(100_000).optional(),
+      /** `initialize` requests one principal may send per minute (and in one burst). */
+      initializePerMinute: z.number().int().positive().optional(),
+      /** Sessions' own children of one stdio server alive at once. */
+      maxChildrenPerServer: z.number().int().positive().optional(),
+      /** A session's stdio child with no call in flight is closed after this long (default 5 min); the session stays. */
+      childIdleTimeoutMs: z.number().int().min(100).max(7 * 24 * 3_600_000).optional(),
     })
     .prefault({}),
   /** Inbound limits; absent values take the policy's, a value above the policy's is an error. */
@@ -182,9 +191,19 @@ export interface EffectiveLimits {
  */
 export type GatewayConfig = Omit<GatewayConfigFile, 'policy' | 'sessions' | 'limits'> & {
   readonly policy: Readonly<Policy>;
-  readonly sessions: { readonly max: number; readonly idleTimeoutMs: number };
+  readonly sessions: SessionLimits;
   readonly limits: EffectiveLimits;
 };
+
+/** Session bounds in force: the config's where it set them, else the policy's (see apply-policy.ts). */
+export interface SessionLimits {
+  readonly max: number;
+  readonly idleTimeoutMs: number;
+  readonly maxPerPrincipal: number;
+  readonly initializePerMinute: number;
+  readonly maxChildrenPerServer: number;
+  readonly childIdleTimeoutMs: number;
+}
 export type ServerConfig = z.infer<typeof serverSchema>;
 export type StdioServerConfig = z.infer<typeof stdioServerSchema>;
 export type HttpServerConfig = z.infer<typeof httpServerSchema>;

@@ -5,11 +5,12 @@
  * `legacy: 'reject'` (PITFALLS.md: its own legacy mode has no sessions).
  */
 import { createMcpHandler, isLegacyRequest, type AuthInfo, type McpHttpHandler, type ServerCapabilities } from '@modelcontextprotocol/server';
-import { GatewayError, jsonRpcErrorResponse, WireCode } from '../errors.js';
+import { errorResponse, jsonRpcErrorResponse, WireCode } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
 import { mergeCapabilities, mergeInstructions } from '../routing/merge.js';
 import { StatelessScope, type ScopeOptions } from '../routing/scopes.js';
 import type { GatewayEventStore } from '../session/event-store.js';
+import type { SessionAdmission, SessionTicket } from '../session/session-admission.js';
 import { SessionRegistry } from '../session/session-registry.js';
 import type { UpstreamRegistry } from '../upstream/registry.js';
 import { readJsonRpcBody, type BodyLimits } from './body.js';
@@ -25,7 +26,10 @@ export interface EndpointOptions {
   instructions: string | undefined;
   scope: ScopeOptions;
   registry: UpstreamRegistry;
-  sessions: { max: number; idleTimeoutMs: number };
+  /** `max` bounds this endpoint's registry; the gateway-wide caps are the admission's. */
+  sessions: { max: number; idleTimeoutMs: number; childIdleTimeoutMs: number };
+  /** The gateway's one session budget and `initialize` rate limit, shared by every endpoint. */
+  admission: SessionAdmission;
   limits: BodyLimits;
   logger: Logger;
   /** Keeps 2025-era SSE events for `Last-Event-ID` resumption; absent means no replay. */
@@ -60,6 +64,8 @@ export class McpEndpoint {
       ...options.sessions,
       onClosed: (id, reason) => options.logger.info({ session: id, reason }, 'session closed'),
     });
+    // A full budget first expires idle sessions, on whichever endpoint they are.
+    this.unsubscribes.push(options.admission.addReclaimer(() => this.sessions.expireIdle()));
     const stateless = new StatelessScope(options.scope);
     this.stateless = stateless;
     this.modern = createMcpHandler(
@@ -90,9 +96,9 @@ export class McpEndpoint {
   /**
    * Serves one HTTP request. `principal` is who authentication says is calling (undefined when
    * auth is off); a 2025 session belongs to the principal that opened it, and a 2026 request's
-   * pooled connections count against its principal. `incoming`, the Node
-   * request under @hono/node-server, is where a POST body is read from when given (`request` then
-   * needs no body: nothing below reads it again, every handler gets `parsedBody`).
+   * pooled connections count against its principal. `incoming`, the Node request under
+   * @hono/node-server, is where a POST body is read from when given (`request` then needs no
+   * body: nothing below reads it again, every handler gets `parsedBody`).
    */
   async fetch(request: Request, principal?: string, incoming?: IncomingBody): Promise<Response> {
     let parsedBody: unknown;
@@ -135,9 +141,15 @@ export class McpEndpoint {
           principal,
           parsedBody,
           open: async (owner, id) => {
-            if (!this.sessions.hasRoom()) throw new GatewayError('SESSION_LIMIT', 'Too many sessions; try again later');
-            const adopted = this.newSession(owner, id);
-            await adopted.start();
+            const admitted = this.options.admission.admitAdopted(owner);
+            if (!admitted.ok) throw admitted.error;
+            const adopted = this.newSession(owner, admitted.ticket, id);
+            try {
+              await adopted.start();
+            } catch (error) {
+              await adopted.close();
+              throw error;
+            }
             return adopted;
           },
           drop: (id) => this.sessions.delete(id),
@@ -157,10 +169,9 @@ export class McpEndpoint {
     if ((parsedBody as { method?: unknown }).method !== 'initialize') {
       return jsonRpcErrorResponse(400, WireCode.InvalidRequest, 'Bad Request: Mcp-Session-Id header is required');
     }
-    if (!this.sessions.hasRoom()) {
-      return jsonRpcErrorResponse(503, WireCode.InternalError, 'Too many sessions; try again later');
-    }
-    const session = this.newSession(principal);
+    const admitted = this.options.admission.admitInitialize(principal);
+    if (!admitted.ok) return errorResponse(admitted.error);
+    const session = this.newSession(principal, admitted.ticket);
     try {
       await session.start();
       const response = await session.handle(request, parsedBody);
@@ -175,13 +186,15 @@ export class McpEndpoint {
   }
 
   /** A session of this endpoint, not yet started; `sessionId` only for one taken over (cluster). */
-  private newSession(principal: string | undefined, sessionId?: string): LegacySession {
+  private newSession(principal: string | undefined, ticket: SessionTicket, sessionId?: string): LegacySession {
     const cluster = this.options.cluster;
     return new LegacySession({
       ...this.identity(),
       principal,
       scope: this.options.scope,
       sharedCatalogue: this.stateless.catalogue,
+      ticket,
+      childIdleTimeoutMs: this.options.sessions.childIdleTimeoutMs,
       logger: this.options.logger,
       eventStore: this.options.eventStore,
       pollAfterMs: this.options.pollAfterMs,

@@ -10,6 +10,7 @@ import type { Logger } from '../observability/logger.js';
 import type { Catalogue } from '../catalogue/catalogue.js';
 import { SessionScope, type ScopeOptions } from '../routing/scopes.js';
 import type { GatewayEventStore, SessionEventStore } from '../session/event-store.js';
+import type { SessionTicket } from '../session/session-admission.js';
 import { createGatewayServer, sessionSink } from './gateway-server.js';
 import { refusedResume } from './resume.js';
 import { SessionHttpTransport } from './session-transport.js';
@@ -25,6 +26,10 @@ export interface LegacySessionOptions {
   scope: ScopeOptions;
   /** The endpoint's catalogue over the primaries, for a session with no connection of its own. */
   sharedCatalogue?: Catalogue;
+  /** The session's place in the gateway's session budget, given back when it closes. */
+  ticket: SessionTicket;
+  /** The session's stdio children are closed after this long without a call (the session stays). */
+  childIdleTimeoutMs: number;
   logger: Logger;
   /** Where the session's SSE events are kept for `Last-Event-ID` resumption; absent means no replay. */
   eventStore?: GatewayEventStore;
@@ -62,10 +67,12 @@ export class LegacySession {
   private sessionId: string | undefined;
   private readonly events: SessionEventStore | undefined;
   private readonly tapResponse: LegacySessionOptions['tapResponse'];
+  private readonly ticket: SessionTicket;
 
   constructor(options: LegacySessionOptions) {
     this.principal = options.principal;
     this.tapResponse = options.tapResponse;
+    this.ticket = options.ticket;
     // The id exists before `initialize` so the session's event history can be keyed by it.
     const id = options.sessionId ?? randomUUID();
     this.events = options.eventStore?.forSession(id);
@@ -81,14 +88,17 @@ export class LegacySession {
       },
       () => this.scope,
     );
-    this.scope = new SessionScope(options.scope, sessionSink(this.server), options.sharedCatalogue);
+    this.scope = new SessionScope(options.scope, {
+      owner: sessionSink(this.server),
+      ...(options.sharedCatalogue === undefined ? {} : { shared: options.sharedCatalogue }),
+      childIdleTimeoutMs: options.childIdleTimeoutMs,
+    });
     this.transport = new SessionHttpTransport({
       sessionId: id,
       ...(this.events === undefined ? {} : { eventStore: this.events, retryIntervalMs: RETRY_INTERVAL_MS }),
       streamAfterMs: options.streamAfterMs,
       onSessionInitialized: (id) => {
         this.sessionId = id;
-        this.scope.warm();
         options.onInitialized(this);
       },
       onSessionClosed: (id) => options.onClosed(id),
@@ -190,8 +200,12 @@ export class LegacySession {
     return this.transport.handleRequest(request);
   }
 
-  /** Idempotent: closes the client transport and every upstream connection of the session, and drops its event history. */
+  /**
+   * Idempotent: closes the client transport and every upstream connection of the session, and
+   * drops its event history. Its place in the session budget is free from the first moment.
+   */
   close(): Promise<void> {
+    this.ticket.release();
     this.closing ??= (async () => {
       // First: its deletion is under way before a shutdown closes the store's connection.
       const forgetting = this.events?.forget().catch(() => undefined);

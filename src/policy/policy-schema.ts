@@ -108,6 +108,9 @@ export const DEFAULT_POLICY_LIMITS = Object.freeze({
   maxSessions: 1000,
   sessionIdleTimeoutMs: 30 * 60_000,
   maxHeaderBytes: 16 * 1024,
+  maxSessionsPerPrincipal: 100,
+  initializePerMinute: 1000,
+  maxSessionChildrenPerServer: 32,
 });
 
 /** An environment variable name or a glob over names (`*` any run, `?` one character). */
@@ -188,6 +191,9 @@ export const policySchema = z.strictObject({
       maxSessions: limit(1, 100_000, DEFAULT_POLICY_LIMITS.maxSessions),
       sessionIdleTimeoutMs: limit(1000, 7 * 24 * 3_600_000, DEFAULT_POLICY_LIMITS.sessionIdleTimeoutMs),
       maxHeaderBytes: limit(1024, 1024 * 1024, DEFAULT_POLICY_LIMITS.maxHeaderBytes),
+      maxSessionsPerPrincipal: limit(1, 100_000, DEFAULT_POLICY_LIMITS.maxSessionsPerPrincipal),
+      initializePerMinute: limit(1, 1_000_000, DEFAULT_POLICY_LIMITS.initializePerMinute),
+      maxSessionChildrenPerServer: limit(1, 10_000, DEFAULT_POLICY_LIMITS.maxSessionChildrenPerServer),
     })
     .prefault({}),
 });

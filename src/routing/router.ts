@@ -26,6 +26,8 @@ export interface RouteScope {
   noteSubscription?(server: string, uri: string, subscribed: boolean): void;
   /** Relays a client notification (e.g. roots/list_changed) to the scope's own connections. */
   broadcast?(message: RpcMessage): void;
+  /** `logging/setLevel` for a scope that opens connections lazily (session scopes); else each server's link gets it. */
+  setLogLevel?(params: Params, sink: DownstreamSink): Promise<void>;
   /** Turns a 2025 upstream's mid-call requests into `input_required` rounds (2026 clients). */
   readonly inputBridge?: InputRounds;
 }
@@ -115,6 +117,10 @@ const handlers: Record<string, Handler> = {
   },
 
   'logging/setLevel': async (scope, params, call) => {
+    if (scope.setLogLevel !== undefined) {
+      await scope.setLogLevel(params, call.sink);
+      return {};
+    }
     // Every upstream that logs gets the level; one that fails does not fail the others.
     await Promise.all(
       scope.servers.map((server) =>

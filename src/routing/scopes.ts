@@ -1,7 +1,8 @@
 /**
  * The two ways a request finds its upstream connections:
  * - `SessionScope` (2025 clients): each server with `isolation: "session"` gets a connection of
- *   the session's own, created when the session initialises and reaped when it closes; `shared`
+ *   the session's own (`session-connection.ts`), opened on the session's first use of that
+ *   server and reaped when it closes; until then its lists come from the primary. `shared`
  *   servers use the registry's primary connection.
  * - `StatelessScope` (2026 clients): no session; lists come from the primaries' caches and each
  *   call leases a connection for its duration, charged to the principal that made the request.
@@ -12,8 +13,8 @@ import type { Logger } from '../observability/logger.js';
 import type { UpstreamLink } from '../upstream/link.js';
 import type { UpstreamRegistry } from '../upstream/registry.js';
 import type { DownstreamSink, LinkEvent, RpcMessage } from '../upstream/sink.js';
-import { UpstreamSlot } from '../upstream/slot.js';
 import { InputBridge } from './input-bridge.js';
+import { SessionConnection } from './session-connection.js';
 import type { RouteScope } from './router.js';
 
 export interface ScopeOptions {
@@ -71,69 +72,113 @@ async function withReinitialise<T>(
   }
 }
 
+/** What a session adds to its endpoint's scope options. */
+export interface SessionScopeOptions {
+  /** The session's standalone stream: what no call can be credited with goes there. */
+  owner: DownstreamSink;
+  /**
+   * The endpoint's catalogue over the primaries, used when this session can have no connection
+   * of its own (every server `isolation: "shared"`): the merged view is then the same for every
+   * session, so it is built and kept once, not once per session.
+   */
+  shared?: Catalogue;
+  /** A stdio session child with no call in flight is closed after this long (the session stays). */
+  childIdleTimeoutMs?: number;
+}
+
 export class SessionScope implements RouteScope {
   readonly servers: readonly string[];
   readonly catalogue: Catalogue;
   private readonly registry: UpstreamRegistry;
-  private readonly own = new Map<string, UpstreamSlot>();
+  private readonly own = new Map<string, SessionConnection>();
   private readonly unsubscribes: Array<() => void> = [];
   private readonly subscriptions = new Set<string>();
   private readonly owner: DownstreamSink;
   private readonly logger: Logger;
 
-  /**
-   * `shared`: the endpoint's catalogue over the primaries, used when this session has no
-   * connection of its own (every server `isolation: "shared"`): the merged view is then the same
-   * for every session, so it is built and kept once, not once per session.
-   */
-  constructor(options: ScopeOptions, owner: DownstreamSink, shared?: Catalogue) {
+  constructor(options: ScopeOptions, session: SessionScopeOptions) {
     this.servers = options.servers;
     this.registry = options.registry;
-    this.owner = owner;
+    this.owner = session.owner;
     this.logger = options.logger;
     for (const server of options.servers) {
       const entry = options.registry.entry(server);
-      const slot =
-        entry.config.isolation === 'session'
-          ? new UpstreamSlot({ server, logger: options.logger, connect: () => options.registry.connect(server, { owner, era: 'legacy' }) })
-          : entry.primary;
-      if (slot !== entry.primary) this.own.set(server, slot);
-      this.unsubscribes.push(slot.on((event) => this.onLinkEvent(server, event)));
+      if (entry.config.isolation !== 'session') {
+        this.unsubscribes.push(entry.primary.on((event) => this.onLinkEvent(server, event)));
+        continue;
+      }
+      // The primary's list changes reach the session while its lists come from the primary.
+      this.unsubscribes.push(
+        entry.primary.on((event) => {
+          if (event.kind === 'listChanged' && this.own.get(server)?.current === undefined) this.onLinkEvent(server, event);
+        }),
+      );
+      const stdio = entry.config.transport === 'stdio';
+      const connection = new SessionConnection({
+        server,
+        registry: options.registry,
+        owner: session.owner,
+        quota: entry.sessionChildren,
+        idleTimeoutMs: stdio ? session.childIdleTimeoutMs : undefined,
+        logger: options.logger,
+      });
+      this.own.set(server, connection);
+      this.unsubscribes.push(connection.slot.on((event) => this.onLinkEvent(server, event)));
     }
+    // Until the session's first use of a server, its lists come from that server's primary (a
+    // connection of the same server, configured the same way); from then on, from its own.
     this.catalogue =
-      this.own.size === 0 && shared !== undefined
-        ? shared
-        : new Catalogue({ servers: this.servers, linkFor: (s) => this.slot(s).get() }, { ...options.catalogue, logger: options.logger });
-  }
-
-  /** Starts every own connection in the background, so the first call does not pay for it. */
-  warm(): void {
-    for (const slot of this.own.values()) slot.get().catch(() => undefined);
+      this.own.size === 0 && session.shared !== undefined
+        ? session.shared
+        : new Catalogue(
+            { servers: this.servers, linkFor: async (s) => this.own.get(s)?.current ?? this.registry.entry(s).primary.get() },
+            { ...options.catalogue, logger: options.logger },
+          );
   }
 
   withLink<T>(server: string, fn: (link: UpstreamLink) => Promise<T>): Promise<T> {
-    const slot = this.slot(server);
-    return withReinitialise(server, this.logger, async () => ({ link: await slot.get(), drop: (l) => slot.discard(l), release: () => undefined }), fn);
+    const own = this.own.get(server);
+    if (own !== undefined) return withReinitialise(server, this.logger, () => own.acquire(), fn);
+    const primary = this.registry.entry(server).primary;
+    return withReinitialise(server, this.logger, async () => ({ link: await primary.get(), drop: (l) => primary.discard(l), release: () => undefined }), fn);
   }
 
   noteSubscription(server: string, uri: string, subscribed: boolean): void {
     const key = `${server}\n${uri}`;
+    if (subscribed === this.subscriptions.has(key)) return;
     if (subscribed) this.subscriptions.add(key);
     else this.subscriptions.delete(key);
+    this.own.get(server)?.noteSubscription(subscribed);
   }
 
-  /** Client notifications go to the session's own connections only, never to shared ones. */
+  /**
+   * `logging/setLevel`: the session's own connections get it now if open, and when they open
+   * later (a level is no reason to spawn a child); `shared` servers get it on the primary.
+   */
+  async setLogLevel(params: Record<string, unknown>, sink: DownstreamSink): Promise<void> {
+    await Promise.all(
+      this.servers.map((server) => {
+        const own = this.own.get(server);
+        const setting =
+          own !== undefined
+            ? own.setLogLevel(params)
+            : this.withLink(server, async (link) => {
+                if (link.capabilities.logging !== undefined) await link.request('logging/setLevel', params, { sink });
+              });
+        // One upstream that fails does not fail the others.
+        return setting.catch(() => undefined);
+      }),
+    );
+  }
+
+  /** Client notifications go to the session's own live connections only, never to shared ones. */
   broadcast(message: RpcMessage): void {
-    for (const slot of this.own.values()) void slot.current?.notify(message).catch(() => undefined);
+    for (const connection of this.own.values()) void connection.current?.notify(message).catch(() => undefined);
   }
 
   async close(): Promise<void> {
     for (const unsubscribe of this.unsubscribes.splice(0)) unsubscribe();
-    await Promise.all([...this.own.values()].map((slot) => slot.close()));
-  }
-
-  private slot(server: string): UpstreamSlot {
-    return this.own.get(server) ?? this.registry.entry(server).primary;
+    await Promise.all([...this.own.values()].map((connection) => connection.close()));
   }
 
   private onLinkEvent(server: string, event: LinkEvent): void {

@@ -1,9 +1,10 @@
 /**
- * The bounded registry of 2025-era sessions. Ids are cryptographically random (UUIDv4 from
- * `crypto.randomUUID`); a session with no call or stream open for `idleTimeoutMs` expires and is
- * closed (which closes its upstream connections and reaps its child processes) — a long call or
- * an open GET stream keeps it alive; at `max` sessions a new one is refused rather than evicting
- * a live client's session.
+ * The bounded registry of one endpoint's 2025-era sessions. Ids are cryptographically random
+ * (UUIDv4 from `crypto.randomUUID`); a session with no call or stream open for `idleTimeoutMs`
+ * expires and is closed (which closes its upstream connections and reaps its child processes) —
+ * a long call or an open GET stream keeps it alive. How many sessions may exist is decided
+ * before one is created, gateway-wide (`session-admission.ts`): a new session is refused rather
+ * than evicting a live client's.
  */
 import { LRUCache } from 'lru-cache';
 
@@ -30,8 +31,8 @@ export class SessionRegistry<S extends ClosableSession> {
   constructor(options: SessionRegistryOptions) {
     this.options = options;
     this.cache = new LRUCache<string, S>({
-      // The cap is enforced by `hasRoom` before a session is created; the cache's own bound has
-      // headroom so a race between two creations can never evict (and close) a live session.
+      // The cap is enforced by the session admission before a session is created; the cache's own
+      // bound has headroom so it can never evict (and close) a live session.
       max: options.max * 2,
       dispose: (session, id) => {
         const why = this.shuttingDown ? 'shutdown' : this.expiring ? 'expired' : 'deleted';
@@ -60,13 +61,6 @@ export class SessionRegistry<S extends ClosableSession> {
 
   get size(): number {
     return this.cache.size;
-  }
-
-  /** True when another session may be created now (idle ones past their timeout go first). */
-  hasRoom(): boolean {
-    if (this.cache.size < this.options.max) return true;
-    this.expireIdle();
-    return this.cache.size < this.options.max;
   }
 
   add(session: S): void {

@@ -2,11 +2,13 @@
  * Every configured upstream server, with its primary connection (eager: it proves the server is
  * up, supplies capabilities and instructions, serves lists to sessionless clients and carries all
  * traffic for `isolation: "shared"`), and for `isolation: "session"` a bounded lease pool for
- * sessionless calls. Sessions create their own links through `connect`.
+ * sessionless calls. Sessions create their own links through `connect`; a stdio server's
+ * `sessionChildren` bounds how many of those (child processes) live at once, gateway-wide.
  */
 import type { ServerConfig } from '../config/schema.js';
 import { GatewayError } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
+import { ChildQuota } from './child-quota.js';
 import { createConnector, type ConnectorDeps } from './connector.js';
 import { LeasePool, type Lease } from './lease-pool.js';
 import { UpstreamLink } from './link.js';
@@ -23,6 +25,8 @@ export interface UpstreamRegistryOptions {
     maxPerPrincipal?: number;
     cancelGraceMs: number;
   };
+  /** Sessions' own children one stdio server may have alive at once (`sessions.maxChildrenPerServer`). */
+  maxSessionChildren: number;
   deps: ConnectorDeps;
   logger: Logger;
 }
@@ -32,6 +36,8 @@ export interface ServerEntry {
   readonly config: ServerConfig;
   readonly primary: UpstreamSlot;
   readonly pool: LeasePool | undefined;
+  /** Places for sessions' own child processes (stdio, `isolation: "session"`); undefined otherwise. */
+  readonly sessionChildren: ChildQuota | undefined;
 }
 
 export interface ConnectOptions {
@@ -81,7 +87,9 @@ export class UpstreamRegistry {
                 new UpstreamSlot({ server: name, logger: this.logger, connect: () => this.connect(name, { exclusive: true }) }),
             })
           : undefined;
-      entries.set(name, { name, config, primary, pool });
+      const sessionChildren =
+        config.isolation === 'session' && config.transport === 'stdio' ? new ChildQuota(name, options.maxSessionChildren, this.logger) : undefined;
+      entries.set(name, { name, config, primary, pool, sessionChildren });
     }
     this.entries = entries;
   }

@@ -38,8 +38,8 @@ afterEach(async () => {
   await cleanup.run();
 });
 
-/** Starts one replica (its own config file, port 0, replica id, fixture marker). */
-async function replica(replicaId: string): Promise<Replica> {
+/** Starts one replica (its own config file, port 0, replica id, fixture marker; `extra` config fields). */
+async function replica(replicaId: string, extra: Record<string, unknown> = {}): Promise<Replica> {
   const marker = newMarker();
   const dir = mkdtempSync(join(tmpdir(), 'portcullis-cluster-'));
   const path = join(dir, 'config.json');
@@ -49,6 +49,7 @@ async function replica(replicaId: string): Promise<Replica> {
       servers: { fx: stdioServer(marker) },
       eventStore: { kind: 'redis', url: SHARED_REDIS_URL, keyPrefix: prefix },
       cluster: { replicaId, leaseMs: LEASE_MS },
+      ...extra,
     }),
   );
   const cli = spawnCli(cleanup, ['--config', path, '--port', '0']);
@@ -229,5 +230,30 @@ describe('two gateway replicas sharing Redis', () => {
     expect(resultText(messages.find((m) => m.id === 12))).toBe('after failover');
     const owner = await withRedis(SHARED_REDIS_URL, (client) => client.get(`${prefix}owner:${sid}`));
     expect(owner).toBe('B');
+  }, 90_000);
+
+  it('counts a session it would take over in the same sessions.max as its own, whichever endpoint those are on', async () => {
+    prefix = uniquePrefix();
+    cleanup.add(() => deleteKeysUnder(SHARED_REDIS_URL, prefix));
+    const [a, b] = await Promise.all([replica('A', { sessions: { max: 1 } }), replica('B', { sessions: { max: 1 } })]);
+    const orphan = await RawSseSession.open(a.url);
+    // B's one place is taken by a session of its per-server side channel.
+    const local = await RawSseSession.open(`${b.url}/servers/fx`);
+    a.cli.child.kill('SIGKILL');
+    await a.cli.exited(10_000);
+    await waitUntil(
+      async () => (await withRedis(SHARED_REDIS_URL, (client) => client.get(`${prefix}owner:${orphan.sessionId}`))) === null,
+      "A's lease to expire",
+      LEASE_MS * 5,
+    );
+
+    const refused = await post(b.url, orphan.sessionId, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'fx__echo', arguments: { text: 'x' } } });
+    expect(refused.status).toBe(503);
+    expect(await refused.json()).toMatchObject({ error: { code: -32603, data: { code: 'SESSION_LIMIT' } } });
+
+    // Once B's own session ends, the orphan is taken over and served.
+    await local.delete();
+    const messages = await call(b.url, orphan.sessionId, 2, 'fx__echo', { text: 'adopted' });
+    expect(resultText(messages.find((m) => m.id === 2))).toBe('adopted');
   }, 90_000);
 });

@@ -35,7 +35,15 @@ describe('parseConfig: the policy a config runs under', () => {
   it('uses the embedded default when the config names no policy', () => {
     const config = parseConfig({ servers: {} });
     expect(config.policy).toBe(EMBEDDED_DEFAULT_POLICY);
-    expect(config.sessions).toEqual({ max: 1000, idleTimeoutMs: 1_800_000 });
+    expect(config.sessions).toEqual({
+      max: 1000,
+      idleTimeoutMs: 1_800_000,
+      // Without auth every client is one anonymous principal: the quota is the gateway's cap.
+      maxPerPrincipal: 1000,
+      initializePerMinute: 1000,
+      maxChildrenPerServer: 32,
+      childIdleTimeoutMs: 300_000,
+    });
     expect(config.limits).toEqual({ maxBodyBytes: 1_048_576, maxJsonDepth: 64, maxHeaderBytes: 16_384 });
   });
 
@@ -56,9 +64,23 @@ describe('parseConfig: the policy a config runs under', () => {
   });
 
   it('lets the config narrow a limit', () => {
-    const config = parseConfig({ servers: {}, sessions: { max: 10, idleTimeoutMs: 60_000 }, limits: { maxBodyBytes: 4096, maxJsonDepth: 16, maxHeaderBytes: 8192 } });
-    expect(config.sessions).toEqual({ max: 10, idleTimeoutMs: 60_000 });
+    const config = parseConfig({
+      servers: {},
+      sessions: { max: 10, idleTimeoutMs: 60_000, maxPerPrincipal: 4, initializePerMinute: 30, maxChildrenPerServer: 3, childIdleTimeoutMs: 20_000 },
+      limits: { maxBodyBytes: 4096, maxJsonDepth: 16, maxHeaderBytes: 8192 },
+    });
+    expect(config.sessions).toEqual({ max: 10, idleTimeoutMs: 60_000, maxPerPrincipal: 4, initializePerMinute: 30, maxChildrenPerServer: 3, childIdleTimeoutMs: 20_000 });
     expect(config.limits).toEqual({ maxBodyBytes: 4096, maxJsonDepth: 16, maxHeaderBytes: 8192 });
+  });
+
+  it('gives each principal the policy’s session quota when authentication is on', () => {
+    const auth = { kind: 'bearer', tokens: [{ principal: 'alice', env: 'ALICE_TOKEN' }] };
+    expect(parseConfig({ servers: {}, auth }).sessions.maxPerPrincipal).toBe(100);
+    expect(parseConfig({ policy: 'strict', servers: {}, auth }).sessions.maxPerPrincipal).toBe(20);
+  });
+
+  it('never lets an idle child outlive its session by default', () => {
+    expect(parseConfig({ servers: {}, sessions: { idleTimeoutMs: 60_000 } }).sessions.childIdleTimeoutMs).toBe(60_000);
   });
 
   it('lets a server opt into private networks when the policy allows it', () => {
@@ -87,7 +109,9 @@ describe('parseConfig: a config may not widen its policy', () => {
   const noPrivate = writePolicy('no-private.json', { privateNetwork: { allowServers: false } });
   const hostsOnly = writePolicy('hosts-only.json', { upstreamHosts: ['docs.example.com', '*.corp.example'] });
   const envAllow = writePolicy('env-allow.json', { envHeaderNames: { allow: ['DOCS_TOKEN'] } });
-  const small = writePolicy('small.json', { limits: { maxBodyBytes: 2048, maxJsonDepth: 8, maxSessions: 10, sessionIdleTimeoutMs: 60_000, maxHeaderBytes: 4096 } });
+  const small = writePolicy('small.json', {
+    limits: { maxBodyBytes: 2048, maxJsonDepth: 8, maxSessions: 10, sessionIdleTimeoutMs: 60_000, maxHeaderBytes: 4096, maxSessionsPerPrincipal: 2, initializePerMinute: 5, maxSessionChildrenPerServer: 3 },
+  });
 
   const cases: Array<[string, unknown, string]> = [
     ['a server opting into private networks under a policy that forbids it', { policy: noPrivate, servers: { docs: http({ allowPrivateNetwork: true }) } }, 'servers.docs.allowPrivateNetwork: the policy does not allow private-network upstreams'],
@@ -103,6 +127,9 @@ describe('parseConfig: a config may not widen its policy', () => {
     ['envHeaders reading a variable outside an allowlist', { policy: envAllow, servers: { docs: http({ envHeaders: { 'X-Key': 'OTHER_TOKEN' } }) } }, 'servers.docs.envHeaders.X-Key: the policy does not allow reading this variable'],
     ['sessions.max above the policy', { policy: small, servers: {}, sessions: { max: 11 } }, 'sessions.max: exceeds the policy limit (policy limits.maxSessions is 10)'],
     ['sessions.idleTimeoutMs above the policy', { policy: small, servers: {}, sessions: { idleTimeoutMs: 60_001 } }, 'sessions.idleTimeoutMs: exceeds the policy limit (policy limits.sessionIdleTimeoutMs is 60000)'],
+    ['sessions.maxPerPrincipal above the policy', { policy: small, servers: {}, sessions: { maxPerPrincipal: 3 } }, 'sessions.maxPerPrincipal: exceeds the policy limit (policy limits.maxSessionsPerPrincipal is 2)'],
+    ['sessions.initializePerMinute above the policy', { policy: small, servers: {}, sessions: { initializePerMinute: 6 } }, 'sessions.initializePerMinute: exceeds the policy limit (policy limits.initializePerMinute is 5)'],
+    ['sessions.maxChildrenPerServer above the policy', { policy: small, servers: {}, sessions: { maxChildrenPerServer: 4 } }, 'sessions.maxChildrenPerServer: exceeds the policy limit (policy limits.maxSessionChildrenPerServer is 3)'],
     ['limits.maxBodyBytes above the policy', { policy: small, servers: {}, limits: { maxBodyBytes: 4096 } }, 'limits.maxBodyBytes: exceeds the policy limit (policy limits.maxBodyBytes is 2048)'],
     ['limits.maxJsonDepth above the policy', { policy: small, servers: {}, limits: { maxJsonDepth: 9 } }, 'limits.maxJsonDepth: exceeds the policy limit (policy limits.maxJsonDepth is 8)'],
     ['limits.maxHeaderBytes above the policy', { policy: small, servers: {}, limits: { maxHeaderBytes: 8192 } }, 'limits.maxHeaderBytes: exceeds the policy limit (policy limits.maxHeaderBytes is 4096)'],

@@ -4,8 +4,7 @@
  *
  * Both lines are installed side by side (`@modelcontextprotocol/conformance` 0.1.x and the
  * `conformance-0.2` npm alias); both import `fs.globSync`, which Node 20 lacks, so on Node < 22
- * they are started with `--import ../shared/conformance/node20-compat.mjs` (relative to the repo
- * root; CI keeps `shared/` beside the checkout).
+ * they are started with `--import test/conformance/node20/register.mjs` (see that folder).
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -91,16 +90,13 @@ export function suiteEntry(packageName: string): string {
 }
 
 /**
- * `--import` arguments needed to run the suites on this Node version: the fs.globSync shim on
- * Node < 22, nothing on newer Nodes. Throws with instructions when the shim is needed but missing.
+ * `--import` arguments needed to run the suites on this Node version: the repository's own
+ * fs.globSync loader (`test/conformance/node20/`) on Node < 22, nothing on newer Nodes.
  */
 export function loaderArgs(repoRoot: string, nodeVersion: string = process.versions.node): string[] {
   const major = Number(nodeVersion.split('.')[0]);
-  const loader = resolve(repoRoot, '..', 'shared', 'conformance', 'node20-compat.mjs');
-  if (existsSync(loader)) return ['--import', loader];
   if (major >= 22) return [];
-  throw new Error(
-    `Node ${nodeVersion} needs the conformance loader at ${loader} (a shared/ folder beside the repository), ` +
-      'because the suites import fs.globSync which Node 20 lacks. Provide it or run on Node 22+.',
-  );
+  const loader = resolve(repoRoot, 'test', 'conformance', 'node20', 'register.mjs');
+  if (!existsSync(loader)) throw new Error(`Node ${nodeVersion} needs the conformance loader at ${loader}; is this a complete checkout?`);
+  return ['--import', loader];
 }

@@ -1,4 +1,4 @@
-import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -28,18 +28,15 @@ describe('locating the suites', () => {
     for (const suite of SUITES) expect(suiteEntry(suite.packageName)).toMatch(/dist[\\/]index\.js$/);
   });
 
-  it('uses the shared loader beside the repository when it exists', () => {
-    const base = mkdtempSync(join(tmpdir(), 'loader-'));
-    dirs.push(base);
-    mkdirSync(join(base, 'shared', 'conformance'), { recursive: true });
-    writeFileSync(join(base, 'shared', 'conformance', 'node20-compat.mjs'), '');
-    expect(loaderArgs(join(base, 'repo'), '20.20.2')).toEqual(['--import', join(base, 'shared', 'conformance', 'node20-compat.mjs')]);
+  it('uses the repository loader on Node 20 and none on Node 22', () => {
+    const root = findRepoRoot();
+    expect(loaderArgs(root, '20.20.2')).toEqual(['--import', join(root, 'test', 'conformance', 'node20', 'register.mjs')]);
+    expect(loaderArgs(root, '22.1.0')).toEqual([]);
   });
 
-  it('needs no loader on Node 22 and refuses to run without one on Node 20', () => {
+  it('refuses to run on Node 20 from a checkout that lacks the loader', () => {
     const base = mkdtempSync(join(tmpdir(), 'loader-'));
     dirs.push(base);
-    expect(loaderArgs(join(base, 'repo'), '22.1.0')).toEqual([]);
-    expect(() => loaderArgs(join(base, 'repo'), '20.20.2')).toThrow(/node20-compat\.mjs/);
+    expect(() => loaderArgs(join(base, 'repo'), '20.20.2')).toThrow(/register\.mjs/);
   });
 });
