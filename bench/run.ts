@@ -24,6 +24,7 @@ import { judgeTargets, loadRows } from './lib/summary.js';
 import { PATH_IDS, startEchoHttp, type BenchContext, type PathId } from './paths.js';
 import { coldStart, stdioEchoColdStart } from './phases/cold-start.js';
 import { runLoadPhase } from './phases/load.js';
+import { runSearchPhase } from './phases/search.js';
 import { measureIdleRss, measureSessionMemory, measureToolsList } from './phases/portcullis-extras.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -39,6 +40,7 @@ interface Plan {
   listDurationS: number;
   warmupS: number;
   keepLogs: boolean;
+  quick: boolean;
   /** Longest wait, in seconds, for other processes to leave the CPU before starting. */
   waitQuietS: number;
 }
@@ -79,6 +81,7 @@ function readPlan(argv: string[]): Plan {
     listDurationS: quick ? 1 : 2,
     warmupS: quick ? 1 : 2,
     keepLogs: values['keep-logs'] === true,
+    quick,
     waitQuietS: int(values['wait-quiet'], quick ? 0 : 30, 0, 600, 'wait-quiet'),
   };
 }
@@ -105,7 +108,8 @@ function estimateSeconds(plan: Plan): number {
   const load = plan.paths.length * (plan.warmupS + 2) + plan.rounds * plan.concurrencies.length * plan.paths.length * (plan.durationS + 0.3);
   const lists = 2 * (5 + (plan.rounds + 1) * 2 * plan.listDurationS);
   const sessions = 2 * (5 + plan.sessions / 50);
-  return Math.round(plan.waitQuietS + cold + load + lists + sessions + 5);
+  const search = plan.quick ? 15 : 40;
+  return Math.round(plan.waitQuietS + cold + load + lists + sessions + search + 5);
 }
 
 function foreignSummary(results: readonly { foreignCpu: number }[]): string {
@@ -205,6 +209,9 @@ async function main(): Promise<number> {
   const problems: string[] = [];
   let keepLogs = plan.keepLogs;
   try {
+    log('tool search: recall, latency, index build and memory at ~5,000 tools');
+    const search = await attempt(problems, 'tool search', () => runSearchPhase({ quick: plan.quick }));
+
     const upstream = await startEchoHttp({ logDir, upstreamUrl: '' }, 0);
     const ctx: BenchContext = { logDir, upstreamUrl: upstream.url };
 
@@ -260,14 +267,14 @@ async function main(): Promise<number> {
         idleRss: gateway.idleRss,
         perSessionShared: gateway.sessionMemory.find((m) => m.isolation === 'shared')?.perSession,
         readyAfterUpstream,
-      }),
+      }).concat(search?.targets ?? []),
     };
     const stamp = new Date(started).toISOString().replace(/[:.]/g, '-');
-    const markdown = renderReport(report, 'markdown');
-    writeFileSync(join(RESULTS, `run-${stamp}.json`), `${JSON.stringify({ report, raw: { load: load.rounds } }, null, 2)}\n`);
+    const markdown = `${renderReport(report, 'markdown')}${search === undefined ? '' : `\n${search.markdown}`}`;
+    writeFileSync(join(RESULTS, `run-${stamp}.json`), `${JSON.stringify({ report, raw: { load: load.rounds, search: search?.report } }, null, 2)}\n`);
     writeFileSync(join(RESULTS, `run-${stamp}.md`), `${markdown}\n`);
     writeFileSync(join(RESULTS, 'latest.md'), `${markdown}\n`);
-    process.stdout.write(`${renderReport(report, 'text')}\n\nwritten: bench/results/run-${stamp}.{json,md}, bench/results/latest.md\n`);
+    process.stdout.write(`${renderReport(report, 'text')}${search === undefined ? '' : `\n${search.text}`}\n\nwritten: bench/results/run-${stamp}.{json,md}, bench/results/latest.md\n`);
     if (problems.length > 0) keepLogs = true;
     return problems.length === 0 ? 0 : 1;
   } catch (error) {

@@ -1,6 +1,7 @@
 /**
  * Assembles the Hono app in a fixed, visible order: access log → health routes → edge guards
- * (Host, Origin) → the MCP endpoints (the aggregate, then one side channel per server).
+ * (Host, Origin) → the MCP endpoints (the aggregate, then one side channel per server) → the
+ * deprecated HTTP+SSE routes of each endpoint (`<endpoint>/sse`, `<endpoint>/messages`).
  */
 import { Hono, type Context } from 'hono';
 import { jsonRpcErrorResponse, WireCode } from './errors.js';
@@ -8,6 +9,7 @@ import type { Logger } from './observability/logger.js';
 import { hostGuard, originGuard } from './inbound/edge-guards.js';
 import type { McpEndpoint } from './inbound/endpoint.js';
 import { incomingBodyOf } from './inbound/incoming-body.js';
+import { mountLegacySse } from './inbound/legacy-sse/sse-routes.js';
 import { authMiddleware, principalOf, stripAuthorization } from './inbound/auth/auth-middleware.js';
 import type { Authenticator } from './inbound/auth/authenticate.js';
 import type { UpstreamRegistry } from './upstream/registry.js';
@@ -21,6 +23,8 @@ export interface AppOptions {
   allowedOrigins: readonly string[];
   /** Inbound authentication; absent: none (loopback-only deployments, or acknowledgedNoAuth). */
   authenticator?: Authenticator;
+  /** Serve the HTTP+SSE transport of 2024-11-05 (the policy's `legacySse.inbound`); default off. */
+  legacySse?: boolean;
   logger: Logger;
 }
 
@@ -68,6 +72,7 @@ export function createApp(options: AppOptions): Hono {
     const endpoint = options.sideChannels.get(c.req.param('name'));
     return endpoint === undefined ? notFound() : serve(endpoint, c);
   });
+  mountLegacySse(app, { base, aggregate: options.aggregate, sideChannels: options.sideChannels, enabled: options.legacySse ?? false });
   app.notFound(() => notFound());
   app.onError((error) => {
     options.logger.error({ err: error.message }, 'unhandled error in request');

@@ -72,7 +72,7 @@ function allowedEnvNames(config: Readonly<GatewayConfig>): string[] {
   const rules = compilePolicyRules(config.policy);
   const names = new Set<string>();
   for (const server of Object.values(config.servers)) {
-    if (server.transport !== 'streamableHttp') continue;
+    if (server.transport === 'stdio') continue;
     for (const variable of Object.values(server.envHeaders)) {
       if (rules.envHeaderAllowed(variable)) names.add(variable);
     }
@@ -237,6 +237,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     allowedHosts: config.policy.allowedHosts,
     allowedOrigins: config.policy.allowedOrigins ?? loopbackOrigins(address.port),
     authenticator,
+    legacySse: config.policy.legacySse.inbound,
     logger,
   });
   handler = (request, env) => app.fetch(request, env);

@@ -21,6 +21,9 @@ export function serverPolicyProblems(name: string, server: ServerConfig, rules: 
     }
     return problems;
   }
+  if (server.transport === 'sse' && !rules.sseUpstreamAllowed) {
+    problems.push(`${at}.transport: the policy does not allow "sse" upstreams (policy legacySse.upstream is false)`);
+  }
   if (server.allowPrivateNetwork && !rules.privateNetworkAllowed) {
     problems.push(`${at}.allowPrivateNetwork: the policy does not allow private-network upstreams`);
   }

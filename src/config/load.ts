@@ -22,6 +22,7 @@ const hostTransportAliases: Record<string, string> = {
   http: 'streamableHttp',
   streamableHttp: 'streamableHttp',
   'streamable-http': 'streamableHttp',
+  sse: 'sse',
 };
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -56,7 +57,7 @@ export function normaliseServers(raw: unknown): { value: unknown; problems: stri
     if (type !== undefined) {
       const transport = typeof type === 'string' ? hostTransportAliases[type] : undefined;
       if (transport === undefined) {
-        problems.push(`servers.${name}.type: unsupported transport type (use "stdio" or "http"; SSE-only servers are not supported)`);
+        problems.push(`servers.${name}.type: unsupported transport type (use "stdio", "http" or "sse")`);
         continue;
       }
       out[name] = { transport, ...fields };
@@ -80,7 +81,7 @@ function describePath(path: readonly PropertyKey[]): string {
 function schemaProblems(error: z.ZodError): string[] {
   return error.issues.map((issue) => {
     if (issue.code === 'invalid_union' && issue.path.at(-1) !== undefined && issue.path[0] === 'servers') {
-      return `${describePath(issue.path)}.transport: must be "stdio" or "streamableHttp"`;
+      return `${describePath(issue.path)}.transport: must be "stdio", "streamableHttp" or "sse"`;
     }
     return `${describePath(issue.path)}: ${issue.message}`;
   });

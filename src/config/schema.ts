@@ -35,8 +35,8 @@ export const stdioServerSchema = z.strictObject({
   ...common,
 });
 
-export const httpServerSchema = z.strictObject({
-  transport: z.literal('streamableHttp'),
+/** What every HTTP upstream kind has: where it is, what is sent with each request, egress rules. */
+const remote = {
   url: z.string().min(1),
   headers: z.record(z.string(), z.string()).default({}),
   /** Header name → environment variable name, read when each request is built. */
@@ -44,9 +44,17 @@ export const httpServerSchema = z.strictObject({
   allowPrivateNetwork: z.boolean().default(false),
   connectTimeoutMs: z.number().int().positive().max(120_000).default(10_000),
   ...common,
-});
+};
 
-export const serverSchema = z.discriminatedUnion('transport', [stdioServerSchema, httpServerSchema]);
+export const httpServerSchema = z.strictObject({ transport: z.literal('streamableHttp'), ...remote });
+
+/**
+ * A server that only speaks the deprecated HTTP+SSE transport (MCP 2024-11-05): `url` is its SSE
+ * endpoint; messages go to the endpoint it announces, which must be of the same origin.
+ */
+export const sseServerSchema = z.strictObject({ transport: z.literal('sse'), ...remote });
+
+export const serverSchema = z.discriminatedUnion('transport', [stdioServerSchema, httpServerSchema, sseServerSchema]);
 
 export const gatewayConfigSchema = z.strictObject({
   name: z.string().min(1).default('portcullis'),
@@ -207,3 +215,6 @@ export interface SessionLimits {
 export type ServerConfig = z.infer<typeof serverSchema>;
 export type StdioServerConfig = z.infer<typeof stdioServerSchema>;
 export type HttpServerConfig = z.infer<typeof httpServerSchema>;
+export type SseServerConfig = z.infer<typeof sseServerSchema>;
+/** Every server reached over HTTP (through the egress guard), whichever wire it speaks. */
+export type RemoteServerConfig = HttpServerConfig | SseServerConfig;

@@ -12,7 +12,7 @@ import type { GatewayConfig } from './schema.js';
 export function configSecrets(config: Readonly<GatewayConfig>, env: Readonly<Record<string, string | undefined>>): string[] {
   const secrets: string[] = [];
   for (const server of Object.values(config.servers)) {
-    if (server.transport === 'streamableHttp') {
+    if (server.transport !== 'stdio') {
       secrets.push(...Object.values(server.headers));
       for (const variable of Object.values(server.envHeaders)) {
         const value = env[variable];

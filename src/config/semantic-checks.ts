@@ -17,7 +17,7 @@ export function semanticProblems(config: Pick<GatewayConfigFile, 'servers'>): st
 export function serverProblems(name: string, server: ServerConfig): string[] {
   const problems: string[] = [];
   const at = `servers.${name}`;
-  if (server.transport === 'streamableHttp') {
+  if (server.transport !== 'stdio') {
     const url = checkUpstreamUrl(server.url);
     if (!url.ok) problems.push(`${at}.url: ${url.message}`);
     for (const [header, value] of Object.entries(server.headers)) {

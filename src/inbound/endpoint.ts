@@ -16,7 +16,8 @@ import type { UpstreamRegistry } from '../upstream/registry.js';
 import { readJsonRpcBody, type BodyLimits } from './body.js';
 import type { IncomingBody } from './incoming-body.js';
 import { createGatewayServer } from './gateway-server.js';
-import { LegacySession } from './legacy-session.js';
+import { LegacySession, type LegacySessionOptions } from './legacy-session.js';
+import { LegacySseEndpoint } from './legacy-sse/sse-endpoint.js';
 import type { EndpointCluster } from '../cluster/cluster.js';
 
 export interface EndpointOptions {
@@ -57,6 +58,8 @@ export class McpEndpoint {
   private readonly modern: McpHttpHandler;
   private readonly stateless: StatelessScope;
   private readonly unsubscribes: Array<() => void> = [];
+  /** The deprecated HTTP+SSE transport (2024-11-05) on this endpoint's sessions (legacy-sse/). */
+  readonly legacySse: LegacySseEndpoint;
 
   constructor(options: EndpointOptions) {
     this.options = options;
@@ -66,6 +69,11 @@ export class McpEndpoint {
     });
     // A full budget first expires idle sessions, on whichever endpoint they are.
     this.unsubscribes.push(options.admission.addReclaimer(() => this.sessions.expireIdle()));
+    this.legacySse = new LegacySseEndpoint({
+      host: { openSession: (principal, wire) => this.openSseSession(principal, wire) },
+      limits: options.limits,
+      logger: options.logger,
+    });
     const stateless = new StatelessScope(options.scope);
     this.stateless = stateless;
     this.modern = createMcpHandler(
@@ -185,9 +193,32 @@ export class McpEndpoint {
     }
   }
 
-  /** A session of this endpoint, not yet started; `sessionId` only for one taken over (cluster). */
-  private newSession(principal: string | undefined, ticket: SessionTicket, sessionId?: string): LegacySession {
-    const cluster = this.options.cluster;
+  /**
+   * An HTTP+SSE session: its stream opens it, before any `initialize`, so it is admitted (rate,
+   * caps) and registered from the start. No event store (nothing on that wire resumes), and not
+   * shared with other replicas (its stream is held here). Rejects with the admission's
+   * `GatewayError` when refused.
+   */
+  private async openSseSession(principal: string | undefined, wire: LegacySessionOptions['wire']): Promise<LegacySession> {
+    const admitted = this.options.admission.admitInitialize(principal);
+    if (!admitted.ok) throw admitted.error;
+    const session = this.newSession(principal, admitted.ticket, undefined, wire);
+    try {
+      await session.start();
+    } catch (error) {
+      await session.close();
+      throw error;
+    }
+    this.sessions.add(session);
+    return session;
+  }
+
+  /**
+   * A session of this endpoint, not yet started; `sessionId` only for one taken over (cluster),
+   * `wire` for one on another transport than Streamable HTTP.
+   */
+  private newSession(principal: string | undefined, ticket: SessionTicket, sessionId?: string, wire?: LegacySessionOptions['wire']): LegacySession {
+    const cluster = wire === undefined ? this.options.cluster : undefined;
     return new LegacySession({
       ...this.identity(),
       principal,
@@ -196,7 +227,7 @@ export class McpEndpoint {
       ticket,
       childIdleTimeoutMs: this.options.sessions.childIdleTimeoutMs,
       logger: this.options.logger,
-      eventStore: this.options.eventStore,
+      eventStore: wire === undefined ? this.options.eventStore : undefined,
       pollAfterMs: this.options.pollAfterMs,
       streamAfterMs: this.options.streamAfterMs,
       onInitialized: (s) => {
@@ -205,6 +236,7 @@ export class McpEndpoint {
       },
       onClosed: (id) => this.sessions.delete(id),
       ...(sessionId === undefined ? {} : { sessionId }),
+      ...(wire === undefined ? {} : { wire }),
       ...(cluster === undefined ? {} : { tapResponse: (id, body, response) => cluster.tap(id, body, response) }),
     });
   }

@@ -1,10 +1,11 @@
 /**
- * One 2025-era client session: the SDK's per-session Streamable HTTP transport (SSE streams,
- * `Mcp-Session-Id`), the gateway `Server` on it, and the session's upstream connections. Closing
- * it closes all three, so a DELETE, an idle expiry or shutdown reaps every child it spawned.
+ * One 2025-era client session: its wire transport (Streamable HTTP by default: SSE streams,
+ * `Mcp-Session-Id`; or the 2024-11-05 HTTP+SSE transport, see legacy-sse/), the gateway `Server`
+ * on it, and the session's upstream connections. Closing it closes all three, so a DELETE, an idle
+ * expiry, a closed HTTP+SSE stream or shutdown reaps every child it spawned.
  */
 import { randomUUID } from 'node:crypto';
-import type { ServerCapabilities } from '@modelcontextprotocol/server';
+import type { ServerCapabilities, Transport } from '@modelcontextprotocol/server';
 import { jsonRpcErrorResponse, WireCode } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
 import type { Catalogue } from '../catalogue/catalogue.js';
@@ -14,7 +15,24 @@ import type { SessionTicket } from '../session/session-admission.js';
 import { createGatewayServer, sessionSink } from './gateway-server.js';
 import { refusedResume } from './resume.js';
 import { SessionHttpTransport } from './session-transport.js';
-import { keyOf, requestIdOf, responseIdOf } from '../session/jsonrpc-id.js';
+import { keyOf, requestIdOf, responseIdOf, type RequestId } from '../session/jsonrpc-id.js';
+
+/** What a session needs of the transport its client speaks (`SessionHttpTransport` is one). */
+export interface SessionWire extends Transport {
+  /** Serves one HTTP request of the session (after the session's own checks). */
+  handleRequest(request: Request, parsedBody?: unknown): Promise<Response>;
+  /** SSE responses open right now (a session with one is not idle). */
+  readonly openStreams: number;
+  /** A request the client cancelled gets no response: whatever waits for one is ended. */
+  endCancelled(requestId: RequestId): void;
+}
+
+/** What the session gives its wire: the id, and the two moments the session must hear of. */
+export interface SessionWireHooks {
+  sessionId: string;
+  onSessionInitialized(sessionId: string): void | Promise<void>;
+  onSessionClosed(sessionId: string): void | Promise<void>;
+}
 
 export interface LegacySessionOptions {
   /** The authenticated principal that opened the session (undefined when auth is off). */
@@ -39,6 +57,8 @@ export interface LegacySessionOptions {
   streamAfterMs: number;
   onInitialized(session: LegacySession): void;
   onClosed(id: string): void;
+  /** Builds the transport the client speaks; default: Streamable HTTP (`SessionHttpTransport`). */
+  wire?(hooks: SessionWireHooks): SessionWire;
   // --- cluster (src/cluster) ---
   /** The id to serve under (a session taken over from another replica keeps its id); default: random. */
   sessionId?: string;
@@ -60,7 +80,9 @@ export class LegacySession {
   /** POSTs and GETs not answered yet; open SSE streams are counted by the transport. */
   private openExchanges = 0;
   private lastActivity = Date.now();
-  readonly transport: SessionHttpTransport;
+  /** The session id, random unless given; the key the registry holds the session under. */
+  readonly id: string;
+  readonly transport: SessionWire;
   private readonly scope: SessionScope;
   private readonly server;
   private closing: Promise<void> | undefined;
@@ -75,6 +97,7 @@ export class LegacySession {
     this.ticket = options.ticket;
     // The id exists before `initialize` so the session's event history can be keyed by it.
     const id = options.sessionId ?? randomUUID();
+    this.id = id;
     this.events = options.eventStore?.forSession(id);
     this.server = createGatewayServer(
       {
@@ -93,16 +116,21 @@ export class LegacySession {
       ...(options.sharedCatalogue === undefined ? {} : { shared: options.sharedCatalogue }),
       childIdleTimeoutMs: options.childIdleTimeoutMs,
     });
-    this.transport = new SessionHttpTransport({
+    const hooks: SessionWireHooks = {
       sessionId: id,
-      ...(this.events === undefined ? {} : { eventStore: this.events, retryIntervalMs: RETRY_INTERVAL_MS }),
-      streamAfterMs: options.streamAfterMs,
       onSessionInitialized: (id) => {
         this.sessionId = id;
         options.onInitialized(this);
       },
       onSessionClosed: (id) => options.onClosed(id),
-    });
+    };
+    this.transport =
+      options.wire?.(hooks) ??
+      new SessionHttpTransport({
+        ...hooks,
+        ...(this.events === undefined ? {} : { eventStore: this.events, retryIntervalMs: RETRY_INTERVAL_MS }),
+        streamAfterMs: options.streamAfterMs,
+      });
     const send = this.transport.send.bind(this.transport);
     this.transport.send = (message, sendOptions) => {
       const answered = keyOf(responseIdOf(message));
@@ -120,17 +148,12 @@ export class LegacySession {
     if (note?.method !== 'notifications/cancelled') return;
     const key = keyOf(note.params?.requestId);
     if (key === undefined || !this.inFlight.delete(key)) return;
-    this.transport.endCancelled(note.params?.requestId as string | number);
+    this.transport.endCancelled(note.params?.requestId as RequestId);
   }
 
   /** When the session became idle, or undefined while it has an exchange open. */
   idleSince(): number | undefined {
     return this.openExchanges > 0 || this.transport.openStreams > 0 ? undefined : this.lastActivity;
-  }
-
-  get id(): string {
-    if (this.sessionId === undefined) throw new Error('session not initialised');
-    return this.sessionId;
   }
 
   get initialised(): boolean {
@@ -176,8 +199,9 @@ export class LegacySession {
       const response = await this.transport.handleRequest(request, parsedBody);
       // Refused at the transport (406, 400…): the request never reached a handler, and no
       // response will ever be sent under its id. (A 200 in one JSON body released its id when the
-      // answer was sent; judged by status so the hot path never builds the answer's headers.)
-      if (response.status !== 200) {
+      // answer was sent, a 202 of HTTP+SSE releases it when the answer goes on the stream; judged
+      // by status so the hot path never builds the answer's headers.)
+      if (response.status >= 300) {
         this.inFlight.delete(id);
         return response;
       }

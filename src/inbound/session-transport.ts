@@ -28,17 +28,10 @@ import {
 import { jsonRpcErrorBody, jsonRpcErrorResponse, WireCode } from '../errors.js';
 import { keyOf, responseIdOf, type RequestId } from '../session/jsonrpc-id.js';
 import { messageKind } from './message-kind.js';
-import { SseWriter } from './sse-writer.js';
+import { SSE_HEADERS, SseWriter } from './sse-writer.js';
 
 /** The stream id of the standalone GET stream (the SDK's, kept: stored event ids carry it). */
 const STANDALONE = '_GET_stream';
-
-const SSE_HEADERS = {
-  'content-type': 'text/event-stream',
-  'cache-control': 'no-cache, no-transform',
-  connection: 'keep-alive',
-  'x-accel-buffering': 'no',
-} as const;
 
 /** The codes the SDK transport answers refusals with (clients may match on them). */
 const SERVER_ERROR = -32000;

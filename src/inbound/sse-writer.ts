@@ -6,6 +6,14 @@
  */
 import type { JSONRPCMessage } from '@modelcontextprotocol/server';
 
+/** The headers of every SSE answer (no caching or buffering by intermediaries). */
+export const SSE_HEADERS = {
+  'content-type': 'text/event-stream',
+  'cache-control': 'no-cache, no-transform',
+  connection: 'keep-alive',
+  'x-accel-buffering': 'no',
+} as const;
+
 /** The SDK's interval for `: keepalive` comments on open streams. */
 const KEEP_ALIVE_MS = 15_000;
 
@@ -44,12 +52,16 @@ export class SseWriter {
   private readonly unread: NodeJS.Timeout;
 
   constructor(private readonly onGone: (writer: SseWriter) => void) {
-    this.body = new WatchedStream({
-      start: (controller) => {
-        this.controller = controller;
+    // Nothing pulls: the byte strategy only measures what waits unread (`backlogBytes`).
+    this.body = new WatchedStream(
+      {
+        start: (controller) => {
+          this.controller = controller;
+        },
+        cancel: () => this.gone(),
       },
-      cancel: () => this.gone(),
-    });
+      new ByteLengthQueuingStrategy({ highWaterMark: 0 }),
+    );
     this.unread = setTimeout(() => {
       if (!this.body.taken) this.close();
     }, UNREAD_CLOSE_MS);
@@ -85,8 +97,30 @@ export class SseWriter {
     else if (id === undefined || this.replayed?.has(id) !== true) this.enqueue(sseEvent(message, id));
   }
 
+  /** An event of another type than `message`, e.g. HTTP+SSE's `endpoint`; `data` is one line. */
+  named(type: string, data: string): void {
+    if (/[\r\n]/.test(type) || /[\r\n]/.test(data)) throw new TypeError('SSE event type and data must be single lines');
+    this.enqueue(`event: ${type}\ndata: ${data}\n\n`);
+  }
+
   priming(id: string, retryMs: number | undefined): void {
     this.enqueue(retryMs === undefined ? `id: ${id}\ndata: \n\n` : `id: ${id}\nretry: ${retryMs}\ndata: \n\n`);
+  }
+
+  /** Bytes written that the HTTP server has not taken yet (it takes them as the client reads). */
+  get backlogBytes(): number {
+    return this.closed ? 0 : Math.max(0, -(this.controller.desiredSize ?? 0));
+  }
+
+  /** Ends the answer at once, dropping what the client has not read (the connection is cut). */
+  abort(): void {
+    if (this.closed) return;
+    try {
+      this.controller.error(new Error('SSE answer aborted'));
+    } catch {
+      // Already errored or cancelled by the client.
+    }
+    this.gone();
   }
 
   close(): void {

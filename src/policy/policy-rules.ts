@@ -1,7 +1,7 @@
 /**
  * A policy compiled into the predicates the config checks and the runtime ask: which variables a
- * stdio entry may set, which variables `envHeaders` may read, which hosts a Streamable HTTP
- * upstream may name. Globs and host patterns are compiled once, at boot (STYLE.md: compile at
+ * stdio entry may set, which variables `envHeaders` may read, which hosts an HTTP upstream
+ * may name, whether the deprecated SSE transport may be used. Globs and host patterns are compiled once, at boot (STYLE.md: compile at
  * boot, not per request); every predicate is pure.
  */
 import type { Policy } from './policy-schema.js';
@@ -10,6 +10,8 @@ import { compileGlob, type Glob } from './tool-filter.js';
 export interface PolicyRules {
   /** May a server entry set `allowPrivateNetwork: true`? */
   readonly privateNetworkAllowed: boolean;
+  /** May a server entry use `transport: "sse"` (the deprecated 2024-11-05 HTTP+SSE transport)? */
+  readonly sseUpstreamAllowed: boolean;
   /** True when a stdio server entry may not set this variable (case-insensitive globs). */
   stdioEnvDenied(name: string): boolean;
   /** True when `envHeaders` may read this variable: it matches an allow glob and no deny glob. */
@@ -70,6 +72,7 @@ export function compilePolicyRules(policy: Readonly<Policy>): PolicyRules {
   const upstreamHostAllowed = compileUpstreamHosts(policy.upstreamHosts);
   return {
     privateNetworkAllowed: policy.privateNetwork.allowServers,
+    sseUpstreamAllowed: policy.legacySse.upstream,
     stdioEnvDenied: (name) => anyMatch(stdioDenied, name),
     envHeaderAllowed: (name) => anyMatch(headerAllow, name) && !anyMatch(headerDeny, name),
     upstreamHostAllowed,

@@ -170,7 +170,19 @@ export const policySchema = z.strictObject({
       allowServers: z.boolean().default(true),
     })
     .prefault({}),
-  /** When present, every Streamable HTTP upstream's host must match one entry. */
+  /**
+   * The HTTP+SSE transport of protocol revision 2024-11-05, deprecated since 2025-03-26 (its
+   * session id travels in the URL, and a stream cut loses the session): may clients use it
+   * (`inbound`: `<path>/sse` and `<path>/messages`), and may servers be configured with
+   * `transport: "sse"` (`upstream`)?
+   */
+  legacySse: z
+    .strictObject({
+      inbound: z.boolean().default(true),
+      upstream: z.boolean().default(true),
+    })
+    .prefault({}),
+  /** When present, every HTTP upstream's host (Streamable HTTP or SSE) must match one entry. */
   upstreamHosts: z.array(upstreamHostEntry).optional(),
   /** Globs on tool names (namespaced, canonical `server__tool` and bare), hidden and not callable. */
   deniedTools: z.array(toolGlob).default(() => []),

@@ -5,6 +5,7 @@
 import type { Transport } from '@modelcontextprotocol/client';
 import type { ServerConfig } from '../config/schema.js';
 import type { Logger } from '../observability/logger.js';
+import { createSseTransport } from './sse.js';
 import { createHttpTransport, type HttpConnectorDeps } from './streamable-http.js';
 import { createStdioTransport } from './stdio.js';
 
@@ -25,6 +26,9 @@ export function createConnector(server: string, config: ServerConfig, deps: Conn
       return { transport: createStdioTransport(server, config, deps.parentEnv, logger), negotiation: 'legacy' };
     case 'streamableHttp':
       return { transport: createHttpTransport(server, config, deps, logger), negotiation: 'auto' };
+    case 'sse':
+      // The transport of 2024-11-05: there is no 2026 era to probe for.
+      return { transport: createSseTransport(server, config, deps, logger), negotiation: 'legacy' };
     default: {
       const unreachable: never = config;
       throw new TypeError(`unknown transport ${(unreachable as { transport: string }).transport}`);

@@ -7,30 +7,41 @@
  */
 import { StreamableHTTPClientTransport, type Transport } from '@modelcontextprotocol/client';
 import type { Dispatcher } from 'undici';
-import type { HttpServerConfig } from '../config/schema.js';
-import { createGuardedFetch } from '../net/guarded-fetch.js';
+import type { HttpServerConfig, RemoteServerConfig } from '../config/schema.js';
+import { createGuardedFetch, type GuardedFetch } from '../net/guarded-fetch.js';
 import type { Logger } from '../observability/logger.js';
 import { compileOutboundHeaders } from '../policy/outbound-headers.js';
 
 export interface HttpConnectorDeps {
   /** The egress dispatcher for this server (one per server: the guard is per-server policy). */
-  dispatcherFor(server: string, config: HttpServerConfig): Dispatcher;
+  dispatcherFor(server: string, config: RemoteServerConfig): Dispatcher;
   /** Reads an environment variable by name (the config layer owns process.env). */
   readEnv(name: string): string | undefined;
   /** Environment variable names the policy lets `envHeaders` read; `undefined` allows any. */
   allowedEnvNames?: readonly string[];
 }
 
-export function createHttpTransport(server: string, config: HttpServerConfig, deps: HttpConnectorDeps, logger: Logger): Transport {
+/**
+ * The `fetch` every HTTP upstream kind sends through: the request's headers rebuilt from what the
+ * transport set plus `headers` and `envHeaders`, then the guarded fetch over the server's egress
+ * dispatcher (`dispatcher`, default `deps.dispatcherFor`).
+ */
+export function createUpstreamFetch(
+  server: string,
+  config: RemoteServerConfig,
+  deps: HttpConnectorDeps,
+  logger: Logger,
+  dispatcher: Dispatcher = deps.dispatcherFor(server, config),
+): GuardedFetch {
   const outbound = compileOutboundHeaders({
     headers: config.headers,
     envHeaders: config.envHeaders,
     allowedEnvNames: deps.allowedEnvNames,
   });
-  const guarded = createGuardedFetch({ server, dispatcher: deps.dispatcherFor(server, config), logger });
+  const guarded = createGuardedFetch({ server, dispatcher, logger });
   const reported = new Set<string>();
 
-  const fetchUpstream = async (url: string | URL, init?: RequestInit): Promise<Response> => {
+  return async function fetchUpstream(url: string | URL, init?: RequestInit): Promise<Response> {
     // The SDK hands a `Headers` already; it is only read here, never changed.
     const given = init?.headers;
     const built = outbound.build(given instanceof Headers ? given : new Headers(given), deps.readEnv);
@@ -47,7 +58,10 @@ export function createHttpTransport(server: string, config: HttpServerConfig, de
     // in guarded-fetch.test.ts), so the signal is passed as it is.
     return guarded(url, { ...init, headers: built.headers });
   };
+}
 
+export function createHttpTransport(server: string, config: HttpServerConfig, deps: HttpConnectorDeps, logger: Logger): Transport {
+  const fetchUpstream = createUpstreamFetch(server, config, deps, logger);
   // Redirects are ours (same-origin only, each hop checked): tell the SDK not to add its own.
   return new StreamableHTTPClientTransport(new URL(config.url), { fetch: fetchUpstream, redirectPolicy: 'follow' });
 }

@@ -109,6 +109,7 @@ describe('parseConfig: a config may not widen its policy', () => {
   const noPrivate = writePolicy('no-private.json', { privateNetwork: { allowServers: false } });
   const hostsOnly = writePolicy('hosts-only.json', { upstreamHosts: ['docs.example.com', '*.corp.example'] });
   const envAllow = writePolicy('env-allow.json', { envHeaderNames: { allow: ['DOCS_TOKEN'] } });
+  const noSse = writePolicy('no-sse.json', { legacySse: { upstream: false } });
   const small = writePolicy('small.json', {
     limits: { maxBodyBytes: 2048, maxJsonDepth: 8, maxSessions: 10, sessionIdleTimeoutMs: 60_000, maxHeaderBytes: 4096, maxSessionsPerPrincipal: 2, initializePerMinute: 5, maxSessionChildrenPerServer: 3 },
   });
@@ -119,6 +120,11 @@ describe('parseConfig: a config may not widen its policy', () => {
     ['an upstream host not in upstreamHosts', { policy: hostsOnly, servers: { docs: http({ url: SECRET_URL }) } }, "servers.docs.url: host is not in the policy's upstreamHosts"],
     ['the bare domain of a wildcard entry', { policy: hostsOnly, servers: { docs: http({ url: 'https://corp.example/mcp' }) } }, "servers.docs.url: host is not in the policy's upstreamHosts"],
     ['any HTTP upstream under strict (empty upstreamHosts)', { policy: 'strict', servers: { docs: http() } }, "servers.docs.url: host is not in the policy's upstreamHosts"],
+    ['an sse server under the strict policy', { policy: 'strict', servers: { old: { transport: 'sse', url: SECRET_URL } } }, 'servers.old.transport: the policy does not allow "sse" upstreams (policy legacySse.upstream is false)'],
+    ['an imported type "sse" entry under a policy without sse upstreams', { policy: noSse, mcpServers: { old: { type: 'sse', url: SECRET_URL } } }, 'servers.old.transport: the policy does not allow "sse" upstreams (policy legacySse.upstream is false)'],
+    ['an sse server opting into private networks under a policy that forbids it', { policy: noPrivate, servers: { old: { transport: 'sse', url: SECRET_URL, allowPrivateNetwork: true } } }, 'servers.old.allowPrivateNetwork: the policy does not allow private-network upstreams'],
+    ['an sse server outside upstreamHosts', { policy: hostsOnly, servers: { old: { transport: 'sse', url: SECRET_URL } } }, "servers.old.url: host is not in the policy's upstreamHosts"],
+    ['an sse server reading a cloud credential', { servers: { old: { transport: 'sse', url: SECRET_URL, envHeaders: { Authorization: 'AWS_SECRET_ACCESS_KEY' } } } }, 'servers.old.envHeaders.Authorization: the policy does not allow reading this variable'],
     ['a stdio server setting NODE_OPTIONS', { servers: { x: stdio({ env: { NODE_OPTIONS: SECRET_VALUE } }) } }, 'servers.x.env.NODE_OPTIONS: the policy forbids setting this variable'],
     ['a stdio server setting LD_PRELOAD in lower case', { servers: { x: stdio({ env: { ld_preload: SECRET_VALUE } }) } }, 'servers.x.env.ld_preload: the policy forbids setting this variable'],
     ['a stdio server setting a proxy', { servers: { x: stdio({ env: { HTTPS_PROXY: 'http://proxy.example:3128' } }) } }, 'servers.x.env.HTTPS_PROXY: the policy forbids setting this variable'],

@@ -48,6 +48,17 @@ describe('parseConfig: valid configurations', () => {
     expect(config.servers.b?.transport).toBe('streamableHttp');
   });
 
+  it('imports a type "sse" entry as an sse server, with the same fields as Streamable HTTP', () => {
+    const config = parseConfig({
+      mcpServers: { old: { type: 'sse', url: 'https://mcp.example.com/sse', headers: { 'X-Team': 'core' }, envHeaders: { Authorization: 'OLD_TOKEN' } } },
+    });
+    expect(config.servers.old).toMatchObject({ transport: 'sse', url: 'https://mcp.example.com/sse', allowPrivateNetwork: false, connectTimeoutMs: 10_000 });
+  });
+
+  it('holds sse URLs to the same rule as any HTTP upstream (https, or http to loopback)', () => {
+    expect(() => parseConfig({ servers: { old: { transport: 'sse', url: 'http://mcp.example.com/sse' } } })).toThrow(/servers\.old\.url: /);
+  });
+
   it('turns namespacing off with a null separator', () => {
     expect(parseConfig({ servers: {}, catalogue: { separator: null } }).catalogue.separator).toBeNull();
   });

@@ -37,6 +37,7 @@ describe('the shipped policies', () => {
     expect(strict.envHeaderNames.allow).toEqual([]);
     expect(strict.allowedOrigins).toEqual([]);
     expect(strict.acknowledgedNoAuth).toBe(false);
+    expect(strict.legacySse).toEqual({ inbound: false, upstream: false });
     for (const name of EMBEDDED_DEFAULT_POLICY.stdioDeniedEnv) expect(strict.stdioDeniedEnv).toContain(name);
     for (const name of EMBEDDED_DEFAULT_POLICY.envHeaderNames.deny) expect(strict.envHeaderNames.deny).toContain(name);
     for (const [key, value] of Object.entries(strict.limits)) {
@@ -57,6 +58,7 @@ describe('the embedded default policy', () => {
       allowedHosts: ['127.0.0.1', 'localhost', '[::1]'],
       allowedOrigins: null,
       privateNetwork: { allowServers: true },
+      legacySse: { inbound: true, upstream: true },
       deniedTools: [],
       limits: { maxBodyBytes: 1024 * 1024, maxJsonDepth: 64, maxSessions: 1000, sessionIdleTimeoutMs: 1_800_000, maxHeaderBytes: 16_384 },
     });

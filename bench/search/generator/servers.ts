@@ -1,0 +1,95 @@
+/**
+ * The generated servers of the benchmark catalogue: products an organisation's gateway plausibly
+ * fronts beside the real servers, each expanded from its family in its own naming style. Several
+ * families have two or three servers (two code hosts, three clouds, three chats…), so the same
+ * need matches tools of several servers, as it does in a real catalogue.
+ */
+import { CODE_HOSTING, CI_CD, ISSUE_TRACKING, PACKAGE_REGISTRY } from './families-dev.js';
+import { CLOUD, KUBERNETES, SQL_DATABASE } from './families-infra.js';
+import { CACHE_STORE, CDN_DNS, ERROR_TRACKING, FEATURE_FLAGS, LOGGING, MONITORING, ON_CALL, STREAMING, VAULT } from './families-ops.js';
+import { CALENDAR, CHAT, DOCS_WIKI, EMAIL, FILE_STORAGE, MEETINGS } from './families-work.js';
+import { ACCOUNTING, ANALYTICS, CMS, CRM, DATA_WAREHOUSE, ECOMMERCE, HELPDESK, HR, MARKETING, PAYMENTS } from './families-business.js';
+import type { FamilySpec, ServerSpec } from './spec.js';
+
+export const FAMILIES: Record<string, FamilySpec> = {
+  code: CODE_HOSTING, issues: ISSUE_TRACKING, ci: CI_CD, registry: PACKAGE_REGISTRY, k8s: KUBERNETES, cloud: CLOUD,
+  sql: SQL_DATABASE, monitoring: MONITORING, logging: LOGGING, oncall: ON_CALL, errors: ERROR_TRACKING, flags: FEATURE_FLAGS,
+  cache: CACHE_STORE, streaming: STREAMING, cdn: CDN_DNS, vault: VAULT, chat: CHAT, email: EMAIL, calendar: CALENDAR,
+  docs: DOCS_WIKI, files: FILE_STORAGE, meetings: MEETINGS, crm: CRM, helpdesk: HELPDESK, hr: HR, payments: PAYMENTS,
+  ecommerce: ECOMMERCE, accounting: ACCOUNTING, marketing: MARKETING, analytics: ANALYTICS, cms: CMS, warehouse: DATA_WAREHOUSE,
+};
+
+export const GENERATED_SERVERS: readonly ServerSpec[] = [
+  { name: 'bitbucket', product: 'Bitbucket Cloud', family: 'code', style: 'snake', instructions: 'Bitbucket Cloud tools. Repositories live in workspaces: pass the workspace slug as `owner`. Pull request IDs are numbers unique within a repository.' },
+  { name: 'gitea', product: 'Gitea', family: 'code', style: 'camel', keep: 0.8, instructions: 'Self-hosted Gitea instance of the platform team. Use these tools for repositories under git.internal.' },
+  { name: 'gerrit', product: 'Gerrit', family: 'code', style: 'dotted', keep: 0.7, rename: { 'pull request': 'change', 'pull request comment': 'change comment' }, instructions: 'Gerrit code review for the Android and firmware trees. Changes are reviewed patch sets; a change merges when it is submitted.' },
+  { name: 'linear', product: 'Linear', family: 'issues', style: 'camel', rename: { sprint: 'cycle', epic: 'project milestone', board: 'team view' }, instructions: 'Linear workspace of the product teams. Issues are identified like ENG-123; cycles are Linear\'s sprints.' },
+  { name: 'youtrack', product: 'YouTrack', family: 'issues', style: 'prefixed', keep: 0.8, instructions: 'JetBrains YouTrack used by the tools team. Queries use YouTrack search syntax.' },
+  { name: 'clickup', product: 'ClickUp', family: 'issues', style: 'snake', keep: 0.7, rename: { issue: 'task', project: 'list', epic: 'goal' }, instructions: 'ClickUp for marketing and operations. Work items are tasks that live in lists.' },
+  { name: 'jenkins', product: 'Jenkins', family: 'ci', style: 'snake', rename: { pipeline: 'build', workflow: 'job definition' }, instructions: 'The legacy Jenkins controller. Builds run on agents; the console log of a build is its job log.' },
+  { name: 'buildkite', product: 'Buildkite', family: 'ci', style: 'kebab', instructions: 'Buildkite pipelines of the monorepo. Agents are the runners.' },
+  { name: 'actions', product: 'GitHub Actions', family: 'ci', style: 'snake', keep: 0.8, rename: { pipeline: 'workflow run' }, instructions: 'GitHub Actions for the github.com organisation: workflow runs, jobs, artifacts and self-hosted runners.' },
+  { name: 'artifactory', product: 'Artifactory', family: 'registry', style: 'snake', instructions: 'JFrog Artifactory: npm, Maven, PyPI and Docker packages of the company.' },
+  { name: 'dockerhub', product: 'Docker Hub', family: 'registry', style: 'camel', keep: 0.7, instructions: 'Docker Hub organisation for public images.' },
+  { name: 'openshift', product: 'OpenShift', family: 'k8s', style: 'kebab', instructions: 'The production OpenShift cluster. Namespaces are called projects in the web console.' },
+  { name: 'rancher', product: 'Rancher', family: 'k8s', style: 'camel', keep: 0.8, instructions: 'Rancher-managed edge clusters (retail stores). Pick the cluster with switch context first.' },
+  { name: 'aws', product: 'AWS', family: 'cloud', style: 'prefixed', rename: { instance: 'ec2 instance', bucket: 's3 bucket', object: 's3 object', function: 'lambda function', 'database instance': 'rds instance', queue: 'sqs queue', cluster: 'eks cluster' }, instructions: 'Amazon Web Services account 1234-prod. Region defaults to eu-west-1.' },
+  { name: 'gcp', product: 'Google Cloud', family: 'cloud', style: 'dotted', rename: { instance: 'compute instance', function: 'cloud function', 'database instance': 'cloud sql instance', queue: 'pubsub subscription', cluster: 'gke cluster' }, instructions: 'Google Cloud projects of the data platform.' },
+  { name: 'azure', product: 'Microsoft Azure', family: 'cloud', style: 'camel', keep: 0.8, rename: { instance: 'virtual machine', bucket: 'storage container', object: 'blob', function: 'function app', 'security group': 'network security group', vpc: 'virtual network', cluster: 'aks cluster', secret: 'key vault secret' }, instructions: 'Azure subscription of the Windows workloads.' },
+  { name: 'mysql', product: 'MySQL', family: 'sql', style: 'snake', instructions: 'The orders MySQL 8 primary. Read-only statements are preferred; writes are audited.' },
+  { name: 'sqlserver', product: 'SQL Server', family: 'sql', style: 'camel', keep: 0.8, instructions: 'Finance SQL Server 2022 (ERP database).' },
+  { name: 'cockroach', product: 'CockroachDB', family: 'sql', style: 'kebab', keep: 0.7, instructions: 'CockroachDB cluster backing the payments ledger.' },
+  { name: 'grafana', product: 'Grafana', family: 'monitoring', style: 'snake', instructions: 'Grafana and Prometheus: dashboards, PromQL queries and alert rules.' },
+  { name: 'newrelic', product: 'New Relic', family: 'monitoring', style: 'camel', keep: 0.8, instructions: 'New Relic APM and infrastructure monitoring. Queries are NRQL.' },
+  { name: 'elastic', product: 'Elasticsearch', family: 'logging', style: 'snake', instructions: 'The ELK stack that stores application logs for 30 days.' },
+  { name: 'loki', product: 'Loki', family: 'logging', style: 'dotted', instructions: 'Grafana Loki for Kubernetes container logs; queries are LogQL.' },
+  { name: 'splunk', product: 'Splunk', family: 'logging', style: 'camel', instructions: 'Splunk for security and audit logs; queries are SPL.' },
+  { name: 'pagerduty', product: 'PagerDuty', family: 'oncall', style: 'snake', instructions: 'PagerDuty: incidents, on-call schedules and escalation policies.' },
+  { name: 'opsgenie', product: 'Opsgenie', family: 'oncall', style: 'camel', keep: 0.8, instructions: 'Opsgenie for the support organisation\'s on-call.' },
+  { name: 'rollbar', product: 'Rollbar', family: 'errors', style: 'snake', rename: { 'error group': 'item' }, instructions: 'Rollbar error monitoring for the backend services.' },
+  { name: 'bugsnag', product: 'Bugsnag', family: 'errors', style: 'kebab', rename: { 'error group': 'error' }, instructions: 'Bugsnag crash reporting for the iOS and Android apps.' },
+  { name: 'unleash', product: 'Unleash', family: 'flags', style: 'snake', rename: { 'feature flag': 'feature toggle' }, instructions: 'Unleash feature toggles of the web app.' },
+  { name: 'flagsmith', product: 'Flagsmith', family: 'flags', style: 'camel', keep: 0.8, rename: { 'feature flag': 'feature' }, instructions: 'Flagsmith remote config and flags for the mobile apps.' },
+  { name: 'redis', product: 'Redis', family: 'cache', style: 'snake', instructions: 'Redis 7 cache and session store. Prefer scan_keys over KEYS.' },
+  { name: 'kafka', product: 'Kafka', family: 'streaming', style: 'snake', instructions: 'The event streaming Kafka cluster with Schema Registry and Connect.' },
+  { name: 'confluent', product: 'Confluent Cloud', family: 'streaming', style: 'dotted', keep: 0.7, instructions: 'Confluent Cloud clusters for partner integrations.' },
+  { name: 'cloudflare', product: 'Cloudflare', family: 'cdn', style: 'snake', instructions: 'Cloudflare zones, DNS, WAF and Workers for the public domains.' },
+  { name: 'fastly', product: 'Fastly', family: 'cdn', style: 'camel', keep: 0.7, rename: { zone: 'service', 'worker script': 'compute package' }, instructions: 'Fastly CDN in front of the media site.' },
+  { name: 'vault', product: 'HashiCorp Vault', family: 'vault', style: 'snake', instructions: 'HashiCorp Vault: KV secrets, dynamic database credentials and transit encryption.' },
+  { name: 'doppler', product: 'Doppler', family: 'vault', style: 'kebab', keep: 0.7, instructions: 'Doppler config and secrets for the frontend projects.' },
+  { name: 'discord', product: 'Discord', family: 'chat', style: 'snake', instructions: 'The community Discord server. Messages are posted as the bot.' },
+  { name: 'mattermost', product: 'Mattermost', family: 'chat', style: 'camel', keep: 0.8, instructions: 'Self-hosted Mattermost for the engineering chat.' },
+  { name: 'teams', product: 'Microsoft Teams', family: 'chat', style: 'kebab', keep: 0.8, instructions: 'Microsoft Teams channels and chats of the sales organisation.' },
+  { name: 'gmail', product: 'Gmail', family: 'email', style: 'snake', instructions: 'Gmail of the signed-in Google Workspace user.' },
+  { name: 'fastmail', product: 'Fastmail', family: 'email', style: 'prefixed', keep: 0.8, instructions: 'Fastmail mailbox of the support@ address (JMAP).' },
+  { name: 'gcal', product: 'Google Calendar', family: 'calendar', style: 'snake', instructions: 'Google Calendar of the signed-in user and the rooms of the office.' },
+  { name: 'calendly', product: 'Calendly', family: 'calendar', style: 'camel', keep: 0.6, instructions: 'Calendly scheduling links and booked events.' },
+  { name: 'gitbook', product: 'GitBook', family: 'docs', style: 'snake', instructions: 'GitBook spaces with the public product documentation.' },
+  { name: 'coda', product: 'Coda', family: 'docs', style: 'camel', keep: 0.8, rename: { space: 'doc', page: 'page' }, instructions: 'Coda docs with tables used by operations.' },
+  { name: 'bookstack', product: 'BookStack', family: 'docs', style: 'kebab', keep: 0.7, rename: { space: 'book' }, instructions: 'BookStack internal wiki (runbooks and onboarding).' },
+  { name: 'gdrive', product: 'Google Drive', family: 'files', style: 'snake', instructions: 'Google Drive of the signed-in user, shared drives included.' },
+  { name: 'dropbox', product: 'Dropbox', family: 'files', style: 'camel', keep: 0.8, instructions: 'Dropbox Business team folders of the design team.' },
+  { name: 'box', product: 'Box', family: 'files', style: 'kebab', keep: 0.7, instructions: 'Box enterprise content for legal and finance.' },
+  { name: 'zoom', product: 'Zoom', family: 'meetings', style: 'snake', instructions: 'Zoom meetings, webinars and cloud recordings.' },
+  { name: 'webex', product: 'Webex', family: 'meetings', style: 'camel', keep: 0.8, instructions: 'Cisco Webex for customer calls.' },
+  { name: 'salesforce', product: 'Salesforce', family: 'crm', style: 'camel', rename: { deal: 'opportunity', company: 'account' }, instructions: 'Salesforce Sales Cloud org. SOQL is not needed: tools take plain filters.' },
+  { name: 'pipedrive', product: 'Pipedrive', family: 'crm', style: 'snake', keep: 0.8, rename: { contact: 'person', company: 'organization' }, instructions: 'Pipedrive CRM of the SMB sales team.' },
+  { name: 'zendesk', product: 'Zendesk', family: 'helpdesk', style: 'snake', instructions: 'Zendesk Support and Help Center for customer support.' },
+  { name: 'freshdesk', product: 'Freshdesk', family: 'helpdesk', style: 'camel', keep: 0.8, instructions: 'Freshdesk for the EMEA support desk.' },
+  { name: 'intercom', product: 'Intercom', family: 'helpdesk', style: 'kebab', keep: 0.7, rename: { ticket: 'conversation', 'live chat': 'messenger chat' }, instructions: 'Intercom inbox and messenger of the website.' },
+  { name: 'bamboohr', product: 'BambooHR', family: 'hr', style: 'snake', instructions: 'BambooHR: employee directory, time off and hiring.' },
+  { name: 'workday', product: 'Workday', family: 'hr', style: 'camel', keep: 0.8, rename: { 'time off request': 'absence request', 'job opening': 'job requisition' }, instructions: 'Workday HCM for the whole company.' },
+  { name: 'paypal', product: 'PayPal', family: 'payments', style: 'snake', instructions: 'PayPal merchant account of the web shop.' },
+  { name: 'adyen', product: 'Adyen', family: 'payments', style: 'camel', keep: 0.8, instructions: 'Adyen payments for the in-store terminals and the app.' },
+  { name: 'shopify', product: 'Shopify', family: 'ecommerce', style: 'snake', instructions: 'The Shopify store (shop.example.com): products, orders, inventory and customers.' },
+  { name: 'woocommerce', product: 'WooCommerce', family: 'ecommerce', style: 'camel', keep: 0.8, instructions: 'WooCommerce shop of the outlet brand.' },
+  { name: 'xero', product: 'Xero', family: 'accounting', style: 'snake', instructions: 'Xero accounting for the UK entity.' },
+  { name: 'quickbooks', product: 'QuickBooks', family: 'accounting', style: 'camel', keep: 0.8, rename: { supplier: 'vendor' }, instructions: 'QuickBooks Online for the US entity.' },
+  { name: 'mailchimp', product: 'Mailchimp', family: 'marketing', style: 'snake', instructions: 'Mailchimp newsletters and marketing automations.' },
+  { name: 'mixpanel', product: 'Mixpanel', family: 'analytics', style: 'snake', instructions: 'Mixpanel product analytics of the app.' },
+  { name: 'amplitude', product: 'Amplitude', family: 'analytics', style: 'camel', keep: 0.8, instructions: 'Amplitude analytics of the marketing site.' },
+  { name: 'contentful', product: 'Contentful', family: 'cms', style: 'snake', instructions: 'Contentful headless CMS of the website and app content.' },
+  { name: 'sanity', product: 'Sanity', family: 'cms', style: 'camel', keep: 0.8, rename: { entry: 'document' }, instructions: 'Sanity studio content of the blog.' },
+  { name: 'snowflake', product: 'Snowflake', family: 'warehouse', style: 'snake', instructions: 'Snowflake data warehouse (ANALYTICS database).' },
+  { name: 'bigquery', product: 'BigQuery', family: 'warehouse', style: 'camel', rename: { warehouse: 'reservation' }, instructions: 'BigQuery datasets of the data science team.' },
+];

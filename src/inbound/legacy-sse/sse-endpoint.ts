@@ -1,0 +1,86 @@
+/**
+ * The deprecated HTTP+SSE transport (MCP 2024-11-05) on one MCP endpoint, for clients that speak
+ * nothing newer: `GET <path>/sse` opens a session and its stream, `POST <path>/messages?sessionId=…`
+ * carries the client's messages into it.
+ *
+ * The sessions are the endpoint's own (`SseSessionHost`): the same registry and cap, the same
+ * idle expiry, bound to the principal that opened them, closed (children reaped) with their
+ * stream or at shutdown. The `sessionId` in the message URL is not the session's id but a
+ * separate random token, known only to this table and the client: it is the credential of the
+ * session, so it never reaches a log line (request logs carry the session id, which opens
+ * nothing on its own).
+ */
+import { randomUUID } from 'node:crypto';
+import { errorResponse, GatewayError, jsonRpcErrorResponse, WireCode } from '../../errors.js';
+import type { Logger } from '../../observability/logger.js';
+import { readJsonRpcBody, type BodyLimits } from '../body.js';
+import type { IncomingBody } from '../incoming-body.js';
+import type { LegacySession, SessionWire, SessionWireHooks } from '../legacy-session.js';
+import { SseSessionTransport } from './sse-session-transport.js';
+
+export interface SseSessionHost {
+  /**
+   * A started session of the endpoint on `wire`, admitted and counted against the session caps;
+   * rejects with a `GatewayError` (rate limit, caps) when it may not open.
+   */
+  openSession(principal: string | undefined, wire: (hooks: SessionWireHooks) => SessionWire): Promise<LegacySession>;
+}
+
+export interface LegacySseOptions {
+  host: SseSessionHost;
+  limits: BodyLimits;
+  logger: Logger;
+}
+
+export class LegacySseEndpoint {
+  private readonly options: LegacySseOptions;
+  /** Token → session, for live HTTP+SSE sessions only (each leaves when its transport closes). */
+  private readonly byToken = new Map<string, LegacySession>();
+
+  constructor(options: LegacySseOptions) {
+    this.options = options;
+  }
+
+  /** The GET: a new session for `principal`, answered with its stream; `messagePath` is where it POSTs. */
+  async open(principal: string | undefined, messagePath: string): Promise<Response> {
+    const token = randomUUID();
+    let transport: SseSessionTransport | undefined;
+    let session: LegacySession;
+    try {
+      session = await this.options.host.openSession(principal, (hooks) => {
+        transport = new SseSessionTransport({
+          hooks,
+          token,
+          endpoint: `${messagePath}?sessionId=${token}`,
+          onClosed: () => this.byToken.delete(token),
+        });
+        return transport;
+      });
+    } catch (error) {
+      if (error instanceof GatewayError) return errorResponse(error);
+      throw error;
+    }
+    if (transport === undefined) throw new Error('the session did not build its HTTP+SSE wire');
+    this.byToken.set(token, session);
+    this.options.logger.debug({ session: session.id }, 'HTTP+SSE stream opened');
+    return transport.open();
+  }
+
+  /**
+   * A POSTed message. An unknown token and another principal's session are answered alike (404),
+   * so a token learns nothing to someone it does not belong to.
+   */
+  async post(request: Request, principal: string | undefined, incoming?: IncomingBody): Promise<Response> {
+    const token = new URL(request.url).searchParams.get('sessionId');
+    if (token === null || token === '') {
+      return jsonRpcErrorResponse(400, WireCode.InvalidRequest, 'Bad Request: sessionId query parameter is required');
+    }
+    const session = this.byToken.get(token);
+    if (session === undefined || session.principal !== principal) {
+      return jsonRpcErrorResponse(404, WireCode.InvalidRequest, 'Session not found');
+    }
+    const body = await readJsonRpcBody(request, this.options.limits, incoming);
+    if (!body.ok) return jsonRpcErrorResponse(body.status, body.rpcCode, body.message);
+    return session.handle(request, body.value);
+  }
+}
