@@ -28,6 +28,7 @@ export type GatewayErrorCode =
   | 'UPSTREAM_START_FAILED'
   | 'UPSTREAM_TIMEOUT'
   | 'UPSTREAM_BLOCKED'
+  | 'UPSTREAM_BUSY'
   | 'UNKNOWN_TOOL'
   | 'UNKNOWN_PROMPT'
   | 'UNKNOWN_RESOURCE'
@@ -117,6 +118,7 @@ const wireCodeByGatewayCode: Record<GatewayErrorCode, number> = {
   UPSTREAM_START_FAILED: WireCode.UpstreamUnavailable,
   UPSTREAM_TIMEOUT: WireCode.UpstreamUnavailable,
   UPSTREAM_BLOCKED: WireCode.UpstreamUnavailable,
+  UPSTREAM_BUSY: WireCode.UpstreamUnavailable,
   UNKNOWN_TOOL: WireCode.InvalidParams,
   UNKNOWN_PROMPT: WireCode.InvalidParams,
   UNKNOWN_RESOURCE: WireCode.ResourceNotFound,

@@ -184,7 +184,13 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   const toolFilter = compileVisibility(config);
   const serverNames = [...registry.entries.keys()];
   const endpoint = (servers: string[], separator: string | null, label: string) => {
-    const scope: ScopeOptions = { registry, servers, catalogue: { separator, toolFilter }, logger };
+    const scope: ScopeOptions = {
+      registry,
+      servers,
+      catalogue: { separator, toolFilter },
+      logger,
+      inputTtlMs: config.statelessPool.inputTtlMs,
+    };
     return new McpEndpoint({
       name: config.name,
       version: GATEWAY_VERSION,

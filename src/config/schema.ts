@@ -112,6 +112,24 @@ export const gatewayConfigSchema = z.strictObject({
     .strictObject({
       maxPerServer: z.number().int().positive().max(256).default(8),
       idleTimeoutMs: z.number().int().positive().default(60_000),
+      /** How long a call waits for a free connection before it is answered "busy, retry" (0: never waits). */
+      maxWaitMs: z.number().int().min(0).max(120_000).default(5_000),
+      /**
+       * Most connections of one server that one authenticated principal may hold at once, so one
+       * client cannot take the whole pool. Absent: half the pool, at least 1.
+       */
+      maxPerPrincipal: z.number().int().positive().max(256).optional(),
+      /**
+       * How long a cancelled call's connection waits for the upstream to answer that call before
+       * it is closed and replaced; it serves no other call meanwhile.
+       */
+      cancelGraceMs: z.number().int().min(0).max(60_000).default(2_000),
+      /** How long a call suspended for client input (`input_required`) waits for the client's retry. */
+      inputTtlMs: z.number().int().min(100).max(3_600_000).default(300_000),
+    })
+    .refine((pool) => pool.maxPerPrincipal === undefined || pool.maxPerPrincipal <= pool.maxPerServer, {
+      path: ['maxPerPrincipal'],
+      message: 'must not exceed maxPerServer',
     })
     .prefault({}),
   /** Where 2025-era SSE events are kept for resumption (`Last-Event-ID`). */

@@ -4,7 +4,7 @@
  * to its session's transport, 2026 traffic to the SDK's stateless `createMcpHandler` with
  * `legacy: 'reject'` (PITFALLS.md: its own legacy mode has no sessions).
  */
-import { createMcpHandler, isLegacyRequest, type McpHttpHandler, type ServerCapabilities } from '@modelcontextprotocol/server';
+import { createMcpHandler, isLegacyRequest, type AuthInfo, type McpHttpHandler, type ServerCapabilities } from '@modelcontextprotocol/server';
 import { errorResponse, jsonRpcErrorResponse, WireCode } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
 import { mergeCapabilities, mergeInstructions } from '../routing/merge.js';
@@ -44,6 +44,14 @@ export interface EndpointOptions {
   cluster?: EndpointCluster;
 }
 
+/**
+ * How a 2026-era request's principal reaches the scope it routes through: the SDK hands the
+ * `authInfo` given to `fetch` to the factory that builds the request's `Server`. The credential
+ * itself stops at the edge (app.ts strips it), so `token` is empty; `clientId` is the principal.
+ */
+function principalAuthInfo(principal: string): AuthInfo {
+  return { token: '', clientId: principal, scopes: [] };
+}
 
 export class McpEndpoint {
   private readonly options: EndpointOptions;
@@ -70,7 +78,11 @@ export class McpEndpoint {
     const stateless = new StatelessScope(options.scope);
     this.stateless = stateless;
     this.modern = createMcpHandler(
-      () => createGatewayServer({ ...this.identity(), era: 'modern', logger: options.logger }, () => stateless),
+      // Built per request: the request's principal arrives in `authInfo` (see `fetch`).
+      (context) => {
+        const scope = stateless.forPrincipal(context.authInfo?.clientId);
+        return createGatewayServer({ ...this.identity(), era: 'modern', logger: options.logger }, () => scope);
+      },
       { legacy: 'reject', onerror: (error) => options.logger.debug({ err: error.message }, 'modern request rejected') },
     );
     // 2026 clients learn of list changes through `subscriptions/listen`, fed by the primaries.
@@ -92,9 +104,10 @@ export class McpEndpoint {
 
   /**
    * Serves one HTTP request. `principal` is who authentication says is calling (undefined when
-   * auth is off); a 2025 session belongs to the principal that opened it. `incoming`, the Node
-   * request under @hono/node-server, is where a POST body is read from when given (`request` then
-   * needs no body: nothing below reads it again, every handler gets `parsedBody`).
+   * auth is off); a 2025 session belongs to the principal that opened it, and a 2026 request's
+   * pooled connections count against its principal. `incoming`, the Node request under
+   * @hono/node-server, is where a POST body is read from when given (`request` then needs no
+   * body: nothing below reads it again, every handler gets `parsedBody`).
    */
   async fetch(request: Request, principal?: string, incoming?: IncomingBody): Promise<Response> {
     let parsedBody: unknown;
@@ -108,7 +121,10 @@ export class McpEndpoint {
     const sessionId = request.headers.get('mcp-session-id');
     const known = sessionId !== null && this.sessions.get(sessionId) !== undefined;
     if (!known && !(await isLegacyRequest(request, parsedBody))) {
-      return this.modern.fetch(request, parsedBody === undefined ? undefined : { parsedBody });
+      return this.modern.fetch(request, {
+        ...(parsedBody === undefined ? {} : { parsedBody }),
+        ...(principal === undefined ? {} : { authInfo: principalAuthInfo(principal) }),
+      });
     }
     return this.legacy(request, parsedBody, principal);
   }

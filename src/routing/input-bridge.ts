@@ -6,8 +6,10 @@
  * the upstream's requests and the call continues — to its result, or to another round.
  *
  * `requestState` is attacker-controlled input (spec: basic/patterns/mrtr): ours is an unguessable
- * random token naming a suspended call in a bounded map, never data we trust. A call nobody
- * resumes is abandoned after `ttlMs`, which cancels the upstream request and frees its connection.
+ * random token naming a suspended call in a bounded map, never data we trust, and it resumes the
+ * call only for the principal that started it (another principal holding the token is answered
+ * as if it were unknown: a suspended call's result is its starter's alone). A call nobody resumes
+ * is abandoned after `ttlMs`, which cancels the upstream request and frees its connection.
  */
 import { randomBytes } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
@@ -30,6 +32,8 @@ interface Waiting {
 }
 
 interface SuspendedCall {
+  /** Who started the call (undefined without authentication); only they may resume it. */
+  principal: string | undefined;
   result: Promise<Result>;
   waiting: Map<string, Waiting>;
   /** Notifications go to the stream of the round being served. */
@@ -43,6 +47,14 @@ interface SuspendedCall {
 
 export type UpstreamCall = (sink: DownstreamSink, signal: AbortSignal) => Promise<Result>;
 
+/** The bridge as the requests of one principal see it. */
+export interface InputRounds {
+  /** True when `state` names a call the bridge suspended (whoever started it). */
+  owns(state: unknown): state is string;
+  start(sink: DownstreamSink, signal: AbortSignal, call: UpstreamCall): Promise<Result>;
+  resume(state: string, inputResponses: unknown, sink: DownstreamSink, signal: AbortSignal): Promise<Result>;
+}
+
 export class InputBridge {
   private readonly suspended: LRUCache<string, SuspendedCall>;
 
@@ -52,8 +64,14 @@ export class InputBridge {
       ttl: options.ttlMs,
       ttlAutopurge: true,
       dispose: (call, _token, reason) => {
-        // Taken back for a retry: the call goes on. Anything else abandons it.
-        if (reason !== 'delete') call.controller.abort(new GatewayError('UPSTREAM_TIMEOUT', 'input was not provided in time'));
+        // Taken back for a retry: the call goes on. Anything else abandons it: the upstream's
+        // requests are answered with the error (so it can finish, and answer the cancelled call),
+        // and the call is cancelled.
+        if (reason === 'delete') return;
+        const error = new GatewayError('UPSTREAM_TIMEOUT', 'input was not provided in time');
+        for (const waiting of call.waiting.values()) waiting.reject(error);
+        call.waiting.clear();
+        call.controller.abort(error);
       },
     });
   }
@@ -63,17 +81,28 @@ export class InputBridge {
     return typeof state === 'string' && this.suspended.has(state);
   }
 
-  /** Starts an upstream call on behalf of a 2026 client. */
-  start(sink: DownstreamSink, signal: AbortSignal, call: UpstreamCall): Promise<Result> {
-    const suspended = this.create(sink);
+  /** This bridge for the requests of `principal` (undefined without authentication). */
+  for(principal: string | undefined): InputRounds {
+    return {
+      owns: (state): state is string => this.owns(state),
+      start: (sink, signal, call) => this.start(sink, signal, call, principal),
+      resume: (state, inputResponses, sink, signal) => this.resume(state, inputResponses, sink, signal, principal),
+    };
+  }
+
+  /** Starts an upstream call on behalf of a 2026 client of `principal`. */
+  start(sink: DownstreamSink, signal: AbortSignal, call: UpstreamCall, principal?: string): Promise<Result> {
+    const suspended = this.create(sink, principal);
     suspended.result = call(this.bridgeSink(suspended), suspended.controller.signal);
     return this.serve(suspended, signal);
   }
 
-  /** Continues a suspended call with the client's answers. */
-  resume(state: string, inputResponses: unknown, sink: DownstreamSink, signal: AbortSignal): Promise<Result> {
-    const suspended = this.suspended.get(state);
-    if (suspended === undefined) throw new GatewayError('INVALID_PARAMS', 'requestState is unknown or expired; start the call again');
+  /** Continues a suspended call of `principal` with the client's answers. */
+  resume(state: string, inputResponses: unknown, sink: DownstreamSink, signal: AbortSignal, principal?: string): Promise<Result> {
+    const suspended = this.suspended.peek(state);
+    if (suspended === undefined || suspended.principal !== principal) {
+      throw new GatewayError('INVALID_PARAMS', 'requestState is unknown or expired; start the call again');
+    }
     this.suspended.delete(state);
     suspended.sink = sink;
     const responses = (typeof inputResponses === 'object' && inputResponses !== null ? inputResponses : {}) as Record<string, unknown>;
@@ -86,9 +115,10 @@ export class InputBridge {
     return this.serve(suspended, signal);
   }
 
-  private create(sink: DownstreamSink): SuspendedCall {
+  private create(sink: DownstreamSink, principal: string | undefined): SuspendedCall {
     let signalInput = () => undefined as void;
     const call: SuspendedCall = {
+      principal,
       result: Promise.resolve({}),
       waiting: new Map(),
       sink,

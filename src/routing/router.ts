@@ -11,7 +11,7 @@ import type { Catalogue } from '../catalogue/catalogue.js';
 import { routeResourceUri } from './merge.js';
 import type { UpstreamLink } from '../upstream/link.js';
 import type { DownstreamSink, RpcMessage } from '../upstream/sink.js';
-import type { InputBridge } from './input-bridge.js';
+import type { InputRounds } from './input-bridge.js';
 
 type Params = Record<string, unknown>;
 type Result = Record<string, unknown>;
@@ -29,7 +29,7 @@ export interface RouteScope {
   /** `logging/setLevel` for a scope that opens connections lazily (session scopes); else each server's link gets it. */
   setLogLevel?(params: Params, sink: DownstreamSink): Promise<void>;
   /** Turns a 2025 upstream's mid-call requests into `input_required` rounds (2026 clients). */
-  readonly inputBridge?: InputBridge;
+  readonly inputBridge?: InputRounds;
 }
 
 export interface CallContext {

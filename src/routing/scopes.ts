@@ -5,7 +5,7 @@
  *   server and reaped when it closes; until then its lists come from the primary. `shared`
  *   servers use the registry's primary connection.
  * - `StatelessScope` (2026 clients): no session; lists come from the primaries' caches and each
- *   call leases a connection for its duration.
+ *   call leases a connection for its duration, charged to the principal that made the request.
  */
 import { SdkHttpError } from '@modelcontextprotocol/client';
 import { Catalogue, type CatalogueOptions } from '../catalogue/catalogue.js';
@@ -23,6 +23,8 @@ export interface ScopeOptions {
   servers: readonly string[];
   catalogue: Omit<CatalogueOptions, 'logger'>;
   logger: Logger;
+  /** 2026 clients: how long a call suspended for input waits for the client's retry (default 5 min). */
+  inputTtlMs?: number;
 }
 
 /** A 404 from an HTTP upstream on a request that carried its session id: the session expired. */
@@ -199,10 +201,16 @@ export class SessionScope implements RouteScope {
   }
 }
 
-export class StatelessScope implements RouteScope {
+/**
+ * The routing scope of 2026-era requests. It is shared by every request of the endpoint; each
+ * request routes through `forPrincipal`, the view of the principal that made it, so its leases
+ * count against that principal (lease-pool.ts) and only that principal can resume the calls it
+ * suspended for input.
+ */
+export class StatelessScope {
   readonly servers: readonly string[];
   readonly catalogue: Catalogue;
-  readonly inputBridge = new InputBridge({ max: 1000, ttlMs: 5 * 60_000 });
+  private readonly inputBridge: InputBridge;
   private readonly registry: UpstreamRegistry;
   private readonly logger: Logger;
 
@@ -210,15 +218,26 @@ export class StatelessScope implements RouteScope {
     this.servers = options.servers;
     this.registry = options.registry;
     this.logger = options.logger;
+    this.inputBridge = new InputBridge({ max: 1000, ttlMs: options.inputTtlMs ?? 5 * 60_000 });
     this.catalogue = new Catalogue(
       { servers: this.servers, linkFor: (s) => options.registry.entry(s).primary.get() },
       { ...options.catalogue, logger: options.logger },
     );
   }
 
-  withLink<T>(server: string, fn: (link: UpstreamLink) => Promise<T>): Promise<T> {
+  /** The scope as the requests of `principal` (undefined without authentication) see it. */
+  forPrincipal(principal: string | undefined): RouteScope {
+    return {
+      servers: this.servers,
+      catalogue: this.catalogue,
+      inputBridge: this.inputBridge.for(principal),
+      withLink: (server, fn) => this.withLink(server, principal, fn),
+    };
+  }
+
+  private withLink<T>(server: string, principal: string | undefined, fn: (link: UpstreamLink) => Promise<T>): Promise<T> {
     return withReinitialise(server, this.logger, async () => {
-      const lease = await this.registry.lease(server);
+      const lease = await this.registry.lease(server, principal);
       return { link: lease.link, drop: async () => lease.discard(), release: () => lease.release() };
     }, fn);
   }

@@ -3,9 +3,10 @@
  *
  * The link forwards requests verbatim (a pass-through result schema: the gateway relays, it does
  * not re-validate), caches list results until the upstream says `list_changed`, and routes what
- * the upstream originates to the right downstream: a server→client request or notification goes
- * to the one call in flight when there is exactly one, else to the link's owner (a 2025 session's
- * standalone stream), else it is refused — never guessed (DESIGN.md §5).
+ * the upstream originates to the downstream that provably caused it (`attribution.ts`: its
+ * invariant is that nothing of principal A ever reaches principal B). It notes the id of every
+ * request it sends, so it knows which requests the upstream has not answered yet: a pooled
+ * connection serves again only once none are open (`idle`, `whenIdle`).
  */
 import { Client, ProtocolError, type Transport } from '@modelcontextprotocol/client';
 import type { ServerCapabilities } from '@modelcontextprotocol/client';
@@ -14,7 +15,9 @@ import { UpstreamError } from '../errors.js';
 import { classifyUpstreamFailure, safeReason } from './failure.js';
 import { ChangeListener } from './change-listener.js';
 import { ListCache, type ListKind } from './list-cache.js';
+import { Attribution } from './attribution.js';
 import { passThroughResult } from './pass-through.js';
+import { tapSends } from './send-tap.js';
 import type { DownstreamSink, LinkEvent, RpcMessage } from './sink.js';
 
 /** The handshake's own bound, whatever a server's per-request timeout is. */
@@ -30,8 +33,8 @@ export interface LinkOptions {
   /** Receives what cannot be tied to one call (session isolation); absent for shared links. */
   owner?: DownstreamSink;
   /**
-   * The link serves one call at a time (a lease), so what arrives during a call is that call's.
-   * A shared link without an owner attributes nothing it cannot prove (DESIGN.md §5).
+   * The link serves one call at a time (a lease): what arrives while that call's request is the
+   * only one open is that call's. A shared link without an owner attributes only progress.
    */
   exclusive?: boolean;
 }
@@ -44,38 +47,15 @@ export interface ForwardOptions {
   progressToken?: string | number;
 }
 
-interface InFlight {
-  sink: DownstreamSink;
-  /** Messages relayed for this call, in arrival order; awaited before its result is returned. */
-  chain: Promise<void>;
-}
-
 /** Envelope keys of the 2026 revision; a 2025 upstream must not see them (it would answer 400). */
 const ENVELOPE_PREFIX = 'io.modelcontextprotocol/';
-
-/** Notifications the link itself consumes (cache invalidation, subscriptions); never relayed per call. */
-const LINK_LEVEL_NOTIFICATIONS = new Set([
-  'notifications/tools/list_changed',
-  'notifications/prompts/list_changed',
-  'notifications/resources/list_changed',
-  'notifications/resources/updated',
-  'notifications/cancelled',
-  'notifications/subscriptions/acknowledged',
-]);
 
 export class UpstreamLink {
   readonly server: string;
   private readonly client: Client;
   private readonly logger: Logger;
   private readonly requestTimeoutMs: number;
-  private readonly owner: DownstreamSink | undefined;
-  private readonly exclusive: boolean;
-  private readonly inFlight = new Set<InFlight>();
-  /** Our own progress tokens (sent upstream in place of the client's) → the call they belong to. */
-  private readonly byProgressToken = new Map<string, { call: InFlight; clientToken: string | number }>();
-  private nextProgressToken = 1;
-  /** Where messages owned by no call go, in order. */
-  private ownerChain: Promise<void> = Promise.resolve();
+  private readonly attribution: Attribution;
   private readonly lists: ListCache;
   private readonly changes: ChangeListener;
   private readonly listeners = new Set<(event: LinkEvent) => void>();
@@ -86,8 +66,7 @@ export class UpstreamLink {
     this.client = client;
     this.logger = options.logger;
     this.requestTimeoutMs = options.requestTimeoutMs;
-    this.owner = options.owner;
-    this.exclusive = options.exclusive ?? false;
+    this.attribution = new Attribution({ owner: options.owner, exclusive: options.exclusive ?? false, logger: this.logger });
     this.changes = new ChangeListener({
       client,
       capabilities: () => this.capabilities,
@@ -100,8 +79,12 @@ export class UpstreamLink {
       capabilities: () => this.capabilities,
       hearsChangesOf: (kind) => this.changes.hears(kind),
       fetchPage: (method, cursor) =>
-        this.client
-          .request({ method, params: cursor === undefined ? {} : { cursor } }, passThroughResult, { timeout: this.requestTimeoutMs })
+        this.attribution.requests
+          .send(undefined, () =>
+            this.client.request({ method, params: cursor === undefined ? {} : { cursor } }, passThroughResult, {
+              timeout: this.requestTimeoutMs,
+            }),
+          )
           .catch((error: unknown) => {
             throw classifyUpstreamFailure(this.server, error, this.modern);
           }),
@@ -125,12 +108,13 @@ export class UpstreamLink {
     );
     const link = new UpstreamLink(options, client);
     link.install();
+    const transport = tapSends(options.transport, (message) => link.attribution.requests.noteSent(message));
     // The SDK calls a handler already on the transport before its own dispatch, for every message:
-    // notifications are attributed here, synchronously and in arrival order, while the call they
-    // belong to is still in flight (the SDK would dispatch them after the response; PITFALLS.md).
-    options.transport.onmessage = (message) => link.claim(message);
+    // messages are attributed here, synchronously and in arrival order, while the call they
+    // belong to is still in flight (the SDK would dispatch notifications after the response).
+    transport.onmessage = (message) => link.attribution.claim(message);
     try {
-      await client.connect(options.transport, { timeout: HANDSHAKE_TIMEOUT_MS });
+      await client.connect(transport, { timeout: HANDSHAKE_TIMEOUT_MS });
     } catch (error) {
       await client.close().catch(() => undefined);
       throw new UpstreamError('UPSTREAM_START_FAILED', options.server, `could not connect (${safeReason(error)})`, error);
@@ -162,7 +146,20 @@ export class UpstreamLink {
   }
 
   get inFlightCount(): number {
-    return this.inFlight.size;
+    return this.attribution.inFlightCount;
+  }
+
+  /** True when the upstream has answered every request the link sent (none open, none abandoned). */
+  get idle(): boolean {
+    return this.attribution.requests.idle;
+  }
+
+  /**
+   * Resolves true once the upstream has answered every open request (a cancelled call's
+   * included), false when `timeoutMs` passes first or the connection closes.
+   */
+  whenIdle(timeoutMs: number): Promise<boolean> {
+    return this.attribution.requests.whenIdle(timeoutMs);
   }
 
   /** Subscribes to link-level events; returns the unsubscribe function. */
@@ -179,32 +176,29 @@ export class UpstreamLink {
     if (this.closedReason !== undefined) {
       throw new UpstreamError('UPSTREAM_UNAVAILABLE', this.server, 'connection closed');
     }
-    const call: InFlight = { sink: options.sink, chain: Promise.resolve() };
     let meta = params?._meta as Record<string, unknown> | undefined;
     if (meta !== undefined && !this.modern) meta = withoutEnvelope(meta);
-    let token: string | undefined;
-    if (options.progressToken !== undefined) {
-      // Our own token upstream, mapped back to the client's on every relayed notification.
-      token = `portcullis-${this.nextProgressToken++}`;
-      this.byProgressToken.set(token, { call, clientToken: options.progressToken });
-      meta = { ...meta, progressToken: token };
-    }
+    const call = this.attribution.begin(options.sink, options.progressToken);
+    // Our own token upstream, mapped back to the client's on every relayed notification.
+    if (call.progressToken !== undefined) meta = { ...meta, progressToken: call.progressToken };
     const outbound = meta === undefined ? withoutMeta(params) : { ...params, _meta: meta };
-    this.inFlight.add(call);
     try {
-      const result = await this.client.request({ method, params: outbound }, passThroughResult, {
-        signal: options.signal,
-        timeout: this.requestTimeoutMs,
-        allowInputRequired: true,
-      });
+      // An aborted signal or a timeout makes the SDK cancel upstream: `notifications/cancelled`
+      // on 2025-era connections, closing the request's own stream on 2026-era HTTP.
+      const result = await this.attribution.requests.send(call, () =>
+        this.client.request({ method, params: outbound }, passThroughResult, {
+          signal: options.signal,
+          timeout: this.requestTimeoutMs,
+          allowInputRequired: true,
+        }),
+      );
       await call.chain;
       return result;
     } catch (error) {
       await call.chain;
       throw classifyUpstreamFailure(this.server, error, this.modern);
     } finally {
-      this.inFlight.delete(call);
-      if (token !== undefined) this.byProgressToken.delete(token);
+      this.attribution.end(call);
     }
   }
 
@@ -238,48 +232,9 @@ export class UpstreamLink {
   private markClosed(reason: string): void {
     if (this.closedReason !== undefined) return;
     this.closedReason = reason;
+    this.attribution.requests.clear();
     this.lists.invalidate();
     this.emit({ kind: 'closed', reason });
-  }
-
-  /**
-   * The call (or owner) something the upstream originated belongs to, or undefined to refuse it:
-   * the one call in flight on an exclusive or owned link; the owner (a 2025 session's standalone
-   * stream) when several calls are in flight; nothing on a shared link, where the sole call in
-   * flight may belong to a different client than the work that sent the message.
-   */
-  private attribute(): { sink: DownstreamSink; call?: InFlight } | undefined {
-    if (this.inFlight.size === 1 && (this.exclusive || this.owner !== undefined)) {
-      for (const call of this.inFlight) return { sink: call.sink, call };
-    }
-    return this.owner === undefined ? undefined : { sink: this.owner };
-  }
-
-  /** Relays one notification in order: behind everything already relayed to the same place. */
-  private relay(target: { sink: DownstreamSink; call?: InFlight }, message: RpcMessage): void {
-    const send = () => target.sink.notify(message).catch(() => undefined);
-    if (target.call !== undefined) target.call.chain = target.call.chain.then(send);
-    else this.ownerChain = this.ownerChain.then(send);
-  }
-
-  /** Sees every incoming message first; relays call-level notifications at arrival. */
-  private claim(message: unknown): void {
-    const note = message as { method?: unknown; id?: unknown; params?: Record<string, unknown> };
-    if (typeof note.method !== 'string' || note.id !== undefined) return; // requests and responses: the SDK's
-    if (LINK_LEVEL_NOTIFICATIONS.has(note.method)) return;
-    if (note.method === 'notifications/progress') {
-      const owner = this.byProgressToken.get(String(note.params?.progressToken));
-      if (owner !== undefined) {
-        this.relay({ sink: owner.call.sink, call: owner.call }, { method: note.method, params: { ...note.params, progressToken: owner.clientToken } });
-      }
-      return;
-    }
-    const target = this.attribute();
-    if (target === undefined) {
-      this.logger.debug({ method: note.method }, 'dropped an upstream notification that no call owns');
-      return;
-    }
-    this.relay(target, note.params === undefined ? { method: note.method } : { method: note.method, params: note.params });
   }
 
   private install(): void {
@@ -311,7 +266,7 @@ export class UpstreamLink {
     };
 
     this.client.fallbackRequestHandler = async (request, ctx) => {
-      const sink = this.attribute()?.sink;
+      const sink = this.attribution.takeRequestSink(ctx.mcpReq.id, request.method);
       if (sink === undefined || !sink.canRequest) {
         throw new ProtocolError(
           -32603,

@@ -17,7 +17,14 @@ import { UpstreamSlot, type SlotState } from './slot.js';
 
 export interface UpstreamRegistryOptions {
   servers: Readonly<Record<string, ServerConfig>>;
-  statelessPool: { maxPerServer: number; idleTimeoutMs: number };
+  statelessPool: {
+    maxPerServer: number;
+    idleTimeoutMs: number;
+    maxWaitMs: number;
+    /** Absent: half the pool, at least 1. */
+    maxPerPrincipal?: number;
+    cancelGraceMs: number;
+  };
   /** Sessions' own children one stdio server may have alive at once (`sessions.maxChildrenPerServer`). */
   maxSessionChildren: number;
   deps: ConnectorDeps;
@@ -57,6 +64,7 @@ export class UpstreamRegistry {
     this.options = options;
     this.logger = options.logger;
     const entries = new Map<string, ServerEntry>();
+    const settings = options.statelessPool;
     for (const name of Object.keys(options.servers).sort()) {
       const config = options.servers[name]!;
       const primary = new UpstreamSlot({
@@ -69,8 +77,12 @@ export class UpstreamRegistry {
         config.isolation === 'session'
           ? new LeasePool({
               server: name,
-              max: options.statelessPool.maxPerServer,
-              idleTimeoutMs: options.statelessPool.idleTimeoutMs,
+              max: settings.maxPerServer,
+              idleTimeoutMs: settings.idleTimeoutMs,
+              maxWaitMs: settings.maxWaitMs,
+              maxPerPrincipal: settings.maxPerPrincipal ?? Math.max(1, Math.ceil(settings.maxPerServer / 2)),
+              cancelGraceMs: settings.cancelGraceMs,
+              logger: this.logger,
               createSlot: () =>
                 new UpstreamSlot({ server: name, logger: this.logger, connect: () => this.connect(name, { exclusive: true }) }),
             })
@@ -121,10 +133,13 @@ export class UpstreamRegistry {
     return open();
   }
 
-  /** A connection for one sessionless call: pooled for session isolation, the primary if shared. */
-  async lease(name: string): Promise<Lease> {
+  /**
+   * A connection for one sessionless call of `principal` (undefined without authentication):
+   * pooled for session isolation (bounded wait, per-principal cap), the primary if shared.
+   */
+  async lease(name: string, principal?: string): Promise<Lease> {
     const entry = this.entry(name);
-    if (entry.pool !== undefined) return entry.pool.acquire();
+    if (entry.pool !== undefined) return entry.pool.acquire(principal);
     const link = await entry.primary.get();
     return { link, release: () => undefined, discard: () => entry.primary.discard(link) };
   }

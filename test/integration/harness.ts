@@ -6,7 +6,8 @@
  * - `upstreams`: the fixture over stdio and HTTP, a stdin recorder and a recording proxy;
  * - `clients`: an in-process gateway on 127.0.0.1:0 and SDK v2 clients of both eras;
  * - `raw-http`: node:http requests and hand-driven 2025 sessions;
- * - `cli`: the `portcullis` executable as a child process.
+ * - `cli`: the `portcullis` executable as a child process;
+ * - `principals`: bearer principals and a gateway that authenticates them.
  */
 export * from './harness/wait.js';
 export * from './harness/paths.js';
@@ -16,3 +17,4 @@ export * from './harness/clients.js';
 export * from './harness/raw-http.js';
 export * from './harness/cli.js';
 export * from './harness/gateway-scope.js';
+export * from './harness/principals.js';

@@ -37,6 +37,8 @@ export interface ConnectOptions {
   capabilities?: ClientCapabilities;
   /** Registers handlers before connecting (server→client requests need them declared up front). */
   setup?: (client: Client) => void;
+  /** Sent on every request (e.g. `Authorization: Bearer …`). */
+  headers?: Record<string, string>;
 }
 
 export interface ConnectedClient {
@@ -54,7 +56,10 @@ export async function connectClient(cleanup: Cleanup, url: string, era: Era, opt
     },
   );
   options.setup?.(client);
-  const transport = new StreamableHTTPClientTransport(new URL(url));
+  const transport = new StreamableHTTPClientTransport(
+    new URL(url),
+    options.headers === undefined ? undefined : { requestInit: { headers: options.headers } },
+  );
   await within(client.connect(transport), 15_000, `${era} client connect`);
   cleanup.add(async () => {
     // A polite 2025 client ends its session, so its upstream children do not pile up.
