@@ -7,7 +7,7 @@
 import { createMcpHandler, isLegacyRequest, type AuthInfo, type McpHttpHandler, type ServerCapabilities } from '@modelcontextprotocol/server';
 import { errorResponse, jsonRpcErrorResponse, WireCode } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
-import { mergeCapabilities, mergeInstructions } from '../routing/merge.js';
+import { mergeCapabilities, mergeInstructions } from '../catalogue/merge.js';
 import { StatelessScope, type ScopeOptions } from '../routing/scopes.js';
 import type { GatewayEventStore } from '../session/event-store.js';
 import type { SessionAdmission, SessionTicket } from '../session/session-admission.js';

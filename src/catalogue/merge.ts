@@ -7,10 +7,10 @@
  */
 import type { Prompt, Resource, ResourceTemplateType, ServerCapabilities, Tool } from '@modelcontextprotocol/server';
 
-import { compileUriTemplate, type TemplateRoute, type UriTemplateMatcher } from '../catalogue/build-index.js';
-import { assignNames, type NameCollision, type UpstreamName } from '../catalogue/names.js';
+import { compileUriTemplate, type TemplateRoute, type UriTemplateMatcher } from './build-index.js';
+import { assignNames, type NameCollision, type UpstreamName } from './names.js';
 
-export { routeResourceUri, type TemplateRoute } from '../catalogue/build-index.js';
+export type { TemplateRoute } from './build-index.js';
 
 /**
  * Decides whether an upstream tool (or prompt) is visible. Gets the upstream's `server` and

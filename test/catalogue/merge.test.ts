@@ -12,7 +12,7 @@ import {
   mergeTools,
   routeResourceUri,
   type VisibilityFilter,
-} from '../../src/routing/merge.js';
+} from '../../src/catalogue/merge.js';
 
 const all: VisibilityFilter = () => true;
 
