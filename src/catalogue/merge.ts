@@ -8,7 +8,7 @@
 import type { Prompt, Resource, ResourceTemplateType, ServerCapabilities, Tool } from '@modelcontextprotocol/server';
 
 import { compileUriTemplate, type TemplateRoute, type UriTemplateMatcher } from './build-index.js';
-import { assignNames, type NameCollision, type UpstreamName } from './names.js';
+import { assignNames, type NameCollision, type UpstreamName } from '../naming/names.js';
 
 export type { TemplateRoute } from './build-index.js';
 
@@ -27,7 +27,7 @@ export interface NamedMergeOptions {
   /** Separator between server and name; `null` exposes names unprefixed. */
   readonly separator: string | null;
   readonly filter: VisibilityFilter;
-  /** Longest exposed name; defaults to 64 (see catalogue/names.ts). */
+  /** Longest exposed name; defaults to 64 (see naming/names.ts). */
   readonly maxNameLength?: number;
 }
 
