@@ -196,7 +196,6 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       version: GATEWAY_VERSION,
       instructions: config.instructions,
       scope,
-      registry,
       sessions: config.sessions,
       admission,
       limits: { maxBytes: config.limits.maxBodyBytes, maxDepth: config.limits.maxJsonDepth },
