@@ -26,7 +26,9 @@ import {
   type TransportSendOptions,
 } from '@modelcontextprotocol/server';
 import { jsonRpcErrorBody, jsonRpcErrorResponse, WireCode } from '../errors.js';
+import { ResumeRefused, resumeProblem, type RefusedPoint } from '../session/event-id.js';
 import { keyOf, responseIdOf, type RequestId } from '../session/jsonrpc-id.js';
+import { refusedResume } from './resume.js';
 import { messageKind } from './message-kind.js';
 import { SSE_HEADERS, SseWriter } from './sse-writer.js';
 
@@ -231,10 +233,14 @@ export class SessionHttpTransport implements Transport {
     else if (exchange !== undefined) exchange.writer = writer;
     try {
       await store.replayEventsAfter(lastEventId, { send: async (id, message) => writer.replay(id, message) });
-    } catch {
+    } catch (error) {
+      // Nothing replayed has reached the client yet: the replay is answered as the resume check
+      // would have answered it had it seen the store's state — evicted meanwhile (410) or the
+      // store failing (503) — never as a bare 500.
       writer.endReplay();
       writer.close();
-      return jsonRpcErrorResponse(500, SERVER_ERROR, 'Error replaying events');
+      const point: RefusedPoint = error instanceof ResumeRefused ? error.point : (resumeProblem('unavailable') as RefusedPoint);
+      return refusedResume(point);
     }
     if (this.closed) {
       writer.endReplay();
