@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { SessionHttpTransport } from '../../src/inbound/session-transport.js';
 import type { SessionEventStore } from '../../src/session/event-store.js';
 import { createMemoryEventStore } from '../../src/session/memory-event-store.js';
+import { ResumeRefused, resumeProblem } from '../../src/session/event-id.js';
 import { readSse, type SseEvent } from '../session/sse-client.js';
 
 const SESSION = 'session-1';
@@ -204,6 +205,29 @@ describe('SessionHttpTransport: polling and resumption', () => {
     await transport.send(result(id));
     const events = (await eventsOf(resumed)).map((e) => JSON.parse(e.data));
     expect(events).toEqual([progress(1), progress(2), progress(3), progress(4), result(8)]);
+  });
+
+  it.each([
+    ['410 when the history was evicted while it was being replayed', new ResumeRefused(resumeProblem('evicted')), 410],
+    ['503 when the store fails while replaying', new Error('connection lost'), 503],
+  ] as const)('answers a replay that fails part way %s, never a bare 500', async (_what, failure, status) => {
+    const base = createMemoryEventStore({ limit: 1_000, maxSessions: 4 }).forSession(SESSION);
+    const store: SessionEventStore = {
+      ...base,
+      replayEventsAfter: async (lastEventId, options) => {
+        // Something was sent before it failed: none of it may reach the client.
+        await options.send(`${lastEventId}0`, progress(99));
+        throw failure;
+      },
+    };
+    const { transport } = await setup((message, extra, t) => {
+      void t.send(progress(1), { relatedRequestId: (message as { id: number }).id }).then(() => extra!.closeSSEStream!());
+    }, { store });
+    const first = await eventsOf(await call(transport, 12));
+    const resumed = await transport.handleRequest(get({ 'last-event-id': first[0]!.id! }));
+    expect(resumed.status).toBe(status);
+    const body = (await resumed.json()) as { error: { code: number; message: string } };
+    expect(body.error.message).not.toMatch(/Error replaying events/);
   });
 
   it('refuses a second connection to a stream that has one with 409', async () => {
