@@ -30,7 +30,7 @@ import { ResumeRefused, resumeProblem, type RefusedPoint } from '../session/even
 import { keyOf, responseIdOf, type RequestId } from '../session/jsonrpc-id.js';
 import { refusedResume } from './resume.js';
 import { messageKind } from './message-kind.js';
-import { SSE_HEADERS, SseWriter } from './sse-writer.js';
+import { MAX_UNREAD_BYTES, SSE_HEADERS, SseWriter } from './sse-writer.js';
 
 /** The stream id of the standalone GET stream (the SDK's, kept: stored event ids carry it). */
 const STANDALONE = '_GET_stream';
@@ -275,7 +275,7 @@ export class SessionHttpTransport implements Transport {
     const store = this.options.eventStore;
     const step = exchange.chain.then(async () => {
       const id = store === undefined ? undefined : await store.storeEvent(exchange.streamId, message);
-      exchange.writer?.event(message, id);
+      deliver(exchange.writer, message, id);
     });
     exchange.chain = step.catch(() => undefined);
     if (isResponse) {
@@ -327,7 +327,7 @@ export class SessionHttpTransport implements Transport {
     const store = this.options.eventStore;
     const step = this.standaloneChain.then(async () => {
       const id = store === undefined ? undefined : await store.storeEvent(STANDALONE, message);
-      this.standalone?.event(message, id);
+      deliver(this.standalone, message, id);
     });
     this.standaloneChain = step.catch(() => undefined);
     return step;
@@ -413,4 +413,16 @@ export class SessionHttpTransport implements Transport {
       `Bad Request: Unsupported protocol version: ${version} (supported versions: ${this.supportedVersions.join(', ')})`,
     );
   }
+}
+
+/**
+ * Writes one event to an open stream, cutting the stream when its client has left more than
+ * `MAX_UNREAD_BYTES` unread: a client that never reads must not make the gateway hold a chatty
+ * upstream's output without end. The events are in the history (when resumable), so a client
+ * that does read resumes from its last event id and loses nothing still retained.
+ */
+function deliver(writer: SseWriter | undefined, message: JSONRPCMessage, id: string | undefined): void {
+  if (writer === undefined) return;
+  writer.event(message, id);
+  if (writer.backlogBytes > MAX_UNREAD_BYTES) writer.abort();
 }

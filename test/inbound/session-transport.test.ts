@@ -230,6 +230,38 @@ describe('SessionHttpTransport: polling and resumption', () => {
     expect(body.error.message).not.toMatch(/Error replaying events/);
   });
 
+  it('cuts a call’s stream whose client leaves more than 32 MiB unread; what it missed stays resumable', async () => {
+    const big = (n: number): JSONRPCMessage => ({ jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: 'x'.repeat(1024 * 1024), n } });
+    let sent!: Promise<void>;
+    const { transport } = await setup((message, _extra, t) => {
+      const id = (message as { id: number }).id;
+      sent = (async () => {
+        for (let n = 0; n < 48; n += 1) await t.send(big(n), { relatedRequestId: id });
+      })();
+    }, { store: createMemoryEventStore({ limit: 1_000, maxSessions: 4, maxSessionBytes: 64 * 1024 * 1024, maxTotalBytes: 64 * 1024 * 1024 }).forSession(SESSION) });
+    const response = await call(transport, 30);
+    // The client reads the priming event, then stops reading.
+    const reader = response.body!.getReader();
+    const first = new TextDecoder().decode((await reader.read()).value);
+    const primingId = /id: (\S+)/.exec(first)![1]!;
+    await sent;
+    // Cut: what was queued is dropped, the connection fails.
+    await expect(reader.read()).rejects.toThrow(/aborted/);
+    // The client resumes from the last id it read and gets every event from the history.
+    const resumed = await transport.handleRequest(get({ 'last-event-id': primingId }));
+    expect(resumed.status).toBe(200);
+    const again = resumed.body!.getReader();
+    let text = '';
+    const count = () => text.split('"n":').length - 1;
+    while (count() < 48) {
+      const { value, done } = await again.read();
+      if (done) break;
+      text += new TextDecoder().decode(value);
+    }
+    await again.cancel();
+    expect(count()).toBe(48);
+  });
+
   it('refuses a second connection to a stream that has one with 409', async () => {
     const { transport } = await setup((message, extra, t) => void t.send(progress(1), { relatedRequestId: (message as { id: number }).id }));
     const response = await call(transport, 9);
