@@ -29,6 +29,7 @@ export type GatewayErrorCode =
   | 'UPSTREAM_TIMEOUT'
   | 'UPSTREAM_BLOCKED'
   | 'UPSTREAM_BUSY'
+  | 'UPSTREAM_MESSAGE_TOO_LARGE'
   | 'UNKNOWN_TOOL'
   | 'UNKNOWN_PROMPT'
   | 'UNKNOWN_RESOURCE'
@@ -119,6 +120,7 @@ const wireCodeByGatewayCode: Record<GatewayErrorCode, number> = {
   UPSTREAM_TIMEOUT: WireCode.UpstreamUnavailable,
   UPSTREAM_BLOCKED: WireCode.UpstreamUnavailable,
   UPSTREAM_BUSY: WireCode.UpstreamUnavailable,
+  UPSTREAM_MESSAGE_TOO_LARGE: WireCode.UpstreamUnavailable,
   UNKNOWN_TOOL: WireCode.InvalidParams,
   UNKNOWN_PROMPT: WireCode.InvalidParams,
   UNKNOWN_RESOURCE: WireCode.ResourceNotFound,

@@ -151,6 +151,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       parentEnv: env,
       readEnv: (name) => env[name],
       allowedEnvNames: allowedEnvNames(config),
+      maxMessageBytes: config.limits.maxUpstreamMessageBytes,
       dispatcherFor: (name, server) =>
         createEgressDispatcher({
           server: name,

@@ -105,6 +105,8 @@ export const gatewayConfigSchema = z.strictObject({
       maxBodyBytes: z.number().int().positive().optional(),
       maxJsonDepth: z.number().int().positive().optional(),
       maxHeaderBytes: z.number().int().positive().optional(),
+      /** The most one upstream message may hold (HTTP answer, SSE event, stdio message); policy ceiling. */
+      maxUpstreamMessageBytes: z.number().int().min(1024).optional(),
     })
     .prefault({}),
   /** Bounded pool of upstream connections for 2026-era (sessionless) requests, per server. */
@@ -138,6 +140,10 @@ export const gatewayConfigSchema = z.strictObject({
       kind: z.enum(['memory', 'redis']).default('memory'),
       /** Most events kept per session; the oldest are evicted first. */
       limit: z.number().int().positive().max(1_000_000).default(10_000),
+      /** Bytes of history kept per session (serialised JSON), oldest evicted first; policy ceiling. */
+      maxSessionBytes: z.number().int().min(1024).optional(),
+      /** Bytes of history kept for every session of this process together, oldest evicted first; policy ceiling. */
+      maxTotalBytes: z.number().int().min(1024).optional(),
       /** Redis URL (`redis://127.0.0.1:6379`); required when kind is "redis". */
       url: z.string().min(1).optional(),
       /**
@@ -202,16 +208,24 @@ export interface EffectiveLimits {
   readonly maxBodyBytes: number;
   readonly maxJsonDepth: number;
   readonly maxHeaderBytes: number;
+  readonly maxUpstreamMessageBytes: number;
 }
 
 /**
  * The configuration the gateway runs: the file with its policy loaded and applied (every
  * widening attempt refused), and every limit resolved to a number. Built only by `parseConfig`.
  */
-export type GatewayConfig = Omit<GatewayConfigFile, 'policy' | 'sessions' | 'limits'> & {
+export type GatewayConfig = Omit<GatewayConfigFile, 'policy' | 'sessions' | 'limits' | 'eventStore'> & {
   readonly policy: Readonly<Policy>;
   readonly sessions: SessionLimits;
   readonly limits: EffectiveLimits;
+  readonly eventStore: EventStoreSettings;
+};
+
+/** The event store section with its byte budgets resolved (the config's, else the policy's). */
+export type EventStoreSettings = Omit<GatewayConfigFile['eventStore'], 'maxSessionBytes' | 'maxTotalBytes'> & {
+  readonly maxSessionBytes: number;
+  readonly maxTotalBytes: number;
 };
 
 /** Session bounds in force: the config's where it set them, else the policy's (see apply-policy.ts). */

@@ -9,10 +9,10 @@
  */
 import { randomInt } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway } from '../../src/gateway.js';
 import { assertBuilt, Cleanup, gatewayConfig, startTestGateway, waitUntil, within } from './harness.js';
-import { assertSharedRedis, capturingLogger, keysUnder, privateRedis, SHARED_REDIS_URL } from '../session/redis-helpers.js';
+import { assertSharedRedis, capturingLogger, deleteKeysUnder, keysUnder, privateRedis, SHARED_REDIS_URL, uniquePrefix, withRedis } from '../session/redis-helpers.js';
 import { RawSseSession, readSse, seededRandom, type SseEvent, type WireMessage } from '../session/sse-client.js';
 
 const EMITTER = fileURLToPath(new URL('../session/children/numbered-emitter.mjs', import.meta.url));
@@ -301,6 +301,42 @@ describe('resume answers through the gateway', () => {
     const recent = await session.resume(events.at(-10)!.id!);
     expect(recent.status).toBe(200);
     expect(seqsOf(await eventsOf(recent))).toEqual(seqsOf(events).slice(-9));
+  });
+});
+
+describe.each(['memory', 'redis'] as const)('the %s store’s byte budget seen through the gateway', (kind) => {
+  const cleanup = new Cleanup();
+  const prefix = uniquePrefix();
+  afterEach(() => cleanup.run());
+  afterAll(() => (kind === 'redis' ? deleteKeysUnder(SHARED_REDIS_URL, prefix) : undefined));
+
+  it('evicts a session’s oldest events past maxSessionBytes: resuming before them is 410, the newest still replay', async () => {
+    if (kind === 'redis') await assertSharedRedis();
+    const eventStore =
+      kind === 'redis'
+        ? { kind, limit: 10_000, maxSessionBytes: 4_096, url: SHARED_REDIS_URL, allowPrivateNetwork: true, keyPrefix: prefix }
+        : { kind, limit: 10_000, maxSessionBytes: 4_096 };
+    const gateway = await startTestGateway(cleanup, { one: emitter() }, { eventStore });
+    const session = await RawSseSession.open(gateway.url);
+    cleanup.add(() => within(session.delete(), 5_000, 'DELETE').catch(() => undefined));
+    await session.request(1, 'tools/list');
+    const events = await emitAll(session, 2, 200);
+    const evicted = await session.resume(events[0]!.id!);
+    expect(evicted.status).toBe(410);
+    expect(await evicted.json()).toMatchObject({ error: { message: expect.stringMatching(/evicted/) } });
+    const recent = await session.resume(events.at(-10)!.id!);
+    expect(recent.status).toBe(200);
+    expect(seqsOf(await eventsOf(recent))).toEqual(seqsOf(events).slice(-9));
+    if (kind === 'redis') {
+      // Redis holds the budget too, not just the gateway's ledger.
+      const keys = await keysUnder(SHARED_REDIS_URL, prefix);
+      expect(keys).toHaveLength(1);
+      const bytes = await withRedis(SHARED_REDIS_URL, async (client) => {
+        const entries = await client.xRange(keys[0]!, '-', '+');
+        return entries.reduce((sum, entry) => sum + Buffer.byteLength(String(entry.message.m ?? '')), 0);
+      });
+      expect(bytes).toBeLessThanOrEqual(4_096);
+    }
   });
 });
 
