@@ -44,6 +44,8 @@ export type GatewayErrorCode =
   | 'INVALID_REQUEST'
   | 'INVALID_PARAMS'
   | 'BIND_REFUSED'
+  | 'LISTEN_FAILED'
+  | 'STARTING'
   | 'SHUTTING_DOWN';
 
 export interface GatewayErrorOptions {
@@ -134,6 +136,8 @@ const wireCodeByGatewayCode: Record<GatewayErrorCode, number> = {
   INVALID_REQUEST: WireCode.InvalidRequest,
   INVALID_PARAMS: WireCode.InvalidParams,
   BIND_REFUSED: WireCode.InternalError,
+  LISTEN_FAILED: WireCode.InternalError,
+  STARTING: WireCode.UpstreamUnavailable,
   SHUTTING_DOWN: WireCode.UpstreamUnavailable,
 };
 
@@ -146,6 +150,7 @@ const httpStatusByGatewayCode: Partial<Record<GatewayErrorCode, number>> = {
   INVALID_REQUEST: 400,
   DUPLICATE_REQUEST_ID: 400,
   SHUTTING_DOWN: 503,
+  STARTING: 503,
 };
 
 /**

@@ -81,7 +81,9 @@ function describePath(path: readonly PropertyKey[]): string {
 function schemaProblems(error: z.ZodError): string[] {
   return error.issues.map((issue) => {
     if (issue.code === 'invalid_union' && issue.path.at(-1) !== undefined && issue.path[0] === 'servers') {
-      return `${describePath(issue.path)}.transport: must be "stdio", "streamableHttp" or "sse"`;
+      // The union's discriminator: zod reports it at the entry or at its `transport` key.
+      const at = issue.path.at(-1) === 'transport' ? issue.path : [...issue.path, 'transport'];
+      return `${describePath(at)}: must be "stdio", "streamableHttp" or "sse"`;
     }
     return `${describePath(issue.path)}: ${issue.message}`;
   });
