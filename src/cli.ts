@@ -16,10 +16,14 @@ import { createLogger, flushLogSync, parseLogLevel, Redactor, type Logger } from
 import { killAllStdioChildren } from './upstream/stdio-transport.js';
 import { systemResolve } from './net/resolve-once.js';
 import { blockedUpstreamWarnings } from './net/upstream-reachability.js';
+import { gatewayJsonSchemaText } from './config/json-schema.js';
+import { runImport } from './config/import-command.js';
 
 const USAGE = `usage:
   portcullis --config FILE [--port N] [--host H]
-  portcullis check --config FILE [--resolve]`;
+  portcullis check --config FILE [--resolve]
+  portcullis schema                  print the config file's JSON Schema
+  portcullis import FILE             convert a Claude Desktop / Cursor / VS Code / plugin mcp.json`;
 
 export function readyLine(url: string): string {
   return `[portcullis]:Ready. ${url}`;
@@ -140,6 +144,11 @@ export async function main(argv: string[]): Promise<number> {
     return 0;
   }
   const [command, ...rest] = args.positionals;
+  if (command === 'schema' && rest.length === 0) {
+    process.stdout.write(gatewayJsonSchemaText());
+    return 0;
+  }
+  if (command === 'import' && rest.length === 1) return runImport(rest[0]!);
   if ((command !== undefined && command !== 'check') || rest.length > 0) {
     process.stderr.write(`portcullis: unknown command\n${USAGE}\n`);
     return 2;
