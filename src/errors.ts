@@ -45,6 +45,8 @@ export type GatewayErrorCode =
   | 'INVALID_REQUEST'
   | 'INVALID_PARAMS'
   | 'BIND_REFUSED'
+  | 'LISTEN_FAILED'
+  | 'STARTING'
   | 'SHUTTING_DOWN';
 
 export interface GatewayErrorOptions {
@@ -136,6 +138,8 @@ const wireCodeByGatewayCode: Record<GatewayErrorCode, number> = {
   INVALID_REQUEST: WireCode.InvalidRequest,
   INVALID_PARAMS: WireCode.InvalidParams,
   BIND_REFUSED: WireCode.InternalError,
+  LISTEN_FAILED: WireCode.InternalError,
+  STARTING: WireCode.UpstreamUnavailable,
   SHUTTING_DOWN: WireCode.UpstreamUnavailable,
 };
 
@@ -148,6 +152,7 @@ const httpStatusByGatewayCode: Partial<Record<GatewayErrorCode, number>> = {
   INVALID_REQUEST: 400,
   DUPLICATE_REQUEST_ID: 400,
   SHUTTING_DOWN: 503,
+  STARTING: 503,
 };
 
 /**

@@ -14,6 +14,7 @@ import type { Logger } from '../observability/logger.js';
 import { UpstreamError } from '../errors.js';
 import { classifyUpstreamFailure, safeReason } from './failure.js';
 import { ChangeListener } from './change-listener.js';
+import { describeStartFailure } from './start-failure.js';
 import { ListCache, type ListKind } from './list-cache.js';
 import { Attribution } from './attribution.js';
 import { passThroughResult } from '../rpc/pass-through.js';
@@ -118,7 +119,7 @@ export class UpstreamLink {
       await client.connect(transport, { timeout: HANDSHAKE_TIMEOUT_MS });
     } catch (error) {
       await client.close().catch(() => undefined);
-      throw new UpstreamError('UPSTREAM_START_FAILED', options.server, `could not connect (${safeReason(error)})`, error);
+      throw new UpstreamError('UPSTREAM_START_FAILED', options.server, describeStartFailure(options.server, error, options.transport), error);
     }
     if (link.modern) link.changes.start();
     return link;
