@@ -9,6 +9,7 @@
 import { GatewayError } from '../errors.js';
 import type { Catalogue } from '../catalogue/catalogue.js';
 import { routeResourceUri } from './merge.js';
+import { checkServerRequest } from '../upstream/client-capabilities.js';
 import type { UpstreamLink } from '../upstream/link.js';
 import type { DownstreamSink, RpcMessage } from '../upstream/sink.js';
 import type { InputRounds } from './input-bridge.js';
@@ -179,6 +180,11 @@ async function forward(scope: RouteScope, server: string, method: string, params
  */
 async function fulfilInputRequests(result: Result, call: CallContext): Promise<Params> {
   const requests = (result.inputRequests ?? {}) as Record<string, { method: string; params?: Params }>;
+  // Nothing the client did not declare reaches it: the call fails instead of asking.
+  for (const request of Object.values(requests)) {
+    const allowed = checkServerRequest(call.sink.clientCapabilities, request.method, request.params);
+    if (!allowed.ok) throw new GatewayError(allowed.code, allowed.message);
+  }
   const entries = await Promise.all(
     Object.entries(requests).map(async ([key, request]) => [key, await call.sink.request(request, call.signal)] as const),
   );

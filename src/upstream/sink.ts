@@ -3,6 +3,8 @@
  * one stream of the call that caused them. `upstream/` defines this seam so it never has to know
  * about inbound HTTP (dependency direction: inbound → routing → upstream).
  */
+import type { ClientCapabilities } from '@modelcontextprotocol/client';
+
 export interface RpcMessage {
   method: string;
   params?: Record<string, unknown>;
@@ -15,6 +17,12 @@ export interface DownstreamSink {
   notify(message: RpcMessage): Promise<void>;
   /** True when the client side can receive server→client requests on this sink. */
   readonly canRequest: boolean;
+  /**
+   * What the client behind this sink declared (its `initialize`, or a 2026 request's `_meta`).
+   * Server→client requests it did not declare are refused before they reach it; absent counts
+   * as nothing declared (client-capabilities.ts).
+   */
+  readonly clientCapabilities?: ClientCapabilities;
 }
 
 /** Link-level events (not tied to a call) that owners of a link subscribe to. */
