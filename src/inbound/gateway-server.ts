@@ -11,6 +11,7 @@ import { fixedFieldLogger, type Logger } from '../observability/logger.js';
 import { routeRequest, type CallContext, type RouteScope } from '../routing/router.js';
 import { CLIENT_CAPABILITIES_META_KEY } from '../upstream/client-capabilities.js';
 import { passThroughResult } from '../upstream/pass-through.js';
+import { paramHeadersOf } from './param-headers.js';
 import type { DownstreamSink } from '../upstream/sink.js';
 import { sessionTag } from '../observability/session-tag.js';
 
@@ -129,6 +130,8 @@ export function createGatewayServer(options: GatewayServerOptions, scope: () => 
       options.pollAfterMs !== undefined && closeSse !== undefined ? setTimeout(() => closeSse(), options.pollAfterMs) : undefined;
     const sink = callSink(ctx, options.era, requestClientCapabilities(server, ctx, options.era) ?? {});
     const call: CallContext = { sink, signal: ctx.mcpReq.signal, meta: clientMeta(request, ctx), era: options.era };
+    const paramHeaders = options.era === 'modern' ? paramHeadersOf(ctx.http?.req?.headers) : undefined;
+    if (paramHeaders !== undefined) call.headers = paramHeaders;
     const line: Record<string, unknown> = { rpc: request.method, session: sessionTag(ctx.sessionId), era: options.era };
     if (request.method === 'tools/call' || request.method === 'prompts/get') line.name = params.name;
     try {

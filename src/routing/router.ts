@@ -40,6 +40,8 @@ export interface CallContext {
   meta: Params | undefined;
   /** `legacy` clients have input requests of a 2026 upstream fulfilled by the gateway. */
   era: 'legacy' | 'modern';
+  /** HTTP headers passed on to the upstream as they came (a 2026 request's `Mcp-Param-*`). */
+  headers?: Record<string, string>;
 }
 
 /** Most `input_required` rounds the gateway drives for a 2025 client before giving up. */
@@ -156,7 +158,7 @@ async function forward(scope: RouteScope, server: string, method: string, params
     scope.withLink(server, async (link) => {
       let roundParams = outbound;
       for (let round = 0; ; round++) {
-        const result = await link.request(method, roundParams, { sink, signal, progressToken });
+        const result = await link.request(method, roundParams, { sink, signal, progressToken, headers: call.headers });
         if (result.resultType !== 'input_required' || call.era === 'modern') return result;
         if (round >= MAX_INPUT_ROUNDS) {
           throw new GatewayError('UPSTREAM_UNAVAILABLE', `upstream "${server}" asked for input too many times`, { server });

@@ -51,6 +51,8 @@ export interface ForwardOptions {
   signal?: AbortSignal;
   /** The downstream client's progress token, restored on every relayed progress notification. */
   progressToken?: string | number;
+  /** Headers for this request's HTTP exchange (2026-era connections only; stdio has none). */
+  headers?: Record<string, string>;
 }
 
 /** Envelope keys of the 2026 revision; a 2025 upstream must not see them (it would answer 400). */
@@ -200,6 +202,7 @@ export class UpstreamLink {
           signal: options.signal,
           timeout: this.requestTimeoutMs,
           allowInputRequired: true,
+          ...(options.headers !== undefined && this.modern ? { headers: options.headers } : {}),
         }),
       );
       await call.chain;
