@@ -6,9 +6,12 @@
  * - `Mcp-Method` / `Mcp-Name` are checked against the body only on a revision that defines them
  *   (400 with -32020 on 2026-07-28; ignored on a 2025 session, where the headers mean nothing);
  * - `traceparent` in `_meta` reaches the upstream (basic/index, `_meta`; SEP-414);
+ * - upstream list changes fan in to every `subscriptions/listen` stream, each notification stamped
+ *   with that stream's own `subscriptionId` (basic/patterns/subscriptions);
  * - `server/discover` names the versions the gateway serves, whatever eras its upstreams speak.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/client';
@@ -26,8 +29,10 @@ import {
   openRawSession,
   rawRequest,
   ROOT,
+  startHttpFixture,
   startTestGateway,
   textOf,
+  waitUntil,
   type Era,
   ERAS,
 } from './harness.js';
@@ -48,7 +53,10 @@ beforeAll(async () => {
     ready: /^SPY_READY (\S+)$/,
   });
   perFile.add(() => web.stop());
+  const fixture = await startHttpFixture();
+  perFile.add(() => fixture.stop());
   gateway = await startTestGateway(perFile, {
+    fx: httpServer(fixture.match),
     web: httpServer(web.match),
     sharedweb: httpServer(web.match, { isolation: 'shared' }),
     spy: { transport: 'stdio', command: process.execPath, args: [SPY_JS, '--stdio', '--log', join(dir, 'spy.jsonl')] },
@@ -201,5 +209,82 @@ describe('server/discover', () => {
     const error = response.json().error as { code: number; data?: { supported?: string[] } };
     expect(error.code).toBe(-32022);
     expect(error.data?.supported).toContain(MODERN_VERSION);
+  });
+});
+
+const SUBSCRIPTION_ID_META_KEY = 'io.modelcontextprotocol/subscriptionId';
+
+interface ListenStream {
+  readonly messages: Array<{ method?: string; params?: Record<string, unknown> }>;
+  close(): void;
+}
+
+/** A raw 2026-07-28 `subscriptions/listen` POST whose SSE answer is read as it arrives. */
+function openListen(id: string, notifications: Record<string, unknown>): ListenStream {
+  const url = new URL(gateway.url);
+  const messages: ListenStream['messages'] = [];
+  const body = JSON.stringify({
+    jsonrpc: '2.0',
+    id,
+    method: 'subscriptions/listen',
+    params: {
+      notifications,
+      _meta: {
+        'io.modelcontextprotocol/protocolVersion': MODERN_VERSION,
+        'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1.0.0' },
+        'io.modelcontextprotocol/clientCapabilities': {},
+      },
+    },
+  });
+  const req = httpRequest({
+    host: '127.0.0.1',
+    port: url.port,
+    path: url.pathname,
+    method: 'POST',
+    headers: { ...MCP_POST_HEADERS, 'mcp-protocol-version': MODERN_VERSION, 'mcp-method': 'subscriptions/listen' },
+  });
+  let buffered = '';
+  req.on('response', (res) => {
+    res.setEncoding('utf8');
+    res.on('data', (chunk: string) => {
+      buffered += chunk;
+      const lines = buffered.split('\n');
+      buffered = lines.pop() ?? '';
+      for (const line of lines) if (line.startsWith('data:') && line.slice(5).trim() !== '') messages.push(JSON.parse(line.slice(5)));
+    });
+    res.on('error', () => undefined);
+  });
+  req.on('error', () => undefined);
+  req.end(body);
+  const stream = { messages, close: () => req.destroy() };
+  perTest.add(() => stream.close());
+  return stream;
+}
+
+function first(stream: ListenStream, method: string) {
+  return waitUntil(() => stream.messages.find((m) => m.method === method), `${method} on the listen stream`);
+}
+
+describe('subscriptions/listen', () => {
+  it('fans an upstream’s tools/list_changed in to every listen stream, each stamped with its own subscriptionId', async () => {
+    const a = openListen('listen-a', { toolsListChanged: true });
+    const b = openListen('listen-b', { toolsListChanged: true });
+    await first(a, 'notifications/subscriptions/acknowledged');
+    await first(b, 'notifications/subscriptions/acknowledged');
+    const { client } = await connectClient(perTest, gateway.url, '2026');
+    perTest.add(async () => void (await client.callTool({ name: 'fx__toggle_tool', arguments: { enabled: false } }).catch(() => undefined)));
+    await client.callTool({ name: 'fx__toggle_tool', arguments: { enabled: true } });
+    const changedA = await first(a, 'notifications/tools/list_changed');
+    const changedB = await first(b, 'notifications/tools/list_changed');
+    expect(changedA.params?._meta).toMatchObject({ [SUBSCRIPTION_ID_META_KEY]: 'listen-a' });
+    expect(changedB.params?._meta).toMatchObject({ [SUBSCRIPTION_ID_META_KEY]: 'listen-b' });
+  });
+
+  it('does not acknowledge resource subscriptions it cannot deliver to a 2026 listener, and says so in the acknowledgement', async () => {
+    const stream = openListen('listen-r', { toolsListChanged: true, resourceSubscriptions: ['test://static-text'] });
+    const ack = await first(stream, 'notifications/subscriptions/acknowledged');
+    expect(ack.params?._meta).toMatchObject({ [SUBSCRIPTION_ID_META_KEY]: 'listen-r' });
+    expect(JSON.stringify(ack.params)).toContain('toolsListChanged');
+    expect(JSON.stringify(ack.params)).not.toContain('resourceSubscriptions');
   });
 });
