@@ -9,10 +9,10 @@ import { ProtocolError, Server, type ClientCapabilities, type ServerCapabilities
 import { toJsonRpcError } from '../errors.js';
 import { fixedFieldLogger, type Logger } from '../observability/logger.js';
 import { routeRequest, type CallContext, type RouteScope } from '../routing/router.js';
-import { CLIENT_CAPABILITIES_META_KEY } from '../upstream/client-capabilities.js';
-import { passThroughResult } from '../upstream/pass-through.js';
+import { CLIENT_CAPABILITIES_META_KEY } from '../rpc/client-capabilities.js';
+import { passThroughResult } from '../rpc/pass-through.js';
+import type { DownstreamSink } from '../rpc/sink.js';
 import { paramHeadersOf } from './param-headers.js';
-import type { DownstreamSink } from '../upstream/sink.js';
 import { sessionTag } from '../observability/session-tag.js';
 
 export type Era = 'legacy' | 'modern';

@@ -10,11 +10,11 @@ import type { ServerConfig } from '../config/schema.js';
 import { GatewayError } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
 import { ChildQuota } from './child-quota.js';
-import { POOLED_CONNECTION_CAPABILITIES, SHARED_CONNECTION_CAPABILITIES } from './client-capabilities.js';
+import { POOLED_CONNECTION_CAPABILITIES, SHARED_CONNECTION_CAPABILITIES } from '../rpc/client-capabilities.js';
 import { createConnector, type ConnectorDeps } from './connector.js';
 import { LeasePool, type Lease } from './lease-pool.js';
 import { UpstreamLink } from './link.js';
-import type { DownstreamSink } from './sink.js';
+import type { DownstreamSink } from '../rpc/sink.js';
 import { UpstreamSlot, type SlotState } from './slot.js';
 
 export interface UpstreamRegistryOptions {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ClientCapabilities } from '@modelcontextprotocol/client';
-import { checkServerRequest, elicitationModes } from '../../src/upstream/client-capabilities.js';
+import { checkServerRequest, elicitationModes } from '../../src/rpc/client-capabilities.js';
 
 type Case = [string, ClientCapabilities | undefined, string, Record<string, unknown> | undefined, true | 'CLIENT_CAPABILITY_MISSING' | 'CLIENT_FEATURE_MISSING'];
 
