@@ -35,6 +35,8 @@ export type GatewayErrorCode =
   | 'UNKNOWN_RESOURCE'
   | 'UNKNOWN_SERVER'
   | 'UNATTRIBUTABLE'
+  | 'CLIENT_CAPABILITY_MISSING'
+  | 'CLIENT_FEATURE_MISSING'
   | 'DUPLICATE_REQUEST_ID'
   | 'NOT_SUPPORTED'
   | 'SESSION_NOT_FOUND'
@@ -128,6 +130,9 @@ const wireCodeByGatewayCode: Record<GatewayErrorCode, number> = {
   UNKNOWN_RESOURCE: WireCode.ResourceNotFound,
   UNKNOWN_SERVER: WireCode.InvalidParams,
   UNATTRIBUTABLE: WireCode.InternalError,
+  // A server→client request the client did not declare: what the client would answer itself.
+  CLIENT_CAPABILITY_MISSING: WireCode.MethodNotFound,
+  CLIENT_FEATURE_MISSING: WireCode.InvalidParams,
   DUPLICATE_REQUEST_ID: WireCode.InvalidRequest,
   NOT_SUPPORTED: WireCode.MethodNotFound,
   SESSION_NOT_FOUND: WireCode.InvalidRequest,

@@ -55,13 +55,22 @@ export interface MergedPrompts extends NamedMergeIndex {
  * runs, so a tool's exposed name depends only on the upstream catalogues, never on policy or
  * per-session toggles: hiding one tool never renames another, and the name a client learnt stays
  * valid. The filter then decides visibility on (server, original name, exposed name).
+ *
+ * The result is ordered by exposed name (UTF-16 code units, never locale): the same set of tools
+ * always lists in the same order, whatever order upstreams answer in or list their tools in
+ * (MCP 2026-07-28 server/tools: servers SHOULD return tools in a deterministic order, so clients
+ * can cache the list and LLM prompt caches hit).
  */
 export function mergeTools(
   parts: ReadonlyArray<{ server: string; tools: readonly Tool[] }>,
   options: NamedMergeOptions,
 ): MergedTools {
   const { items, ...rest } = mergeNamed(parts.map((p) => ({ server: p.server, items: p.tools })), options);
-  return { tools: items, ...rest };
+  return { tools: items.sort(byName), ...rest };
+}
+
+function byName(a: { name: string }, b: { name: string }): number {
+  return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
 }
 
 /** Merges `prompts/list` answers exactly like {@link mergeTools} (prompts are a separate namespace). */

@@ -18,6 +18,7 @@ import type { IncomingBody } from './incoming-body.js';
 import { createGatewayServer } from './gateway-server.js';
 import { LegacySession, type LegacySessionOptions } from './legacy-session.js';
 import { LegacySseEndpoint } from './legacy-sse/sse-endpoint.js';
+import { modernServerCapabilities } from './modern-capabilities.js';
 import type { EndpointCluster } from '../cluster/cluster.js';
 import { sessionTag } from '../observability/session-tag.js';
 
@@ -80,7 +81,9 @@ export class McpEndpoint {
       // Built per request: the request's principal arrives in `authInfo` (see `fetch`).
       (context) => {
         const scope = stateless.forPrincipal(context.authInfo?.clientId);
-        return createGatewayServer({ ...this.identity(), era: 'modern', logger: options.logger }, () => scope);
+        const identity = this.identity();
+        const capabilities = modernServerCapabilities(identity.capabilities);
+        return createGatewayServer({ ...identity, capabilities, era: 'modern', logger: options.logger }, () => scope);
       },
       { legacy: 'reject', onerror: (error) => options.logger.debug({ err: error.message }, 'modern request rejected') },
     );

@@ -113,6 +113,7 @@ export class LegacySession {
     );
     this.scope = new SessionScope(options.scope, {
       owner: sessionSink(this.server),
+      clientCapabilities: () => this.server.getClientCapabilities(),
       ...(options.sharedCatalogue === undefined ? {} : { shared: options.sharedCatalogue }),
       childIdleTimeoutMs: options.childIdleTimeoutMs,
     });

@@ -9,6 +9,7 @@
 import { GatewayError } from '../errors.js';
 import type { Catalogue } from '../catalogue/catalogue.js';
 import { routeResourceUri } from '../catalogue/build-index.js';
+import { checkServerRequest } from '../rpc/client-capabilities.js';
 import type { UpstreamLink } from '../upstream/link.js';
 import type { DownstreamSink, RpcMessage } from '../rpc/sink.js';
 import type { InputRounds } from './input-bridge.js';
@@ -39,6 +40,8 @@ export interface CallContext {
   meta: Params | undefined;
   /** `legacy` clients have input requests of a 2026 upstream fulfilled by the gateway. */
   era: 'legacy' | 'modern';
+  /** HTTP headers passed on to the upstream as they came (a 2026 request's `Mcp-Param-*`). */
+  headers?: Record<string, string>;
 }
 
 /** Most `input_required` rounds the gateway drives for a 2025 client before giving up. */
@@ -155,7 +158,7 @@ async function forward(scope: RouteScope, server: string, method: string, params
     scope.withLink(server, async (link) => {
       let roundParams = outbound;
       for (let round = 0; ; round++) {
-        const result = await link.request(method, roundParams, { sink, signal, progressToken });
+        const result = await link.request(method, roundParams, { sink, signal, progressToken, headers: call.headers });
         if (result.resultType !== 'input_required' || call.era === 'modern') return result;
         if (round >= MAX_INPUT_ROUNDS) {
           throw new GatewayError('UPSTREAM_UNAVAILABLE', `upstream "${server}" asked for input too many times`, { server });
@@ -179,6 +182,11 @@ async function forward(scope: RouteScope, server: string, method: string, params
  */
 async function fulfilInputRequests(result: Result, call: CallContext): Promise<Params> {
   const requests = (result.inputRequests ?? {}) as Record<string, { method: string; params?: Params }>;
+  // Nothing the client did not declare reaches it: the call fails instead of asking.
+  for (const request of Object.values(requests)) {
+    const allowed = checkServerRequest(call.sink.clientCapabilities, request.method, request.params);
+    if (!allowed.ok) throw new GatewayError(allowed.code, allowed.message);
+  }
   const entries = await Promise.all(
     Object.entries(requests).map(async ([key, request]) => [key, await call.sink.request(request, call.signal)] as const),
   );

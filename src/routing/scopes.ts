@@ -7,7 +7,7 @@
  * - `StatelessScope` (2026 clients): no session; lists come from the primaries' caches and each
  *   call leases a connection for its duration, charged to the principal that made the request.
  */
-import { SdkHttpError } from '@modelcontextprotocol/client';
+import { SdkHttpError, type ClientCapabilities } from '@modelcontextprotocol/client';
 import { Catalogue, type CatalogueOptions } from '../catalogue/catalogue.js';
 import type { Logger } from '../observability/logger.js';
 import type { UpstreamLink } from '../upstream/link.js';
@@ -77,6 +77,8 @@ async function withReinitialise<T>(
 export interface SessionScopeOptions {
   /** The session's standalone stream: what no call can be credited with goes there. */
   owner: DownstreamSink;
+  /** What the session's client declared in `initialize`: its own connections declare exactly that. */
+  clientCapabilities: () => ClientCapabilities | undefined;
   /**
    * The endpoint's catalogue over the primaries, used when this session can have no connection
    * of its own (every server `isolation: "shared"`): the merged view is then the same for every
@@ -119,6 +121,7 @@ export class SessionScope implements RouteScope {
         server,
         registry: options.registry,
         owner: session.owner,
+        clientCapabilities: session.clientCapabilities,
         quota: entry.sessionChildren,
         idleTimeoutMs: stdio ? session.childIdleTimeoutMs : undefined,
         logger: options.logger,
