@@ -9,6 +9,7 @@
 import { GatewayError } from '../errors.js';
 import type { Catalogue } from '../catalogue/catalogue.js';
 import type { ToolsView } from '../catalogue/surface/tool-surface.js';
+import { OPTIONS_META_KEY } from '../catalogue/surface/session-option.js';
 import { routeResourceUri } from './merge.js';
 import type { UpstreamLink } from '../upstream/link.js';
 import type { DownstreamSink, RpcMessage } from '../upstream/sink.js';
@@ -162,6 +163,7 @@ async function forward(scope: RouteScope, server: string, method: string, params
   const progressToken = meta?.progressToken as string | number | undefined;
   if (meta !== undefined) {
     delete meta.progressToken; // the SDK sets its own token and we map progress back
+    delete meta[OPTIONS_META_KEY]; // the client's options are for the gateway, not for upstreams
     if (Object.keys(meta).length > 0) outbound._meta = meta;
   }
   const upstreamCall = (sink: DownstreamSink, signal: AbortSignal) =>

@@ -34,10 +34,12 @@ import {
 const perFile = new Cleanup();
 const perTest = new Cleanup();
 let catalogue: CatalogueUpstream;
-/** Deferred above 200 tools; slack pinned direct, one github tool pinned, hidden tools, 3 loads per session. */
+/**
+ * Deferred above 200 tools; slack pinned direct, one github tool pinned, a disabled and a
+ * policy-denied tool, 3 loads per session, `tools/list` in pages of 500. One gateway: ~100
+ * upstreams per gateway is what a shared test machine can start within the handshake bound.
+ */
 let deferred: RunningGateway;
-/** Nothing deferred by default; `tools/list` in pages of 500. */
-let paged: RunningGateway;
 
 async function gateway(raw: Record<string, unknown>, dir: string): Promise<RunningGateway> {
   const config = parseConfig({ listen: { host: '127.0.0.1', port: 0 }, ...raw }, { baseDir: dir });
@@ -53,25 +55,22 @@ beforeAll(async () => {
   writeFileSync(join(dir, 'deny.json'), JSON.stringify({ deniedTools: ['filesystem__write_file'] }));
   catalogue = await startCatalogueUpstream(perFile);
   const fx = { transport: 'stdio', command: process.execPath, args: [FIXTURE_JS, '--stdio'], isolation: 'shared' };
-  [deferred, paged] = await Promise.all([
-    gateway(
-      {
-        policy: './deny.json',
-        catalogue: { deferTools: { above: 200 }, maxLoadedTools: 3 },
-        servers: {
-          ...catalogue.servers({
-            slack: { defer: false },
-            github: { alwaysLoad: ['create_pull_request'] },
-            memory: { disabledTools: ['delete_entities'] },
-          }),
-          fx,
-        },
+  deferred = await gateway(
+    {
+      policy: './deny.json',
+      catalogue: { deferTools: { above: 200 }, maxLoadedTools: 3, pageSize: 500 },
+      servers: {
+        ...catalogue.servers({
+          slack: { defer: false },
+          github: { alwaysLoad: ['create_pull_request'] },
+          memory: { disabledTools: ['delete_entities'] },
+        }),
+        fx,
       },
-      dir,
-    ),
-    gateway({ catalogue: { pageSize: 500 }, servers: catalogue.servers() }, dir),
-  ]);
-}, 120_000);
+    },
+    dir,
+  );
+}, 180_000);
 afterEach(() => perTest.run());
 afterAll(() => perFile.run(), 60_000);
 
@@ -239,8 +238,8 @@ describe('load: true for 2025-era sessions', () => {
   });
 });
 
-/** Raw 2025 initialize with `_meta["portcullis/options"]`, then a tools/list in that session. */
-async function rawListWithOption(url: string, options: unknown) {
+/** A 2025 session opened with raw HTTP, its `initialize` carrying `_meta["portcullis/options"]`. */
+async function rawSessionWithOption(url: string, options: unknown) {
   const init = await rawRequest(url, {
     headers: { ...MCP_POST_HEADERS },
     body: JSON.stringify({
@@ -251,43 +250,71 @@ async function rawListWithOption(url: string, options: unknown) {
     }),
   });
   const id = init.headers['mcp-session-id'];
-  if (typeof id !== 'string') return { init, tools: undefined };
+  if (typeof id !== 'string') return { init, list: undefined };
   const headers = { ...MCP_POST_HEADERS, 'mcp-session-id': id, 'mcp-protocol-version': '2025-11-25' };
+  perTest.add(() => rawRequest(url, { method: 'DELETE', headers: { 'mcp-session-id': id } }).then(() => undefined));
   await rawRequest(url, { headers, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) });
-  const list = await rawRequest(url, { headers, body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }) });
-  await rawRequest(url, { method: 'DELETE', headers: { 'mcp-session-id': id } });
-  return { init, tools: (messagesOf(list)[0]?.result as { tools: Array<{ name: string }> }).tools };
+  let next = 2;
+  const list = async (cursor?: string) => {
+    const params = cursor === undefined ? {} : { cursor };
+    const answer = messagesOf(await rawRequest(url, { headers, body: JSON.stringify({ jsonrpc: '2.0', id: next++, method: 'tools/list', params }) }))[0];
+    return answer as { result?: { tools: Array<{ name: string }>; nextCursor?: string }; error?: { code: number; message: string } };
+  };
+  return { init, list };
 }
+
+/** Every page of a list, following nextCursor (bounded), and how many pages it took. */
+async function allPages(page: (cursor?: string) => Promise<{ tools: Array<{ name: string }>; nextCursor?: string }>) {
+  const seen: string[] = [];
+  let cursor: string | undefined;
+  let pages = 0;
+  do {
+    const answer = await page(cursor);
+    expect(answer.tools.length).toBeLessThanOrEqual(500);
+    seen.push(...answer.tools.map((tool) => tool.name));
+    cursor = answer.nextCursor;
+    pages += 1;
+  } while (cursor !== undefined && pages < 100);
+  expect(cursor).toBeUndefined();
+  return { seen, pages };
+}
+
+const OFF = { _meta: { 'portcullis/options': { deferTools: false } } };
 
 describe('the deferTools init option', () => {
   it('defers everything for a 2025 session that asks, leaving at most 3 tools in its list', async () => {
-    const { tools } = await rawListWithOption(paged.url, { deferTools: true });
-    expect(tools?.map((tool) => tool.name)).toEqual(['search_tools', 'call_tool']);
+    // A side channel: one server (7 tools), nothing pinned, not deferred by the global rule.
+    const { list } = await rawSessionWithOption(`${deferred.url}/servers/maps`, { deferTools: true });
+    expect((await list!()).result?.tools.map((tool) => tool.name)).toEqual(['search_tools', 'call_tool']);
   });
 
-  it('lists everything directly for a 2025 session that asks for deferral off', async () => {
-    const { tools } = await rawListWithOption(deferred.url, { deferTools: false });
-    // Not paginated on this gateway: the whole visible catalogue in one answer.
-    expect(tools?.length).toBeGreaterThan(5_000);
-    expect(tools?.map((tool) => tool.name)).not.toContain('search_tools');
+  it('lists everything directly, in pages, for a 2025 session that asks for deferral off', async () => {
+    const { list } = await rawSessionWithOption(deferred.url, { deferTools: false });
+    const { seen, pages } = await allPages(async (cursor) => (await list!(cursor)).result!);
+    expect(seen.length).toBeGreaterThan(5_000);
+    expect(new Set(seen).size).toBe(seen.length);
+    expect(pages).toBe(Math.ceil(seen.length / 500));
+    expect(seen).not.toContain('search_tools');
+    expect(seen).not.toContain('filesystem__write_file');
   });
 
   it('refuses an initialize whose deferTools is not a boolean with -32602 naming it', async () => {
-    const { init, tools } = await rawListWithOption(paged.url, { deferTools: 'yes' });
-    expect(tools).toBeUndefined();
+    const { init, list } = await rawSessionWithOption(deferred.url, { deferTools: 'yes' });
+    expect(list).toBeUndefined();
     expect(init.status).toBe(400);
     expect(init.json().error).toMatchObject({ code: -32602 });
     expect(init.json().error?.message).toContain('deferTools');
   });
 
-  it('defers per request for a 2026 client that sends the option in _meta', async () => {
-    const { client } = await connectClient(perTest, paged.url, '2026');
-    const deferredList = await client.listTools({ _meta: { 'portcullis/options': { deferTools: true } } });
-    expect(deferredList.tools.map((tool) => tool.name)).toEqual(['search_tools', 'call_tool']);
-    const hits = await client.callTool({ name: 'search_tools', arguments: { query: 'postgres__query' }, _meta: { 'portcullis/options': { deferTools: true } } });
-    expect((hits.structuredContent as unknown as SearchResult).tools[0]?.name).toBe('postgres__query');
-    // Without the option, the same client sees the gateway's default (nothing deferred, first page of 500).
-    expect((await firstPage(client)).tools).toHaveLength(500);
+  it('follows the option per request for a 2026 client that sends it in _meta', async () => {
+    const { client } = await connectClient(perTest, deferred.url, '2026');
+    const first = await firstPage(client, OFF);
+    expect(first.tools).toHaveLength(500);
+    expect(first.tools.map((tool) => tool.name)).not.toContain('search_tools');
+    const refused = await errorOf(firstPage(client, { _meta: { 'portcullis/options': { deferTools: 1 } } }));
+    expect(refused.code).toBe(-32602);
+    // Without the option, the same client sees the gateway's default: deferred.
+    expect((await firstPage(client)).tools.map((tool) => tool.name).slice(0, 2)).toEqual(['search_tools', 'call_tool']);
   });
 });
 
@@ -295,33 +322,25 @@ describe('the deferTools init option', () => {
 const firstPage = (client: Client, params: Record<string, unknown> = {}) =>
   client.request({ method: 'tools/list', params }) as Promise<{ tools: Array<{ name: string }>; nextCursor?: string }>;
 
-describe.each(ERAS)('tools/list pages for a %s client', (era: Era) => {
+describe('tools/list pages for a 2026 client', () => {
   it('round-trips the whole 5,000-tool catalogue through nextCursor, each tool once', async () => {
-    const { client } = await connectClient(perTest, paged.url, era);
-    const seen: string[] = [];
-    let cursor: string | undefined;
-    let pages = 0;
-    do {
-      const page = await firstPage(client, cursor === undefined ? {} : { cursor });
-      expect(page.tools.length).toBeLessThanOrEqual(500);
-      seen.push(...page.tools.map((tool) => tool.name));
-      cursor = page.nextCursor;
-      pages += 1;
-    } while (cursor !== undefined && pages < 100);
-    expect(cursor).toBeUndefined();
-    expect(seen.length).toBeGreaterThanOrEqual(5_000);
+    const { client } = await connectClient(perTest, deferred.url, '2026');
+    const { seen, pages } = await allPages((cursor) => firstPage(client, cursor === undefined ? OFF : { ...OFF, cursor }));
+    expect(seen.length).toBeGreaterThan(5_000);
     expect(new Set(seen).size).toBe(seen.length);
     expect(pages).toBe(Math.ceil(seen.length / 500));
     // The SDK's own listTools() follows the cursors to the same list.
-    expect((await client.listTools()).tools.map((tool) => tool.name)).toEqual(seen);
+    expect((await client.listTools(OFF)).tools.map((tool) => tool.name)).toEqual(seen);
   });
 
   it('refuses a forged or foreign cursor with -32602', async () => {
-    const { client } = await connectClient(perTest, paged.url, era);
-    const first = await firstPage(client);
-    const cursor = first.nextCursor as string;
-    for (const forged of ['not-a-cursor', `zzzzzz.${cursor.split('.')[1]}`, `${cursor.split('.')[0]}.AAAAAAAAAAAAAAAA`, 'x'.repeat(5_000)]) {
-      expect((await errorOf(client.listTools({ cursor: forged }))).code).toBe(-32602);
+    const { client } = await connectClient(perTest, deferred.url, '2026');
+    const cursor = (await firstPage(client, OFF)).nextCursor as string;
+    const [offset, print] = cursor.split('.');
+    for (const forged of ['not-a-cursor', `zzzzzz.${print}`, `${offset}.AAAAAAAAAAAAAAAA`, 'x'.repeat(5_000)]) {
+      expect((await errorOf(firstPage(client, { ...OFF, cursor: forged }))).code).toBe(-32602);
     }
+    // The deferred list (one page) is another list: this cursor is not its own.
+    expect((await errorOf(firstPage(client, { cursor }))).code).toBe(-32602);
   });
 });
