@@ -14,7 +14,8 @@ import type { SessionTools, ToolSurface, ToolsView } from '../catalogue/surface/
 import type { Logger } from '../observability/logger.js';
 import type { UpstreamLink } from '../upstream/link.js';
 import type { UpstreamRegistry } from '../upstream/registry.js';
-import type { DownstreamSink, LinkEvent, RpcMessage } from '../upstream/sink.js';
+import type { DownstreamSink, RpcMessage } from '../rpc/sink.js';
+import type { LinkEvent } from '../upstream/link-event.js';
 import { InputBridge } from './input-bridge.js';
 import { SessionConnection } from './session-connection.js';
 import type { RouteScope } from './router.js';

@@ -15,7 +15,7 @@
  */
 import type { Tool } from '@modelcontextprotocol/server';
 import { GatewayError } from '../../errors.js';
-import type { MergedTools } from '../../routing/merge.js';
+import type { MergedTools } from '../merge.js';
 import { decideDeferral, type DeferralDecision } from '../search/deferral.js';
 import { buildToolIndex, type ToolIndex } from '../search/tool-index.js';
 import { pageOf, listFingerprint } from './list-page.js';

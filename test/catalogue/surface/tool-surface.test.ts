@@ -11,7 +11,7 @@ import { LoadedTools } from '../../../src/catalogue/surface/loaded-tools.js';
 import { pageOf } from '../../../src/catalogue/surface/list-page.js';
 import { compileToolSurfaceOptions } from '../../../src/catalogue/surface/surface-options.js';
 import { ToolSurface, type SessionTools, type SurfaceCall } from '../../../src/catalogue/surface/tool-surface.js';
-import { mergeTools } from '../../../src/routing/merge.js';
+import { mergeTools } from '../../../src/catalogue/merge.js';
 
 const tool = (name: string, extra: Partial<Tool> = {}): Tool => ({ name, description: `does ${name.replace(/_/g, ' ')}`, inputSchema: { type: 'object' }, ...extra });
 
