@@ -155,6 +155,7 @@ const httpStatusByGatewayCode: Partial<Record<GatewayErrorCode, number>> = {
   RATE_LIMITED: 429,
   SESSION_CHILD_LIMIT: 503,
   INVALID_REQUEST: 400,
+  INVALID_PARAMS: 400,
   DUPLICATE_REQUEST_ID: 400,
   SHUTTING_DOWN: 503,
   STARTING: 503,

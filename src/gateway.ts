@@ -23,6 +23,8 @@ import { compilePolicyRules } from './policy/policy-rules.js';
 import { compileToolFilter } from './policy/tool-filter.js';
 import type { VisibilityFilter } from './catalogue/merge.js';
 import type { ScopeOptions } from './routing/scopes.js';
+import { compileToolSurfaceOptions } from './catalogue/surface/surface-options.js';
+import { ToolSurface } from './catalogue/surface/tool-surface.js';
 import { McpEndpoint } from './inbound/endpoint.js';
 import { createEventStore } from './session/event-store.js';
 import { SessionAdmission } from './session/session-admission.js';
@@ -216,11 +218,17 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   });
   const toolFilter = compileVisibility(config);
   const serverNames = [...registry.entries.keys()];
+  const surfaceOptions = compileToolSurfaceOptions(config);
   const endpoint = (servers: string[], separator: string | null, label: string) => {
+    const tools = new ToolSurface(surfaceOptions, {
+      servers,
+      instructionsOf: (server) => registry.entry(server).primary.current?.instructions,
+    });
     const scope: ScopeOptions = {
       registry,
       servers,
       catalogue: { separator, toolFilter },
+      tools,
       logger,
       inputTtlMs: config.statelessPool.inputTtlMs,
     };

@@ -23,6 +23,19 @@ const common = {
   disabledTools: toolList,
   /** Milliseconds an upstream request may take before the gateway gives up on it. */
   requestTimeoutMs: z.number().int().positive().max(3_600_000).default(300_000),
+  /**
+   * Tool deferral for this server (README, "Deferral"): `true` leaves its tools out of
+   * `tools/list` (reachable through `search_tools` / `call_tool`) even when the global setting is
+   * off, `false` always lists them directly; absent or `null` follows the session and
+   * `catalogue.deferTools`.
+   */
+  defer: z.boolean().nullable().optional(),
+  /**
+   * Tools an operator pins: `true` for every tool of the server, or upstream tool names. A pinned
+   * tool is listed directly even when its server is deferred and carries
+   * `_meta["anthropic/alwaysLoad"]: true`, so clients that defer natively keep it loaded too.
+   */
+  alwaysLoad: z.union([z.boolean(), z.array(z.string().min(1)).max(1_000)]).default(false),
 };
 
 export const stdioServerSchema = z.strictObject({
@@ -74,6 +87,16 @@ export const gatewayConfigSchema = z.strictObject({
     .strictObject({
       /** Separator between server and tool name; `null` turns namespacing off. */
       separator: z.string().regex(/^[A-Za-z0-9_.-]{1,4}$/).nullable().default('__'),
+      /**
+       * Tool deferral (README, "Deferral"): `false` lists every tool, `true` defers every server
+       * that does not pin its own `defer`, `{ above: N }` defers once the visible catalogue has
+       * more than N tools. Deferred tools leave `tools/list`; `search_tools` and `call_tool` stand in.
+       */
+      deferTools: z.union([z.boolean(), z.strictObject({ above: z.number().int().min(0).max(1_000_000) })]).default(false),
+      /** `tools/list` page size (MCP pagination, `nextCursor`); absent: the whole list in one page. */
+      pageSize: z.number().int().min(1).max(10_000).optional(),
+      /** Most tools one 2025-era session may add to its list with `search_tools` `load: true` (oldest dropped first). */
+      maxLoadedTools: z.number().int().min(1).max(1_000).default(64),
     })
     .prefault({}),
   /**

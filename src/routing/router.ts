@@ -8,6 +8,8 @@
  */
 import { GatewayError } from '../errors.js';
 import type { Catalogue } from '../catalogue/catalogue.js';
+import type { ToolsView } from '../catalogue/surface/tool-surface.js';
+import { OPTIONS_META_KEY } from '../catalogue/surface/session-option.js';
 import { routeResourceUri } from '../catalogue/build-index.js';
 import { checkServerRequest } from '../rpc/client-capabilities.js';
 import type { UpstreamLink } from '../upstream/link.js';
@@ -21,6 +23,8 @@ export interface RouteScope {
   /** Servers visible in this scope, in merge order. */
   readonly servers: readonly string[];
   readonly catalogue: Catalogue;
+  /** Deferral, meta-tools and pagination of `tools/list`; absent: the merged list as is. */
+  readonly tools?: ToolsView;
   /** Runs `fn` with a link to `server` held for the duration of the call. */
   withLink<T>(server: string, fn: (link: UpstreamLink) => Promise<T>): Promise<T>;
   /** Notes a resource subscription so `resources/updated` reaches this client (session scopes). */
@@ -53,24 +57,21 @@ const INPUT_CAPABLE = new Set(['tools/call', 'prompts/get', 'resources/read']);
 type Handler = (scope: RouteScope, params: Params, call: CallContext) => Promise<Result>;
 
 const handlers: Record<string, Handler> = {
-  'tools/list': async (scope) => ({ tools: (await scope.catalogue.tools()).tools }),
+  'tools/list': async (scope, params, call) => {
+    const merged = await scope.catalogue.tools();
+    return scope.tools === undefined ? { tools: merged.tools } : scope.tools.list(merged, params, call);
+  },
   'prompts/list': async (scope) => ({ prompts: (await scope.catalogue.prompts()).prompts }),
   'resources/list': async (scope) => ({ resources: (await scope.catalogue.resources()).resources }),
   'resources/templates/list': async (scope) => ({
     resourceTemplates: (await scope.catalogue.templates()).resourceTemplates,
   }),
 
+  // A meta-tool (search_tools, call_tool) when tools are deferred; else, and for call_tool's
+  // own target, the one path every tool call takes.
   'tools/call': async (scope, params, call) => {
-    const exposed = stringParam(params, 'name');
-    objectParam(params, 'arguments');
-    const target = (await scope.catalogue.tools()).index.get(exposed);
-    // The index holds visible tools only; the predicate runs again anyway (DESIGN.md §3).
-    if (target === undefined || !scope.catalogue.toolVisible(target.server, target.name, exposed)) {
-      const down = target === undefined ? scope.catalogue.unavailableOwnerOf(exposed) : undefined;
-      if (down !== undefined) throw new GatewayError('UPSTREAM_UNAVAILABLE', `upstream "${down}" is unavailable`, { server: down });
-      throw new GatewayError('UNKNOWN_TOOL', `Unknown tool: ${exposed}`);
-    }
-    return forward(scope, target.server, 'tools/call', { ...params, name: target.name }, call);
+    const meta = scope.tools?.callMeta(await scope.catalogue.tools(), params, call, (inner) => callTool(scope, inner, call));
+    return meta ?? callTool(scope, params, call);
   },
 
   'prompts/get': async (scope, params, call) => {
@@ -145,6 +146,19 @@ export async function routeRequest(scope: RouteScope, method: string, params: Pa
   return handler(scope, params ?? {}, call);
 }
 
+async function callTool(scope: RouteScope, params: Params, call: CallContext): Promise<Result> {
+  const exposed = stringParam(params, 'name');
+  objectParam(params, 'arguments');
+  const target = (await scope.catalogue.tools()).index.get(exposed);
+  // The index holds visible tools only; the predicate runs again anyway (DESIGN.md §3).
+  if (target === undefined || !scope.catalogue.toolVisible(target.server, target.name, exposed)) {
+    const down = target === undefined ? scope.catalogue.unavailableOwnerOf(exposed) : undefined;
+    if (down !== undefined) throw new GatewayError('UPSTREAM_UNAVAILABLE', `upstream "${down}" is unavailable`, { server: down });
+    throw new GatewayError('UNKNOWN_TOOL', `Unknown tool: ${exposed}`);
+  }
+  return forward(scope, target.server, 'tools/call', { ...params, name: target.name }, call);
+}
+
 async function forward(scope: RouteScope, server: string, method: string, params: Params, call: CallContext): Promise<Result> {
   const outbound: Params = { ...params };
   delete outbound._meta;
@@ -152,6 +166,7 @@ async function forward(scope: RouteScope, server: string, method: string, params
   const progressToken = meta?.progressToken as string | number | undefined;
   if (meta !== undefined) {
     delete meta.progressToken; // the SDK sets its own token and we map progress back
+    delete meta[OPTIONS_META_KEY]; // the client's options are for the gateway, not for upstreams
     if (Object.keys(meta).length > 0) outbound._meta = meta;
   }
   const upstreamCall = (sink: DownstreamSink, signal: AbortSignal) =>

@@ -9,6 +9,8 @@
  */
 import { SdkHttpError, type ClientCapabilities } from '@modelcontextprotocol/client';
 import { Catalogue, type CatalogueOptions } from '../catalogue/catalogue.js';
+import { LoadedTools } from '../catalogue/surface/loaded-tools.js';
+import type { SessionTools, ToolSurface, ToolsView } from '../catalogue/surface/tool-surface.js';
 import type { Logger } from '../observability/logger.js';
 import type { UpstreamLink } from '../upstream/link.js';
 import type { UpstreamRegistry } from '../upstream/registry.js';
@@ -23,6 +25,8 @@ export interface ScopeOptions {
   /** The servers this endpoint shows, in merge order. */
   servers: readonly string[];
   catalogue: Omit<CatalogueOptions, 'logger'>;
+  /** Deferral, meta-tools and `tools/list` pages of this endpoint; absent: the merged list as is. */
+  tools?: ToolSurface;
   logger: Logger;
   /** 2026 clients: how long a call suspended for input waits for the client's retry (default 5 min). */
   inputTtlMs?: number;
@@ -92,6 +96,9 @@ export interface SessionScopeOptions {
 export class SessionScope implements RouteScope {
   readonly servers: readonly string[];
   readonly catalogue: Catalogue;
+  readonly tools: ToolsView | undefined;
+  /** The session's deferral option and loaded tools: its own, never shared with another session. */
+  private readonly toolState: SessionTools | undefined;
   private readonly registry: UpstreamRegistry;
   private readonly own = new Map<string, SessionConnection>();
   private readonly unsubscribes: Array<() => void> = [];
@@ -104,6 +111,16 @@ export class SessionScope implements RouteScope {
     this.registry = options.registry;
     this.owner = session.owner;
     this.logger = options.logger;
+    const surface = options.tools;
+    this.toolState =
+      surface === undefined
+        ? undefined
+        : {
+            deferTools: undefined,
+            loaded: new LoadedTools(surface.maxLoadedTools),
+            announce: () => void this.owner.notify({ method: 'notifications/tools/list_changed' }).catch(() => undefined),
+          };
+    this.tools = this.toolState === undefined ? undefined : surface?.view(this.toolState);
     for (const server of options.servers) {
       const entry = options.registry.entry(server);
       if (entry.config.isolation !== 'session') {
@@ -138,6 +155,11 @@ export class SessionScope implements RouteScope {
             { servers: this.servers, linkFor: async (s) => this.own.get(s)?.current ?? this.registry.entry(s).primary.get() },
             { ...options.catalogue, logger: options.logger },
           );
+  }
+
+  /** The session's `deferTools` init option (read from its `initialize`); undefined: no preference. */
+  setDeferTools(value: boolean | undefined): void {
+    if (this.toolState !== undefined) this.toolState.deferTools = value;
   }
 
   withLink<T>(server: string, fn: (link: UpstreamLink) => Promise<T>): Promise<T> {
@@ -214,6 +236,7 @@ export class SessionScope implements RouteScope {
 export class StatelessScope {
   readonly servers: readonly string[];
   readonly catalogue: Catalogue;
+  private readonly tools: ToolsView | undefined;
   private readonly inputBridge: InputBridge;
   private readonly registry: UpstreamRegistry;
   private readonly logger: Logger;
@@ -223,6 +246,7 @@ export class StatelessScope {
     this.registry = options.registry;
     this.logger = options.logger;
     this.inputBridge = new InputBridge({ max: 1000, ttlMs: options.inputTtlMs ?? 5 * 60_000 });
+    this.tools = options.tools?.view();
     this.catalogue = new Catalogue(
       { servers: this.servers, linkFor: (s) => options.registry.entry(s).primary.get() },
       { ...options.catalogue, logger: options.logger },
@@ -234,6 +258,7 @@ export class StatelessScope {
     return {
       servers: this.servers,
       catalogue: this.catalogue,
+      ...(this.tools === undefined ? {} : { tools: this.tools }),
       inputBridge: this.inputBridge.for(principal),
       withLink: (server, fn) => this.withLink(server, principal, fn),
     };
