@@ -9,18 +9,11 @@ import type { RunningGateway } from '../../src/gateway.js';
 import { assertBuilt, Cleanup, MCP_POST_HEADERS, newMarker, openRawSession, stdioServer, startTestGateway, waitUntil } from './harness.js';
 
 const cleanup = new Cleanup();
-/** A short idle timeout, for the tests of expiry itself. */
 let gateway: RunningGateway;
-/**
- * The request-id tests hold a session across several requests: on a loaded machine more than a
- * short idle timeout can pass between two of them, so they use a gateway that never idles out.
- */
-let steadyGateway: RunningGateway;
 
 beforeAll(async () => {
   assertBuilt();
   gateway = await startTestGateway(cleanup, { fx: stdioServer(newMarker()) }, { sessions: { idleTimeoutMs: 400 } });
-  steadyGateway = await startTestGateway(cleanup, { fx: stdioServer(newMarker()) }, { sessions: { idleTimeoutMs: 600_000 } });
 });
 afterAll(() => cleanup.run());
 
@@ -60,10 +53,10 @@ describe('session activity', () => {
   });
 
   it('keeps a request id taken until its response is sent, even after the client hung up', async () => {
-    const session = await openRawSession(steadyGateway.url);
+    const session = await openRawSession(gateway.url);
     const headers = { ...MCP_POST_HEADERS, 'mcp-session-id': session.id, 'mcp-protocol-version': '2025-11-25' };
     const slow = JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'fx__slow', arguments: { ms: 1000, steps: 4 } } });
-    await abandonedPost(steadyGateway.url, headers, slow, 150);
+    await abandonedPost(gateway.url, headers, slow, 150);
 
     const reuse = await session.post({ id: 7, method: 'tools/call', params: { name: 'fx__echo', arguments: { text: 'second' } } });
     expect(reuse.status).toBe(400);
@@ -81,9 +74,9 @@ describe('session activity', () => {
   });
 
   it('frees the id of a request the transport refused, and of a request the client cancelled', async () => {
-    const session = await openRawSession(steadyGateway.url);
+    const session = await openRawSession(gateway.url);
     const headers = { 'content-type': 'application/json', accept: 'application/json', 'mcp-session-id': session.id, 'mcp-protocol-version': '2025-11-25' };
-    const refused = await fetch(steadyGateway.url, {
+    const refused = await fetch(gateway.url, {
       method: 'POST',
       headers,
       body: JSON.stringify({ jsonrpc: '2.0', id: 31, method: 'tools/call', params: { name: 'fx__echo', arguments: { text: 'x' } } }),
@@ -94,7 +87,7 @@ describe('session activity', () => {
 
     const sseHeaders = { ...MCP_POST_HEADERS, 'mcp-session-id': session.id, 'mcp-protocol-version': '2025-11-25' };
     const slow = JSON.stringify({ jsonrpc: '2.0', id: 32, method: 'tools/call', params: { name: 'fx__slow', arguments: { ms: 3000, steps: 3 } } });
-    const pending = abandonedPost(steadyGateway.url, sseHeaders, slow, 2_000);
+    const pending = abandonedPost(gateway.url, sseHeaders, slow, 2_000);
     await new Promise((resolve) => setTimeout(resolve, 200));
     expect((await session.post({ method: 'notifications/cancelled', params: { requestId: 32, reason: 'test' } })).status).toBe(202);
     const reused = await session.post({ id: 32, method: 'tools/call', params: { name: 'fx__echo', arguments: { text: 'after-cancel' } } });
