@@ -12,6 +12,8 @@ import { routeResourceUri } from './merge.js';
 import type { UpstreamLink } from '../upstream/link.js';
 import type { DownstreamSink, RpcMessage } from '../upstream/sink.js';
 import type { InputRounds } from './input-bridge.js';
+import { presentTaskSupport } from './tasks/task-capabilities.js';
+import type { TaskScope } from './tasks/task-scope.js';
 
 type Params = Record<string, unknown>;
 type Result = Record<string, unknown>;
@@ -22,6 +24,8 @@ export interface RouteScope {
   readonly catalogue: Catalogue;
   /** Runs `fn` with a link to `server` held for the duration of the call. */
   withLink<T>(server: string, fn: (link: UpstreamLink) => Promise<T>): Promise<T>;
+  /** Where a call that may create a task runs (the task lives there); default `withLink`. */
+  withTaskLink?<T>(server: string, fn: (link: UpstreamLink) => Promise<T>): Promise<T>;
   /** Notes a resource subscription so `resources/updated` reaches this client (session scopes). */
   noteSubscription?(server: string, uri: string, subscribed: boolean): void;
   /** Relays a client notification (e.g. roots/list_changed) to the scope's own connections. */
@@ -30,6 +34,8 @@ export interface RouteScope {
   setLogLevel?(params: Params, sink: DownstreamSink): Promise<void>;
   /** Turns a 2025 upstream's mid-call requests into `input_required` rounds (2026 clients). */
   readonly inputBridge?: InputRounds;
+  /** The caller's tasks (tasks/task-scope.ts); absent: tasks are not offered here. */
+  readonly tasks?: TaskScope;
 }
 
 export interface CallContext {
@@ -50,7 +56,13 @@ const INPUT_CAPABLE = new Set(['tools/call', 'prompts/get', 'resources/read']);
 type Handler = (scope: RouteScope, params: Params, call: CallContext) => Promise<Result>;
 
 const handlers: Record<string, Handler> = {
-  'tools/list': async (scope) => ({ tools: (await scope.catalogue.tools()).tools }),
+  'tools/list': async (scope, _params, call) => {
+    const { tools, index } = await scope.catalogue.tools();
+    const tasks = scope.tasks;
+    if (tasks === undefined) return { tools };
+    // Task support is shown only where the gateway can honour it (tasks/task-capabilities.ts).
+    return { tools: tools.map((tool) => presentTaskSupport(tool, tasks.takesTasks(index.get(tool.name)?.server ?? ''), call.era)) };
+  },
   'prompts/list': async (scope) => ({ prompts: (await scope.catalogue.prompts()).prompts }),
   'resources/list': async (scope) => ({ resources: (await scope.catalogue.resources()).resources }),
   'resources/templates/list': async (scope) => ({
@@ -67,8 +79,18 @@ const handlers: Record<string, Handler> = {
       if (down !== undefined) throw new GatewayError('UPSTREAM_UNAVAILABLE', `upstream "${down}" is unavailable`, { server: down });
       throw new GatewayError('UNKNOWN_TOOL', `Unknown tool: ${exposed}`);
     }
-    return forward(scope, target.server, 'tools/call', { ...params, name: target.name }, call);
+    const upstreamParams = { ...params, name: target.name };
+    const tasks = scope.tasks;
+    if (tasks === undefined) return forward(scope, target.server, 'tools/call', upstreamParams, call);
+    const tool = tasks.takesTasks(target.server) ? (await scope.catalogue.tools()).tools.find((t) => t.name === exposed) : undefined;
+    return tasks.callTool(target.server, tool, upstreamParams, call, (p, observe) => forward(scope, target.server, 'tools/call', p, call, observe));
   },
+
+  'tasks/get': (scope, params, call) => taskRequest(scope, 'tasks/get', params, call),
+  'tasks/result': (scope, params, call) => taskRequest(scope, 'tasks/result', params, call),
+  'tasks/list': (scope, params, call) => taskRequest(scope, 'tasks/list', params, call),
+  'tasks/cancel': (scope, params, call) => taskRequest(scope, 'tasks/cancel', params, call),
+  'tasks/update': (scope, params, call) => taskRequest(scope, 'tasks/update', params, call),
 
   'prompts/get': async (scope, params, call) => {
     const exposed = stringParam(params, 'name');
@@ -142,7 +164,23 @@ export async function routeRequest(scope: RouteScope, method: string, params: Pa
   return handler(scope, params ?? {}, call);
 }
 
-async function forward(scope: RouteScope, server: string, method: string, params: Params, call: CallContext): Promise<Result> {
+function taskRequest(scope: RouteScope, method: string, params: Params, call: CallContext): Promise<Result> {
+  if (scope.tasks === undefined) throw new GatewayError('NOT_SUPPORTED', `Method not found: ${method}`);
+  return scope.tasks.request(method, params, call);
+}
+
+/**
+ * Forwards one request to `server`. `observe` sees the connection and the final result while
+ * the connection is still held (a task created upstream lives on that very connection).
+ */
+async function forward(
+  scope: RouteScope,
+  server: string,
+  method: string,
+  params: Params,
+  call: CallContext,
+  observe?: (link: UpstreamLink, result: Result) => Result,
+): Promise<Result> {
   const outbound: Params = { ...params };
   delete outbound._meta;
   const meta = call.meta === undefined ? undefined : { ...call.meta };
@@ -151,12 +189,14 @@ async function forward(scope: RouteScope, server: string, method: string, params
     delete meta.progressToken; // the SDK sets its own token and we map progress back
     if (Object.keys(meta).length > 0) outbound._meta = meta;
   }
+  const onLink = <T>(fn: (link: UpstreamLink) => Promise<T>): Promise<T> =>
+    observe !== undefined && scope.withTaskLink !== undefined ? scope.withTaskLink(server, fn) : scope.withLink(server, fn);
   const upstreamCall = (sink: DownstreamSink, signal: AbortSignal) =>
-    scope.withLink(server, async (link) => {
+    onLink(async (link) => {
       let roundParams = outbound;
       for (let round = 0; ; round++) {
         const result = await link.request(method, roundParams, { sink, signal, progressToken });
-        if (result.resultType !== 'input_required' || call.era === 'modern') return result;
+        if (result.resultType !== 'input_required' || call.era === 'modern') return observe === undefined ? result : observe(link, result);
         if (round >= MAX_INPUT_ROUNDS) {
           throw new GatewayError('UPSTREAM_UNAVAILABLE', `upstream "${server}" asked for input too many times`, { server });
         }
