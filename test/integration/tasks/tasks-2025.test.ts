@@ -122,6 +122,24 @@ describe('tasks for 2025-11-25 clients', () => {
     expect((await startResearch(other, 'elsewhere')).status).toBe('working');
   });
 
+  it('relays the elicitation a task asks for while the client waits on tasks/result, and the answer shapes the report', async () => {
+    const { client } = await connectClient(perTest, url, '2025', {
+      capabilities: { elicitation: { form: {} } },
+      setup: (c) =>
+        c.setRequestHandler('elicitation/create', (request) => {
+          const related = (request.params._meta as Json | undefined)?.['io.modelcontextprotocol/related-task'];
+          return { action: 'accept', content: { interpretation: related === undefined ? 'unrelated' : 'historical' } };
+        }),
+    });
+    const task = await rpc(client, 'tools/call', {
+      name: RESEARCH_TOOL,
+      arguments: { topic: 'python', ambiguous: true },
+      task: {},
+    }).then((r) => r.task as Json);
+    const result = await rpc(client, 'tasks/result', { taskId: task.taskId });
+    expect(reportText(result)).toContain('# Research Report: python (historical)');
+  });
+
   it('refuses a task-augmented call with a task that is not an object', async () => {
     const { client } = await connectClient(perTest, url, '2025');
     const refused = await errorOf(rpc(client, 'tools/call', { name: RESEARCH_TOOL, arguments: { topic: 'x' }, task: 5 }));

@@ -56,6 +56,14 @@ describe('the tasks extension for 2026-07-28 clients', () => {
     expect(JSON.stringify(done.result)).not.toContain('related-task');
   });
 
+  it('does not leave a task waiting for input the gateway cannot ask a 2026 client for: it goes on to its end', async () => {
+    const created = await modernRequest(url, 'tools/call', { name: RESEARCH_TOOL, arguments: { topic: 'python', ambiguous: true } }, withExtension);
+    const taskId = created.result!.taskId as string;
+    const done = await untilTerminal(async () => (await modernRequest(url, 'tasks/get', { taskId }, withExtension)).result as Json);
+    expect(done.status).toBe('completed');
+    expect(JSON.stringify(done.result)).toContain('# Research Report: python');
+  });
+
   it('acknowledges tasks/cancel and tasks/update, and the cancelled task ends cancelled', async () => {
     const created = await modernRequest(url, 'tools/call', { name: RESEARCH_TOOL, arguments: { topic: 'cancel me' } }, withExtension);
     const taskId = created.result!.taskId as string;
