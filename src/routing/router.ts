@@ -12,7 +12,7 @@ import { routeResourceUri } from './merge.js';
 import type { UpstreamLink } from '../upstream/link.js';
 import type { DownstreamSink, RpcMessage } from '../upstream/sink.js';
 import type { InputRounds } from './input-bridge.js';
-import { presentTaskSupport } from './tasks/task-capabilities.js';
+import { presentTaskSupport, withoutTasksExtension } from './tasks/task-capabilities.js';
 import type { TaskScope } from './tasks/task-scope.js';
 
 type Params = Record<string, unknown>;
@@ -80,10 +80,13 @@ const handlers: Record<string, Handler> = {
       throw new GatewayError('UNKNOWN_TOOL', `Unknown tool: ${exposed}`);
     }
     const upstreamParams = { ...params, name: target.name };
+    // Tasks are created upstream by the gateway (tasks/task-scope.ts); an upstream's own 2026
+    // task handles could not be relayed, so no upstream hears that the client takes them.
+    const upstreamCall = call.meta === undefined ? call : { ...call, meta: withoutTasksExtension(call.meta) };
     const tasks = scope.tasks;
-    if (tasks === undefined) return forward(scope, target.server, 'tools/call', upstreamParams, call);
+    if (tasks === undefined) return forward(scope, target.server, 'tools/call', upstreamParams, upstreamCall);
     const tool = tasks.takesTasks(target.server) ? (await scope.catalogue.tools()).tools.find((t) => t.name === exposed) : undefined;
-    return tasks.callTool(target.server, tool, upstreamParams, call, (p, observe) => forward(scope, target.server, 'tools/call', p, call, observe));
+    return tasks.callTool(target.server, tool, upstreamParams, call, (p, observe) => forward(scope, target.server, 'tools/call', p, upstreamCall, observe));
   },
 
   'tasks/get': (scope, params, call) => taskRequest(scope, 'tasks/get', params, call),

@@ -18,7 +18,7 @@ import { GatewayError, UpstreamRpcError } from '../../errors.js';
 import type { UpstreamLink } from '../../upstream/link.js';
 import type { DownstreamSink } from '../../upstream/sink.js';
 import type { CallContext } from '../router.js';
-import { cancelsTasks, TASKS_EXTENSION, taskSupportOf, type TaskSupport } from './task-capabilities.js';
+import { cancelsTasks, declaresTasksExtension, TASKS_EXTENSION, taskSupportOf, type TaskSupport } from './task-capabilities.js';
 import { asTask, createdTaskOf, legacyTask, modernTask, renamed, withoutRelatedTask, withRelatedTask, type UpstreamTask } from './task-shapes.js';
 import type { TaskRecord, TaskTable } from './task-table.js';
 
@@ -39,8 +39,6 @@ export interface TaskScopeOptions {
   /** Keeps `link` open while a task lives on it; returns the release, or undefined when not needed. */
   pin?(server: string, link: UpstreamLink): (() => void) | undefined;
 }
-
-const CLIENT_CAPABILITIES_KEY = 'io.modelcontextprotocol/clientCapabilities';
 
 const MISSING_EXTENSION = () =>
   new GatewayError('MISSING_CLIENT_CAPABILITY', `Missing required client capability: the ${TASKS_EXTENSION} extension`, {
@@ -84,7 +82,7 @@ export class TaskScope {
     // 2026: the server decides per request. Only a tool that cannot run without a task gets one;
     // an optional one runs synchronously, which every client can take.
     if (support !== 'required') return forward(withoutTask(params));
-    if (!declaresExtension(call.meta)) throw MISSING_EXTENSION();
+    if (!declaresTasksExtension(call.meta)) throw MISSING_EXTENSION();
     this.options.table.assertRoom(this.options.owner);
     return forward({ ...params, task: {} }, (link, result) => {
       const created = createdTaskOf(result);
@@ -123,7 +121,7 @@ export class TaskScope {
     if (method !== 'tasks/get' && method !== 'tasks/cancel' && method !== 'tasks/update') {
       throw new GatewayError('NOT_SUPPORTED', `Method not found: ${method}`);
     }
-    if (!declaresExtension(call.meta)) throw MISSING_EXTENSION();
+    if (!declaresTasksExtension(call.meta)) throw MISSING_EXTENSION();
     const record = this.find(params);
     switch (method) {
       case 'tasks/get':
@@ -270,12 +268,6 @@ function withoutTask(params: Json): Json {
   return rest;
 }
 
-/** True when the request's client capabilities (2026 `_meta`) declare the tasks extension. */
-function declaresExtension(meta: Json | undefined): boolean {
-  const capabilities = meta?.[CLIENT_CAPABILITIES_KEY] as { extensions?: Record<string, unknown> } | undefined;
-  const extensions = capabilities?.extensions;
-  return typeof extensions === 'object' && extensions !== null && extensions[TASKS_EXTENSION] !== undefined;
-}
 
 /** Relays an upstream's `notifications/tasks/status` to the task's owner, under the gateway's id. */
 export function relayTaskStatus(record: TaskRecord, params: Json): void {

@@ -2,9 +2,11 @@ import type { Tool } from '@modelcontextprotocol/server';
 import { describe, expect, it } from 'vitest';
 import {
   acceptsToolTasks,
+  declaresTasksExtension,
   mergeTaskCapability,
   presentTaskSupport,
   taskSupportOf,
+  withoutTasksExtension,
 } from '../../../src/routing/tasks/task-capabilities.js';
 
 const takesCalls = { tasks: { requests: { tools: { call: {} } } } };
@@ -70,5 +72,27 @@ describe('presentTaskSupport', () => {
   it('leaves a tool without execution untouched', () => {
     const plain = tool();
     expect(presentTaskSupport(plain, false, 'modern')).toBe(plain);
+  });
+});
+
+describe('the tasks extension in a 2026 request _meta', () => {
+  const KEY = 'io.modelcontextprotocol/clientCapabilities';
+  const EXT = 'io.modelcontextprotocol/tasks';
+
+  it.each([
+    [undefined, false],
+    [{}, false],
+    [{ [KEY]: {} }, false],
+    [{ [KEY]: { extensions: { other: {} } } }, false],
+    [{ [KEY]: { extensions: { [EXT]: {} } } }, true],
+  ])('%j declares it: %s', (meta, expected) => {
+    expect(declaresTasksExtension(meta as never)).toBe(expected);
+  });
+
+  it('is removed before a request goes upstream, every other capability kept', () => {
+    const meta = { progressToken: 1, [KEY]: { elicitation: {}, extensions: { [EXT]: {}, other: { a: 1 } } } };
+    expect(withoutTasksExtension(meta)).toEqual({ progressToken: 1, [KEY]: { elicitation: {}, extensions: { other: { a: 1 } } } });
+    const without = { [KEY]: { extensions: { other: {} } } };
+    expect(withoutTasksExtension(without)).toBe(without);
   });
 });
