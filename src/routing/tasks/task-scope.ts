@@ -170,10 +170,8 @@ export class TaskScope {
    * without the input (or fails the task) — it is never left waiting until its ttl.
    */
   private drainInput(record: TaskRecord): void {
-    const drained = drainedTasks.get(record.link) ?? new Set<string>();
-    drainedTasks.set(record.link, drained);
-    if (drained.has(record.upstreamId)) return;
-    drained.add(record.upstreamId);
+    if (drainedTasks.has(record)) return;
+    drainedTasks.add(record);
     void record.link.request('tasks/result', { taskId: record.upstreamId }, { sink: REFUSING_SINK }).catch(() => undefined);
   }
 
@@ -252,8 +250,8 @@ export class TaskScope {
   }
 }
 
-/** Upstream tasks whose input `tasks/result` was opened to refuse, per connection. */
-const drainedTasks = new WeakMap<UpstreamLink, Set<string>>();
+/** Tasks whose input `tasks/result` was opened to refuse (weak: a forgotten task leaves it). */
+const drainedTasks = new WeakSet<TaskRecord>();
 
 /** A sink for gateway-originated requests upstream: nothing is relayed, every request refused. */
 const REFUSING_SINK: DownstreamSink = {
