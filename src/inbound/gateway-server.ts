@@ -10,8 +10,8 @@ import { z } from 'zod';
 import { toJsonRpcError } from '../errors.js';
 import { fixedFieldLogger, type Logger } from '../observability/logger.js';
 import { routeRequest, type CallContext, type RouteScope } from '../routing/router.js';
-import { passThroughResult } from '../upstream/pass-through.js';
-import type { DownstreamSink } from '../upstream/sink.js';
+import { passThroughResult } from '../rpc/pass-through.js';
+import type { DownstreamSink } from '../rpc/sink.js';
 import { sessionTag } from '../observability/session-tag.js';
 import { TASKS_EXTENSION } from '../routing/tasks/task-capabilities.js';
 

@@ -16,7 +16,7 @@
  */
 import { GatewayError, UpstreamRpcError } from '../../errors.js';
 import type { UpstreamLink } from '../../upstream/link.js';
-import type { DownstreamSink } from '../../upstream/sink.js';
+import type { DownstreamSink } from '../../rpc/sink.js';
 import type { CallContext } from '../router.js';
 import { cancelsTasks, declaresTasksExtension, TASKS_EXTENSION, taskSupportOf, type TaskSupport } from './task-capabilities.js';
 import { asTask, createdTaskOf, legacyTask, modernTask, renamed, withoutRelatedTask, withRelatedTask, type UpstreamTask } from './task-shapes.js';

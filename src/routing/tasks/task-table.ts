@@ -16,7 +16,8 @@
 import { randomBytes } from 'node:crypto';
 import { GatewayError } from '../../errors.js';
 import type { UpstreamLink } from '../../upstream/link.js';
-import type { DownstreamSink, LinkEvent } from '../../upstream/sink.js';
+import type { DownstreamSink } from '../../rpc/sink.js';
+import type { LinkEvent } from '../../upstream/link-event.js';
 
 export interface TaskTableOptions {
   maxPerOwner: number;
