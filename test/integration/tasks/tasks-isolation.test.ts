@@ -9,7 +9,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Client } from '@modelcontextprotocol/client';
 import { afterEach, describe, expect, it } from 'vitest';
-import { passThroughResult } from '../../../src/upstream/pass-through.js';
+import { passThroughResult } from '../../../src/rpc/pass-through.js';
 import { bearerPrincipals, Cleanup, collectNotifications, connectClient, errorOf, startGatewayFor } from '../harness.js';
 import { everythingServer, modernRequest, RESEARCH_TOOL, TASKS_EXTENSION, untilTerminal } from './everything.js';
 
