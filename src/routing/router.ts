@@ -61,7 +61,12 @@ const handlers: Record<string, Handler> = {
     const tasks = scope.tasks;
     if (tasks === undefined) return { tools };
     // Task support is shown only where the gateway can honour it (tasks/task-capabilities.ts).
-    return { tools: tools.map((tool) => presentTaskSupport(tool, tasks.takesTasks(index.get(tool.name)?.server ?? ''), call.era)) };
+    return {
+      tools: tools.map((tool) => {
+        const server = index.get(tool.name)?.server;
+        return presentTaskSupport(tool, server !== undefined && tasks.takesTasks(server), call.era);
+      }),
+    };
   },
   'prompts/list': async (scope) => ({ prompts: (await scope.catalogue.prompts()).prompts }),
   'resources/list': async (scope) => ({ resources: (await scope.catalogue.resources()).resources }),

@@ -36,7 +36,7 @@ export interface ScopeOptions {
 
 /** Whether `server`'s upstream takes task-augmented `tools/call`, by what its primary declared. */
 function takesTasksVia(registry: UpstreamRegistry): (server: string) => boolean {
-  return (server) => acceptsToolTasks(registry.entry(server).primary.current?.capabilities);
+  return (server) => acceptsToolTasks(registry.entries.get(server)?.primary.current?.capabilities);
 }
 
 /** A 404 from an HTTP upstream on a request that carried its session id: the session expired. */
