@@ -61,11 +61,16 @@ const handlers: Record<string, Handler> = {
     const tasks = scope.tasks;
     if (tasks === undefined) return { tools };
     // Task support is shown only where the gateway can honour it (tasks/task-capabilities.ts).
+    const takes = new Map<string, boolean>(); // asked once per server, not per tool
+    const takesTasks = (server: string | undefined) => {
+      if (server === undefined) return false;
+      if (!takes.has(server)) takes.set(server, tasks.takesTasks(server));
+      return takes.get(server) === true;
+    };
     return {
-      tools: tools.map((tool) => {
-        const server = index.get(tool.name)?.server;
-        return presentTaskSupport(tool, server !== undefined && tasks.takesTasks(server), call.era);
-      }),
+      tools: tools.map((tool) =>
+        tool.execution === undefined ? tool : presentTaskSupport(tool, takesTasks(index.get(tool.name)?.server), call.era),
+      ),
     };
   },
   'prompts/list': async (scope) => ({ prompts: (await scope.catalogue.prompts()).prompts }),
