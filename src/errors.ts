@@ -19,6 +19,8 @@ export const WireCode = {
   /** Implementation-defined server error range (-32000 … -32099). */
   UpstreamUnavailable: -32001,
   ConnectionClosed: -32000,
+  /** MCP 2026-07-28: the request needs a capability the client did not declare. */
+  MissingRequiredClientCapability: -32021,
 } as const;
 
 export type GatewayErrorCode =
@@ -44,6 +46,9 @@ export type GatewayErrorCode =
   | 'PRINCIPAL_SESSION_LIMIT'
   | 'RATE_LIMITED'
   | 'SESSION_CHILD_LIMIT'
+  | 'UNKNOWN_TASK'
+  | 'TASK_LIMIT'
+  | 'MISSING_CLIENT_CAPABILITY'
   | 'INVALID_REQUEST'
   | 'INVALID_PARAMS'
   | 'BIND_REFUSED'
@@ -56,6 +61,8 @@ export interface GatewayErrorOptions {
   server?: string;
   /** When a refused request may be retried (sent as `Retry-After` when answered over HTTP). */
   retryAfterMs?: number;
+  /** Extra fields for the JSON-RPC error's `data` (e.g. `requiredCapabilities` of -32021). */
+  data?: Record<string, unknown>;
   cause?: unknown;
 }
 
@@ -63,6 +70,7 @@ export class GatewayError extends Error {
   readonly code: GatewayErrorCode;
   readonly server: string | undefined;
   readonly retryAfterMs: number | undefined;
+  readonly data: Record<string, unknown> | undefined;
 
   constructor(code: GatewayErrorCode, message: string, options: GatewayErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
@@ -70,6 +78,7 @@ export class GatewayError extends Error {
     this.code = code;
     this.server = options.server;
     this.retryAfterMs = options.retryAfterMs;
+    this.data = options.data;
   }
 }
 
@@ -140,6 +149,9 @@ const wireCodeByGatewayCode: Record<GatewayErrorCode, number> = {
   PRINCIPAL_SESSION_LIMIT: WireCode.InvalidRequest,
   RATE_LIMITED: WireCode.InvalidRequest,
   SESSION_CHILD_LIMIT: WireCode.UpstreamUnavailable,
+  UNKNOWN_TASK: WireCode.InvalidParams,
+  TASK_LIMIT: WireCode.InvalidRequest,
+  MISSING_CLIENT_CAPABILITY: WireCode.MissingRequiredClientCapability,
   INVALID_REQUEST: WireCode.InvalidRequest,
   INVALID_PARAMS: WireCode.InvalidParams,
   BIND_REFUSED: WireCode.InternalError,
@@ -172,7 +184,7 @@ export function toJsonRpcError(error: unknown): JsonRpcErrorBody {
       : { code: error.rpcCode, message: error.message, data: error.data };
   }
   if (error instanceof GatewayError) {
-    return { code: wireCodeByGatewayCode[error.code], message: error.message, data: { code: error.code } };
+    return { code: wireCodeByGatewayCode[error.code], message: error.message, data: { ...error.data, code: error.code } };
   }
   return { code: WireCode.InternalError, message: 'internal gateway error' };
 }

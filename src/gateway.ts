@@ -245,6 +245,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       ...(cluster === undefined ? {} : { cluster: cluster.forEndpoint(label) }),
       pollAfterMs: config.eventStore.pollAfterMs,
       streamAfterMs: config.eventStore.streamAfterMs,
+      tasks: config.tasks,
     });
   };
   const aggregate = endpoint(serverNames, config.catalogue.separator, 'aggregate');

@@ -195,8 +195,9 @@ export function mergeResourceTemplates(
  *   `subscribe` present if any upstream set them, `true` if any set `true`;
  * - `logging`, `completions` present (as `{}`) if any upstream has them;
  * - `experimental` merged by key, the first server in `parts` order winning;
- * - `tasks` and `extensions` are left out: the gateway does not relay them, and advertising what
- *   it cannot relay would make clients send requests that fail.
+ * - `tasks` and `extensions` are left out: the endpoint adds what the gateway itself answers (the
+ *   tasks of routing/tasks/), and advertising what it cannot relay would make clients send
+ *   requests that fail.
  * A capability the gateway provides itself (e.g. `tools.listChanged` for deferral) is the
  * caller's to add.
  */

@@ -190,6 +190,21 @@ export const gatewayConfigSchema = z.strictObject({
       keyPrefix: z.string().regex(/^[A-Za-z0-9:_.-]{1,128}$/).optional(),
     })
     .prefault({}),
+  /**
+   * Tasks (MCP 2025-11-25 utility, 2026-07-28 extension) the gateway tracks for its clients:
+   * each task it hands out is bound to the session (or, sessionless, the principal) that
+   * created it, and forgotten after `maxTtlMs` even when the upstream keeps it longer.
+   */
+  tasks: z
+    .strictObject({
+      /** Live tasks one 2025 session, or one principal's sessionless calls, may hold per endpoint. */
+      maxPerOwner: z.number().int().min(1).max(10_000).default(32),
+      /** Live tasks one endpoint tracks in all. */
+      maxTotal: z.number().int().min(1).max(1_000_000).default(10_000),
+      /** Longest a task is kept (its `ttl` is lowered to this); an unlimited upstream ttl gets this. */
+      maxTtlMs: z.number().int().min(1_000).max(86_400_000).default(3_600_000),
+    })
+    .prefault({}),
   // --- cluster (issue 4 part 4): scale-out across replicas sharing the redis store ---
   /** Present: this gateway is one replica of a cluster (needs `eventStore.kind: "redis"`). */
   cluster: z

@@ -6,6 +6,7 @@
  * as sent (PITFALLS.md), and maps every failure through the one error taxonomy.
  */
 import { ProtocolError, Server, type ClientCapabilities, type ServerCapabilities, type ServerContext } from '@modelcontextprotocol/server';
+import { z } from 'zod';
 import { toJsonRpcError } from '../errors.js';
 import { fixedFieldLogger, type Logger } from '../observability/logger.js';
 import { routeRequest, type CallContext, type RouteScope } from '../routing/router.js';
@@ -14,6 +15,7 @@ import { passThroughResult } from '../rpc/pass-through.js';
 import type { DownstreamSink } from '../rpc/sink.js';
 import { paramHeadersOf } from './param-headers.js';
 import { sessionTag } from '../observability/session-tag.js';
+import { TASKS_EXTENSION } from '../routing/tasks/task-capabilities.js';
 
 export type Era = 'legacy' | 'modern';
 
@@ -98,6 +100,9 @@ function restoredParams(request: { params?: Record<string, unknown> }, ctx: Serv
 
 const SERVER_INFO_KEY = 'io.modelcontextprotocol/serverInfo';
 
+/** The params of the tasks extension's `tasks/get` and `tasks/cancel` (the router checks the id). */
+const TASK_ID_PARAMS = z.looseObject({ taskId: z.string() });
+
 /**
  * A 2026 upstream stamps its own identity into each result's `_meta`; the client talks to the
  * gateway, so the upstream's stamp is dropped and the SDK stamps the gateway's.
@@ -151,6 +156,13 @@ export function createGatewayServer(options: GatewayServerOptions, scope: () => 
     // The SDK answers logging/setLevel itself when logging is declared; the level belongs to
     // the upstreams that log, so route it (the SDK still validates the level first).
     server.setRequestHandler('logging/setLevel', (request, ctx) => forward(request as never, ctx));
+  }
+  if (options.era === 'modern' && options.capabilities.extensions?.[TASKS_EXTENSION] !== undefined) {
+    // 2026-07-28 removed tasks/get and tasks/cancel from the core; the tasks extension reuses
+    // the names, which the SDK dispatches only to a handler registered with its own schema.
+    for (const method of ['tasks/get', 'tasks/cancel'] as const) {
+      server.setRequestHandler(method, { params: TASK_ID_PARAMS }, (params, ctx) => forward({ method, params: params as Record<string, unknown> }, ctx));
+    }
   }
   server.fallbackNotificationHandler = async (notification) => {
     // Only what a client may say to a server is relayed, and without anything else it carried.

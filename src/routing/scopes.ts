@@ -7,6 +7,7 @@
  * - `StatelessScope` (2026 clients): no session; lists come from the primaries' caches and each
  *   call leases a connection for its duration, charged to the principal that made the request.
  */
+import { randomUUID } from 'node:crypto';
 import { SdkHttpError, type ClientCapabilities } from '@modelcontextprotocol/client';
 import { Catalogue, type CatalogueOptions } from '../catalogue/catalogue.js';
 import { LoadedTools } from '../catalogue/surface/loaded-tools.js';
@@ -19,6 +20,9 @@ import type { LinkEvent } from '../upstream/link-event.js';
 import { InputBridge } from './input-bridge.js';
 import { SessionConnection } from './session-connection.js';
 import type { RouteScope } from './router.js';
+import { acceptsToolTasks } from './tasks/task-capabilities.js';
+import { TaskScope } from './tasks/task-scope.js';
+import type { TaskTable } from './tasks/task-table.js';
 
 export interface ScopeOptions {
   registry: UpstreamRegistry;
@@ -30,6 +34,13 @@ export interface ScopeOptions {
   logger: Logger;
   /** 2026 clients: how long a call suspended for input waits for the client's retry (default 5 min). */
   inputTtlMs?: number;
+  /** The endpoint's tasks (routing/tasks/); absent: tasks are not offered. */
+  tasks?: TaskTable;
+}
+
+/** Whether `server`'s upstream takes task-augmented `tools/call`, by what its primary declared. */
+function takesTasksVia(registry: UpstreamRegistry): (server: string) => boolean {
+  return (server) => acceptsToolTasks(registry.entries.get(server)?.primary.current?.capabilities);
 }
 
 /** A 404 from an HTTP upstream on a request that carried its session id: the session expired. */
@@ -105,6 +116,10 @@ export class SessionScope implements RouteScope {
   private readonly subscriptions = new Set<string>();
   private readonly owner: DownstreamSink;
   private readonly logger: Logger;
+  readonly tasks: TaskScope | undefined;
+  private readonly taskTable: TaskTable | undefined;
+  /** The session's key in the task table: random, never the session id itself. */
+  private readonly taskOwner = `session:${randomUUID()}`;
 
   constructor(options: ScopeOptions, session: SessionScopeOptions) {
     this.servers = options.servers;
@@ -121,6 +136,19 @@ export class SessionScope implements RouteScope {
             announce: () => void this.owner.notify({ method: 'notifications/tools/list_changed' }).catch(() => undefined),
           };
     this.tools = this.toolState === undefined ? undefined : surface?.view(this.toolState);
+    this.taskTable = options.tasks;
+    this.tasks =
+      options.tasks === undefined
+        ? undefined
+        : new TaskScope({
+            table: options.tasks,
+            owner: this.taskOwner,
+            era: 'legacy',
+            statusSink: session.owner,
+            takesTasks: takesTasksVia(options.registry),
+            // A task on the session's own child lives as long as that child: keep it while the task does.
+            pin: (server, link) => this.own.get(server)?.pin(link),
+          });
     for (const server of options.servers) {
       const entry = options.registry.entry(server);
       if (entry.config.isolation !== 'session') {
@@ -204,6 +232,7 @@ export class SessionScope implements RouteScope {
 
   async close(): Promise<void> {
     for (const unsubscribe of this.unsubscribes.splice(0)) unsubscribe();
+    this.taskTable?.forgetOwner(this.taskOwner);
     await Promise.all([...this.own.values()].map((connection) => connection.close()));
   }
 
@@ -218,6 +247,7 @@ export class SessionScope implements RouteScope {
         if (this.subscriptions.has(`${server}\n${String(event.params.uri)}`)) notify('notifications/resources/updated', event.params);
         return;
       case 'closed':
+      case 'taskStatus': // routed by the endpoint's task table, which knows whose task it is
         return;
       default: {
         const unreachable: never = event;
@@ -240,11 +270,13 @@ export class StatelessScope {
   private readonly inputBridge: InputBridge;
   private readonly registry: UpstreamRegistry;
   private readonly logger: Logger;
+  private readonly taskTable: TaskTable | undefined;
 
   constructor(options: ScopeOptions) {
     this.servers = options.servers;
     this.registry = options.registry;
     this.logger = options.logger;
+    this.taskTable = options.tasks;
     this.inputBridge = new InputBridge({ max: 1000, ttlMs: options.inputTtlMs ?? 5 * 60_000 });
     this.tools = options.tools?.view();
     this.catalogue = new Catalogue(
@@ -261,7 +293,25 @@ export class StatelessScope {
       ...(this.tools === undefined ? {} : { tools: this.tools }),
       inputBridge: this.inputBridge.for(principal),
       withLink: (server, fn) => this.withLink(server, principal, fn),
+      ...(this.taskTable === undefined
+        ? {}
+        : {
+            // Tasks are the principal's (no session to bind them to) and live on the server's
+            // primary connection, which no idle reaping or lease hands to anyone else.
+            tasks: new TaskScope({
+              table: this.taskTable,
+              owner: `principal:${JSON.stringify(principal ?? null)}`,
+              era: 'modern',
+              takesTasks: takesTasksVia(this.registry),
+            }),
+            withTaskLink: (server, fn) => this.withPrimary(server, fn),
+          }),
     };
+  }
+
+  private withPrimary<T>(server: string, fn: (link: UpstreamLink) => Promise<T>): Promise<T> {
+    const primary = this.registry.entry(server).primary;
+    return withReinitialise(server, this.logger, async () => ({ link: await primary.get(), drop: (l) => primary.discard(l), release: () => undefined }), fn);
   }
 
   private withLink<T>(server: string, principal: string | undefined, fn: (link: UpstreamLink) => Promise<T>): Promise<T> {

@@ -101,6 +101,22 @@ export class SessionConnection {
     else this.stopIdleClock();
   }
 
+  /**
+   * Keeps `link` open while something lives on it (a task): like a subscription, it is not
+   * closed for idleness until the returned release is called. Undefined when `link` is not this
+   * connection's live one (nothing to keep).
+   */
+  pin(link: UpstreamLink): (() => void) | undefined {
+    if (this.slot.current !== link) return undefined;
+    this.noteSubscription(true);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.noteSubscription(false);
+    };
+  }
+
   /** Sets the level on the live connection, if any, and remembers it for connections opened later. */
   async setLogLevel(params: Record<string, unknown>): Promise<void> {
     this.logLevel = params;

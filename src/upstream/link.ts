@@ -275,6 +275,9 @@ export class UpstreamLink {
         case 'notifications/resources/updated':
           this.emit({ kind: 'resourceUpdated', params: params ?? {} });
           return;
+        case 'notifications/tasks/status':
+          this.emit({ kind: 'taskStatus', params: params ?? {} });
+          return;
         default:
           return; // relayed in arrival order by `claim`
       }
