@@ -75,7 +75,10 @@ describe('pins and hints', () => {
   it('lists an alwaysLoad tool directly with anthropic/alwaysLoad, even when its server is deferred', () => {
     const surface = surfaceFor({ deferTools: true }, { pinned: { alwaysLoad: ['make_a2'] }, other: { alwaysLoad: true } });
     const tools = surface.view(session()).list(merged, {}, legacy).tools as Tool[];
-    expect(tools.map((t) => t.name)).toEqual(['search_tools', 'call_tool', 'pinned__make_a2', ...parts[1]!.tools.map((t) => `other__${t.name}`)]);
+    // The meta-tools first, then the visible tools in the catalogue's (deterministic) order.
+    const shown = new Set(['pinned__make_a2', ...parts[1]!.tools.map((t) => `other__${t.name}`)]);
+    expect(tools.map((t) => t.name)).toEqual(['search_tools', 'call_tool', ...merged.tools.map((t) => t.name).filter((name) => shown.has(name))]);
+    expect(tools).toHaveLength(2 + shown.size);
     expect(tools.slice(2).every((t) => t._meta?.['anthropic/alwaysLoad'] === true)).toBe(true);
   });
 
