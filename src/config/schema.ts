@@ -161,7 +161,7 @@ export const gatewayConfigSchema = z.strictObject({
       keyPrefix: z.string().regex(/^[A-Za-z0-9:_.-]{1,128}$/).optional(),
     })
     .prefault({}),
-  // --- cluster (issue 4 part 4): scale-out across replicas sharing the redis store ---
+  // --- cluster: scale-out across replicas sharing the redis store (docs/deployment.md) ---
   /** Present: this gateway is one replica of a cluster (needs `eventStore.kind: "redis"`). */
   cluster: z
     .strictObject({
