@@ -4,7 +4,7 @@
  * Every error the gateway raises on purpose is a `GatewayError` with a stable machine `code`
  * (never parse messages). `toJsonRpcError` / `httpStatusFor` are the one place that maps an error
  * to what a client sees. Messages must never contain secrets: header values, env-sourced values,
- * tokens, commands or URLs (DESIGN.md §3, §9).
+ * tokens, commands or URLs (docs/decisions.md, "Errors").
  */
 
 /** JSON-RPC 2.0 and MCP wire error codes (kept apart from local error codes). */

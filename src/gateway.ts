@@ -138,7 +138,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     if (refused !== undefined) throw refused;
   }
   const authenticator = await compileAuthentication(config, env, logger);
-  // Resumability (DESIGN.md §4): one event store for every endpoint's sessions, closed last.
+  // Resumability (docs/decisions.md): one event store for every endpoint's sessions, closed last.
   const keys = clusterKeys(config.eventStore.keyPrefix);
   const eventStore = await createEventStore(config.eventStore, {
     logger,

@@ -1,7 +1,8 @@
 /**
  * The resource routing index: which upstream owns a resource URI (for `resources/read`,
  * `resources/subscribe`, `resources/unsubscribe`). Exact URIs from `resources/list` first, then
- * the first URI template, in server order, that matches (DESIGN.md §6).
+ * the first URI template, in server order, that matches (docs/decisions.md, "Names and
+ * routing").
  *
  * Why not `UriTemplate.match` from the SDK: it builds a backtracking RegExp per call, and a
  * template with several expressions is polynomial in the URI length. Measured with SDK 2.4.0,

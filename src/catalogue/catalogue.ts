@@ -67,7 +67,7 @@ export class Catalogue {
 
   /**
    * The server a name would belong to if that server's list could not be fetched: a call to it is
-   * then the upstream's unavailability, not an unknown name (DESIGN.md §9).
+   * then the upstream's unavailability, not an unknown name (docs/decisions.md, "Errors").
    */
   unavailableOwnerOf(exposed: string): string | undefined {
     const separator = this.options.separator;

@@ -1,7 +1,8 @@
 /**
  * Pure per-method merge functions for fan-out: each takes the per-server answers, in the fixed
  * server order the caller chose (config order, never arrival order), and returns the merged
- * answer plus the index that routes a later call to its one owning server (DESIGN.md §6).
+ * answer plus the index that routes a later call to its one owning server (docs/decisions.md,
+ * "Names and routing").
  *
  * No I/O and no logging: every collision or rejection is returned for the caller to log.
  */

@@ -1,8 +1,8 @@
 /**
- * One gateway replica's membership of a cluster sharing the redis store (issue 4 part 4;
- * DESIGN.md §4). The endpoint asks it, before its local lookup fails a session id, where the
- * session lives: another live replica (forward the request there, SSE streamed back), nobody
- * (the owner's lease expired: claim it and take the session over), or nowhere (404). It also
+ * One gateway replica's membership of a cluster sharing the redis store (docs/deployment.md,
+ * "Scaling out with Docker Compose"). The endpoint asks it, before its local lookup fails a session
+ * id, where the session lives: another live replica (forward the request there, SSE streamed back),
+ * nobody (the owner's lease expired: claim it and take the session over), or nowhere (404). It also
  * writes the session record on initialize, records in-flight requests for failover, and renews
  * every lease this replica holds with one heartbeat.
  */

@@ -3,7 +3,7 @@
  * the stream the request is answered on (`<streamId>::<seq>`). The owner records that stream in
  * Redis before the client sees the id, so if the owner dies with the request unanswered, the
  * replica taking over knows where to put the failover error: whatever event id the client can
- * resume from, the record already exists (exactly-once answers, issue 4 part 4).
+ * resume from, the record already exists (exactly-once answers).
  */
 import { parseEventId } from '../session/event-id.js';
 

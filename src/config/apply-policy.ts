@@ -1,8 +1,8 @@
 /**
- * Applying the policy to a schema-valid config (DESIGN.md §3: a lower layer can narrow what a
- * higher one allows, never widen it). Every widening attempt is a configuration problem that
- * names the server and field; none echoes a value (a URL, a command, an env or header value).
- * Every URL the config names goes through the one egress check (`policy/egress-target.ts`).
+ * Applying the policy to a schema-valid config (docs/decisions.md, "Trust layers": a lower layer
+ * can narrow what a higher one allows, never widen it). Every widening attempt is a configuration
+ * problem that names the server and field; none echoes a value (a URL, a command, an env or header
+ * value). Every URL the config names goes through the one egress check (`policy/egress-target.ts`).
  * Limits the config leaves out take the policy's values.
  */
 import { egressTargetProblems } from '../policy/egress-target.js';

@@ -1,6 +1,6 @@
 /**
- * The `auth` block of the gateway configuration: who may call the gateway at all (DESIGN.md §7,
- * "Bind": a non-loopback listener needs it). Two closed kinds:
+ * The `auth` block of the gateway configuration: who may call the gateway at all (a non-loopback
+ * listener needs it: docs/decisions.md, "Binding beyond loopback"). Two closed kinds:
  *
  * - `bearer`: static tokens, one per principal, each read from an environment variable named here
  *   (the secret never lives in a config file).

@@ -205,7 +205,7 @@ export const gatewayConfigSchema = z.strictObject({
       maxTtlMs: z.number().int().min(1_000).max(86_400_000).default(3_600_000),
     })
     .prefault({}),
-  // --- cluster (issue 4 part 4): scale-out across replicas sharing the redis store ---
+  // --- cluster: scale-out across replicas sharing the redis store (docs/deployment.md) ---
   /** Present: this gateway is one replica of a cluster (needs `eventStore.kind: "redis"`). */
   cluster: z
     .strictObject({

@@ -1,9 +1,9 @@
 /**
- * The bind rule (DESIGN.md §7 "Bind"): a listener that is not on loopback is reachable by other
- * machines, so it may only run when inbound authentication is configured or the policy says, in
- * so many words, `acknowledgedNoAuth: true`. Otherwise anyone on the network could use every
- * configured server with the gateway's credentials (MCP 2025-11-25, Security Best Practices,
- * "Local MCP Server Compromise"; the same reason the SDK binds 127.0.0.1 by default).
+ * The bind rule (docs/decisions.md, "Binding beyond loopback"): a listener that is not on loopback
+ * is reachable by other machines, so it may only run when inbound authentication is configured or
+ * the policy says, in so many words, `acknowledgedNoAuth: true`. Otherwise anyone on the network
+ * could use every configured server with the gateway's credentials (MCP 2025-11-25, Security Best
+ * Practices, "Local MCP Server Compromise"; the same reason the SDK binds 127.0.0.1 by default).
  *
  * The check runs on the address actually bound (`server.address()` after `listen`), never on the
  * configured host name alone: `localhost` or a host name may resolve to anything, and `0.0.0.0`

@@ -3,7 +3,7 @@
  * without reading the rest; not JSON → 415; invalid JSON → -32700; nested deeper than the limit
  * or a batch (MCP 2025-06-18 removed batching) → -32600. `JSON.parse` accepts a million nested
  * brackets while `JSON.stringify` throws at a few thousand, so depth is checked on the raw text
- * before parsing (PITFALLS.md).
+ * before parsing.
  *
  * The bytes come from the Node request when there is one (`incoming-body.ts`: no WHATWG stream is
  * built), otherwise from the Fetch `Request` (tests, `app.request()`); limits and outcomes are

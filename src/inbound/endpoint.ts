@@ -2,7 +2,8 @@
  * One MCP endpoint (the aggregate `/mcp`, or a per-server side channel): both protocol eras on
  * one path. The body is read once, bounded; `isLegacyRequest` decides the era; 2025 traffic goes
  * to its session's transport, 2026 traffic to the SDK's stateless `createMcpHandler` with
- * `legacy: 'reject'` (PITFALLS.md: its own legacy mode has no sessions).
+ * `legacy: 'reject'` (its own legacy mode has no sessions: docs/decisions.md, "Behaviours the code
+ * is built around").
  */
 import { createMcpHandler, isLegacyRequest, type AuthInfo, type McpHttpHandler, type ServerCapabilities } from '@modelcontextprotocol/server';
 import { errorResponse, jsonRpcErrorResponse, WireCode } from '../errors.js';

@@ -1,9 +1,10 @@
 /**
- * The SDK `Server` the gateway presents to a client, in either era. The SDK answers the
- * handshake (`initialize`, `server/discover`), `ping` and cancellation; every other request falls
- * through to the router. The forwarder restores what the SDK lifted out of a 2026 request
- * (`_meta` envelope, `inputResponses`, `requestState`) so the upstream sees the client's request
- * as sent (PITFALLS.md), and maps every failure through the one error taxonomy.
+ * The SDK `Server` the gateway presents to a client, in either era. The SDK answers the handshake
+ * (`initialize`, `server/discover`), `ping` and cancellation; every other request falls through to
+ * the router. The forwarder restores what the SDK lifted out of a 2026 request (`_meta` envelope,
+ * `inputResponses`, `requestState`) so the upstream sees the client's request as sent
+ * (docs/decisions.md, "Behaviours the code is built around"), and maps every failure through the
+ * one error taxonomy.
  */
 import { ProtocolError, Server, type ClientCapabilities, type ServerCapabilities, type ServerContext } from '@modelcontextprotocol/server';
 import { z } from 'zod';

@@ -169,7 +169,7 @@ export class LegacySession {
   /**
    * Serves one HTTP request of this session. A request whose JSON-RPC id is already in flight in
    * this session is refused: with two requests under one id, responses and cancellations cannot
-   * be told apart (mcp-proxy and supergateway hang or misroute there; PITFALLS.md).
+   * be told apart (mcp-proxy and supergateway hang or misroute there).
    */
   async handle(request: Request, parsedBody?: unknown): Promise<Response> {
     this.openExchanges++;

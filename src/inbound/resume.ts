@@ -2,7 +2,8 @@
  * The resume path of a 2025-era session (GET with `Last-Event-ID`): `refusedResume` answers a
  * resume point the store cannot honour — malformed or unknown id → 400, history evicted → 410
  * Gone, store unreachable → 503 — always with a JSON-RPC error body saying why. Checked before
- * the transport replays anything, so a store failure is never a bare HTTP 500 (PITFALLS.md).
+ * the transport replays anything, so a store failure is never a bare HTTP 500 (the SDK's transport
+ * turns a store that throws during replay into one).
  * The replay itself, attached before the history is read, is in session-transport.ts.
  */
 import { jsonRpcErrorResponse, WireCode } from '../errors.js';

@@ -8,9 +8,10 @@
  *   held until the call produces its first message. If that is the result, it goes out as
  *   `application/json`; if the call first sends a notification or a request, is told to close its
  *   stream (polling), or is still running after `streamAfterMs`, the answer becomes an SSE
- *   stream, resumable from its priming event like the SDK's. (Issue 5's profile: answering every
- *   call as a stream — headers flushed before the result, chunked writes, stream plumbing, a
- *   priming event stored per call — was the largest cost the gateway controls. The spec lets a
+ *   stream, resumable from its priming event like the SDK's. (docs/performance.md, "Where the time
+ *   goes": answering every call as a stream — headers flushed before the result, chunked
+ *   writes, stream plumbing, a priming event stored per call — costs more than anything else
+ *   the gateway controls. The spec lets a
  *   server answer a POST with either type.)
  * - **A resumed stream is attached before its history is read.** Events stored during the
  *   replay wait in a buffer and follow it, minus the ids it already sent: nothing is lost or sent

@@ -1,7 +1,8 @@
 /**
  * Exposed names for tools and prompts: namespacing, sanitising, shortening and collision
  * resolution. Pure and deterministic: the same upstream catalogues always give the same names,
- * whatever order the upstreams answered in (DESIGN.md §6: never last-writer-wins).
+ * whatever order the upstreams answered in (docs/decisions.md, "Names and routing": never
+ * last-writer-wins).
  *
  * Name rules. MCP 2025-11-25 (server/tools, "Tool names", from SEP-986) says a tool name SHOULD be
  * 1–128 characters of `A-Z a-z 0-9 _ - .`, case-sensitive; the SDK's `validateToolName` checks

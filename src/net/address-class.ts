@@ -5,7 +5,8 @@
  * Why: an upstream URL is the classic SSRF lever (cloud metadata at 169.254.169.254, admin ports on
  * 127.0.0.1, the office LAN). Attackers dress those targets up — `http://2852039166/`,
  * `[::ffff:7f00:1]`, `[64:ff9b::a9fe:a9fe]`, `[2002:a9fe:a9fe::]` — so every IPv6 form that embeds
- * an IPv4 address is judged by the address it embeds (DESIGN.md §7, PITFALLS.md "Networking").
+ * an IPv4 address is judged by the address it embeds (docs/decisions.md, "Egress is decided on the
+ * address dialled").
  *
  * Pure string classification: nothing here resolves or connects. Anything that cannot be parsed
  * is blocked (fail closed). The range tables are our own, ordered (first match wins) and checked

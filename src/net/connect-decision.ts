@@ -5,8 +5,9 @@
  *
  * Why: an upstream URL is an SSRF lever (cloud metadata at 169.254.169.254, admin ports on
  * 127.0.0.1, the office LAN), and DNS is attacker-controlled input. So the decision is made on the
- * addresses actually dialled, never on the URL text alone (DESIGN.md §7): literals are classified
- * before connecting (a `lookup` hook never sees them, PITFALLS.md "Networking"); a name is resolved
+ * addresses actually dialled, never on the URL text alone (docs/decisions.md, "Egress is decided on
+ * the address dialled"): literals are classified before connecting (a `lookup` hook never sees
+ * them); a name is resolved
  * once, every answer is classified (one private answer among public ones refuses the lot, or an
  * attacker could win the race between answers), and the connection is pinned to a checked address
  * so a second resolution (DNS rebinding) cannot swap it.

@@ -1,6 +1,7 @@
 /**
  * The egress guard: the undici dispatcher every HTTP upstream connection goes through, deciding at
- * connect time on the address actually dialled (DESIGN.md §7 "Egress").
+ * connect time on the address actually dialled (docs/decisions.md, "Egress is decided on the
+ * address dialled").
  *
  * How: an `Agent` whose `connect` is undici's own `buildConnector` wrapped. Before a socket is
  * opened, `decideConnect` classifies an IP literal directly, or the connector resolves the name

@@ -13,7 +13,7 @@
  */
 import { isIPv6 } from 'node:net';
 
-/** Loopback, as every local client spells it (DESIGN.md §3: the policy's default). */
+/** Loopback, as every local client spells it (the embedded policy's default, policies/README.md). */
 export const DEFAULT_ALLOWED_HOSTS: readonly string[] = Object.freeze(['127.0.0.1', 'localhost', '[::1]']);
 
 export type HostCheckCode = 'HOST_MISSING' | 'HOST_DUPLICATED' | 'HOST_MALFORMED' | 'HOST_NOT_ALLOWED';
@@ -88,7 +88,8 @@ export type RequestTargetResult = { ok: true } | { ok: false; code: 'TARGET_NOT_
 /**
  * The request line's target must be origin-form (`/mcp?x`), or `*` (OPTIONS). An absolute-form
  * target (`POST http://other.example/mcp`) names a host that the Host check never saw, and
- * @hono/node-server builds `c.req.url` from it (PITFALLS.md "Networking"). We are not a forward
+ * @hono/node-server builds `c.req.url` from it (docs/decisions.md, "Behaviours the code is built
+ * around"). We are not a forward
  * proxy, so refuse it (RFC 9112 §3.2.2 lets only proxies rely on absolute-form).
  */
 export function checkRequestTarget(target: string): RequestTargetResult {

@@ -1,5 +1,5 @@
 /**
- * The headers an HTTP upstream receives (DESIGN.md §7 "Headers upstream"): an allowlist of the
+ * The headers an HTTP upstream receives (docs/decisions.md, "Headers upstream"): an allowlist of the
  * protocol headers the SDK client transport sets on its own request, then the server's configured
  * `headers`, then its `envHeaders` (read from the environment when each request is built, so a
  * rotated secret is picked up without a restart; an env-sourced value wins over a configured one
@@ -14,7 +14,7 @@
  * `Mcp-Session-Id` would hijack the upstream session).
  *
  * A value with CR, LF, NUL or another control character is refused without being echoed:
- * `new Headers()` would throw with the value (a secret) in its message (PITFALLS.md).
+ * `new Headers()` would throw with the value (a secret) in its message.
  */
 
 /** Protocol headers the SDK client transport sets and the upstream needs (SDK 2.4 client). */

@@ -1,7 +1,7 @@
 /**
- * The policy file schema: the organisation's deploy-time security stance (DESIGN.md §3, layer 1).
- * A gateway config may narrow what its policy allows, never widen it; nothing that arrives over
- * the wire, from a plugin or from a session can change it.
+ * The policy file schema: the organisation's deploy-time security stance (docs/decisions.md, "Trust
+ * layers"). A gateway config may narrow what its policy allows, never widen it; nothing that
+ * arrives over the wire, from a plugin or from a session can change it.
  *
  * Every field has a default, and the defaults are exactly `policies/default.json` (a test holds
  * the two together), so `{}` is the default policy and the gateway needs no file to be safe:
@@ -113,7 +113,10 @@ function limit(min: number, max: number, fallback: number) {
 export const policySchema = z.strictObject({
   /** Free text for humans: what this policy is for. Ignored by the gateway. */
   description: z.string().optional(),
-  /** Lets a non-loopback listener start without inbound authentication (DESIGN.md §7 "Bind"). */
+  /**
+   * Lets a non-loopback listener start without inbound authentication (docs/decisions.md,
+   * "Binding beyond loopback").
+   */
   acknowledgedNoAuth: z.boolean().default(false),
   /** Host header allowlist (DNS-rebinding defence); exact names, case and port ignored. */
   allowedHosts: z.array(hostEntry).min(1, 'must list at least one host').default(() => [...DEFAULT_POLICY_HOSTS]),

@@ -1,8 +1,8 @@
 /**
  * The tool filter: one compiled predicate that decides whether a tool name is visible.
  *
- * The same predicate filters `tools/list` and re-checks `tools/call` (DESIGN.md §3: a hidden tool
- * is not callable), so it is pure, compiled once at boot, and costs a few set lookups per name.
+ * The same predicate filters `tools/list` and re-checks `tools/call` (docs/decisions.md, "Hidden
+ * means not callable"), so it is pure, compiled once at boot, and costs a few set lookups per name.
  *
  * Two uses, two compiled filters:
  * - per server, on the upstream's original tool names: `enabledTools` / `disabledTools`;

@@ -165,7 +165,8 @@ async function callTool(scope: RouteScope, params: Params, call: CallContext): P
   const exposed = stringParam(params, 'name');
   objectParam(params, 'arguments');
   const target = (await scope.catalogue.tools()).index.get(exposed);
-  // The index holds visible tools only; the predicate runs again anyway (DESIGN.md §3).
+  // The index holds visible tools only; the predicate runs again anyway (docs/decisions.md,
+  // "Hidden means not callable").
   if (target === undefined || !scope.catalogue.toolVisible(target.server, target.name, exposed)) {
     const down = target === undefined ? scope.catalogue.unavailableOwnerOf(exposed) : undefined;
     if (down !== undefined) throw new GatewayError('UPSTREAM_UNAVAILABLE', `upstream "${down}" is unavailable`, { server: down });

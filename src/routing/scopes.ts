@@ -8,7 +8,7 @@
  *   call leases a connection for its duration, charged to the principal that made the request.
  */
 import { randomUUID } from 'node:crypto';
-import { SdkHttpError, type ClientCapabilities } from '@modelcontextprotocol/client';
+import type { ClientCapabilities } from '@modelcontextprotocol/client';
 import { Catalogue, type CatalogueOptions } from '../catalogue/catalogue.js';
 import { LoadedTools } from '../catalogue/surface/loaded-tools.js';
 import type { SessionTools, ToolSurface, ToolsView } from '../catalogue/surface/tool-surface.js';
@@ -43,16 +43,6 @@ function takesTasksVia(registry: UpstreamRegistry): (server: string) => boolean 
   return (server) => acceptsToolTasks(registry.entries.get(server)?.primary.current?.capabilities);
 }
 
-/** A 404 from an HTTP upstream on a request that carried its session id: the session expired. */
-function upstreamSessionExpired(error: unknown): boolean {
-  let current: unknown = error;
-  for (let depth = 0; depth < 4 && current instanceof Error; depth++) {
-    if (current instanceof SdkHttpError) return current.status === 404;
-    current = current.cause;
-  }
-  return false;
-}
-
 interface Held {
   link: UpstreamLink;
   /** Closes this link so the next acquisition reconnects. */
@@ -61,11 +51,13 @@ interface Held {
 }
 
 /**
- * Runs `fn` on a link; if the upstream answered 404 because it forgot our session (restart,
- * expiry), drops that link and runs `fn` once more on a fresh one, transparently.
+ * Runs `fn` on a link; if the upstream forgot the link's session (an HTTP upstream's 404 after a
+ * restart or expiry: the registry asks the upstream kind), drops that link and runs `fn` once
+ * more on a fresh one, transparently.
  */
 async function withReinitialise<T>(
   server: string,
+  registry: UpstreamRegistry,
   logger: Logger,
   acquire: () => Promise<Held>,
   fn: (link: UpstreamLink) => Promise<T>,
@@ -74,7 +66,7 @@ async function withReinitialise<T>(
   try {
     return await fn(first.link);
   } catch (error) {
-    if (!upstreamSessionExpired(error)) throw error;
+    if (!registry.sessionLost(server, error)) throw error;
     logger.info({ server }, 'upstream session expired; re-initialising');
     await first.drop(first.link);
   } finally {
@@ -192,9 +184,9 @@ export class SessionScope implements RouteScope {
 
   withLink<T>(server: string, fn: (link: UpstreamLink) => Promise<T>): Promise<T> {
     const own = this.own.get(server);
-    if (own !== undefined) return withReinitialise(server, this.logger, () => own.acquire(), fn);
+    if (own !== undefined) return withReinitialise(server, this.registry, this.logger, () => own.acquire(), fn);
     const primary = this.registry.entry(server).primary;
-    return withReinitialise(server, this.logger, async () => ({ link: await primary.get(), drop: (l) => primary.discard(l), release: () => undefined }), fn);
+    return withReinitialise(server, this.registry, this.logger, async () => ({ link: await primary.get(), drop: (l) => primary.discard(l), release: () => undefined }), fn);
   }
 
   noteSubscription(server: string, uri: string, subscribed: boolean): void {
@@ -311,11 +303,11 @@ export class StatelessScope {
 
   private withPrimary<T>(server: string, fn: (link: UpstreamLink) => Promise<T>): Promise<T> {
     const primary = this.registry.entry(server).primary;
-    return withReinitialise(server, this.logger, async () => ({ link: await primary.get(), drop: (l) => primary.discard(l), release: () => undefined }), fn);
+    return withReinitialise(server, this.registry, this.logger, async () => ({ link: await primary.get(), drop: (l) => primary.discard(l), release: () => undefined }), fn);
   }
 
   private withLink<T>(server: string, principal: string | undefined, fn: (link: UpstreamLink) => Promise<T>): Promise<T> {
-    return withReinitialise(server, this.logger, async () => {
+    return withReinitialise(server, this.registry, this.logger, async () => {
       const lease = await this.registry.lease(server, principal);
       return { link: lease.link, drop: async () => lease.discard(), release: () => lease.release() };
     }, fn);

@@ -2,7 +2,7 @@
  * SSE event ids for resumable 2025-era streams: `<streamId>::<seq>`, where `seq` comes from one
  * counter per session. Every stream's ids therefore increase strictly (a per-stream monotonic
  * sequence, never time-based: the SDK example store mis-orders events stored in the same
- * millisecond; PITFALLS.md), and a session-wide counter orders every event of the session, which
+ * millisecond), and a session-wide counter orders every event of the session, which
  * is also the order in which the oldest are evicted.
  *
  * Each event also remembers `prev`, the sequence of the event before it on the same stream (0:

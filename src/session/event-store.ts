@@ -1,5 +1,6 @@
 /**
- * The event store contract behind 2025-era resumability (DESIGN.md §4), and the factory that
+ * The event store contract behind 2025-era resumability (docs/decisions.md, "Sessions and
+ * resumability"), and the factory that
  * picks the configured kind. One `GatewayEventStore` serves the whole gateway; each session gets
  * its own `SessionEventStore` view (the SDK's `EventStore` has no session argument), so
  * history is bounded and dropped per session:
@@ -12,7 +13,7 @@
  *   empty priming events are stored (they carry ids) but never replayed;
  * - `resumePoint` tells a sound resume point from a malformed, unknown or evicted one, so the
  *   caller answers 400 / 410 itself (a store that throws during replay becomes an HTTP 500 in
- *   the SDK; PITFALLS.md).
+ *   the SDK).
  */
 import type { EventId, EventStore, StreamId } from '@modelcontextprotocol/server';
 import type { GatewayConfig } from '../config/schema.js';

@@ -1,5 +1,5 @@
 /**
- * Byte budgets of retained event history (DESIGN.md §4, "the event store is bounded"): the
+ * Byte budgets of retained event history (policies/README.md, "limits"): the
  * bytes of events one session keeps, and the bytes every session of this process keeps
  * together. The event count limit alone did not bound memory: a benign upstream streaming 15 MiB
  * answers filled the heap within a few hundred calls, taking every session down with it.

@@ -175,7 +175,7 @@ export function createMemoryEventStore(options: MemoryEventStoreOptions): Gatewa
 
   const forSession = (sessionId: string): SessionEventStore => {
     // Created on the first event: a session whose calls are all answered in one JSON body never
-    // stores one, and then holds no history at all (memory per idle session, issue 5).
+    // stores one, and then holds no history at all (memory per idle session: docs/performance.md).
     let history: SessionHistory | undefined;
     let forgotten = false;
     const current = (): SessionHistory => history ?? empty;

@@ -4,10 +4,10 @@
  *
  * Why minimal: the gateway's own environment holds its secrets (upstream tokens read through
  * `envHeaders`, cloud credentials, a Redis URL). Passing it whole hands every one of them to every
- * third-party server it runs; DESIGN.md §5 and STYLE.md ("passing the whole environment to
- * children") rule that out. The inherited set is what a program needs to find executables, a home
- * directory, a temp directory, its locale and time zone. `SHELL` is left out on purpose: children
- * are spawned without a shell, and a server that wants one should not pick up the operator's.
+ * third-party server it runs (docs/decisions.md, "stdio children"). The inherited set is what a
+ * program needs to find executables, a home directory, a temp directory, its locale and time zone.
+ * `SHELL` is left out on purpose: children are spawned without a shell, and a server that wants one
+ * should not pick up the operator's.
  *
  * The policy's env rules (`stdioDeniedEnv`, `stdioAllowedEnv`; checked when the config is loaded)
  * govern what a config entry sets explicitly; the inherited values are the gateway's own, which no

@@ -6,7 +6,7 @@ import type { Transport } from '@modelcontextprotocol/client';
 import type { ServerConfig } from '../config/schema.js';
 import type { Logger } from '../observability/logger.js';
 import { createSseTransport } from './sse.js';
-import { createHttpTransport, type HttpConnectorDeps } from './streamable-http.js';
+import { createHttpTransport, httpSessionExpired, preferLegacyHandshake, type HttpConnectorDeps } from './streamable-http.js';
 import { createStdioTransport } from './stdio.js';
 
 export interface ConnectorDeps extends HttpConnectorDeps {
@@ -29,6 +29,44 @@ export function createConnector(server: string, config: ServerConfig, deps: Conn
     case 'sse':
       // The transport of 2024-11-05: there is no 2026 era to probe for.
       return { transport: createSseTransport(server, config, deps, logger), negotiation: 'legacy' };
+    default: {
+      const unreachable: never = config;
+      throw new TypeError(`unknown transport ${(unreachable as { transport: string }).transport}`);
+    }
+  }
+}
+
+/**
+ * Opens a 2025 session's own connection: `open` makes one attempt with a fresh connector
+ * (`negotiation` overrides the connector's). stdio and HTTP+SSE servers are reached with the 2025
+ * handshake already; a Streamable HTTP server is asked for it first, then negotiated with.
+ */
+export function connectLegacyEra<T>(config: ServerConfig, open: (negotiation?: 'legacy') => Promise<T>, logger: Logger): Promise<T> {
+  switch (config.transport) {
+    case 'stdio':
+    case 'sse':
+      return open();
+    case 'streamableHttp':
+      return preferLegacyHandshake(open, logger);
+    default: {
+      const unreachable: never = config;
+      throw new TypeError(`unknown transport ${(unreachable as { transport: string }).transport}`);
+    }
+  }
+}
+
+/**
+ * True when `error` says the upstream forgot this connection's session, so the call may be
+ * retried once on a fresh connection: an HTTP 404 from either HTTP kind; never for stdio (a child
+ * that died closes its link instead).
+ */
+export function upstreamSessionLost(config: ServerConfig, error: unknown): boolean {
+  switch (config.transport) {
+    case 'stdio':
+      return false;
+    case 'streamableHttp':
+    case 'sse':
+      return httpSessionExpired(error);
     default: {
       const unreachable: never = config;
       throw new TypeError(`unknown transport ${(unreachable as { transport: string }).transport}`);

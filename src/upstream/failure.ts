@@ -10,8 +10,9 @@ export function classifyUpstreamFailure(server: string, error: unknown, modern =
   if (error instanceof GatewayError || error instanceof UpstreamRpcError) return error;
   if (error instanceof ProtocolError) return new UpstreamRpcError(error.code, error.message, error.data);
   if (error instanceof SdkHttpError) {
-    // A 2026 upstream answers an unknown method with HTTP 404 (no sessions there to expire),
-    // which the SDK surfaces as an HTTP error: it is the upstream's -32601 (PITFALLS.md).
+    // A 2026 upstream answers an unknown method with HTTP 404 (no sessions there to expire), which
+    // the SDK surfaces as an HTTP error: it is the upstream's -32601 (docs/decisions.md,
+    // "Behaviours the code is built around").
     if (modern && error.status === 404) return new UpstreamRpcError(-32601, 'Method not found');
     return new UpstreamError('UPSTREAM_UNAVAILABLE', server, `answered HTTP ${error.status}`, error);
   }

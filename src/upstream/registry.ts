@@ -11,7 +11,7 @@ import { GatewayError } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
 import { ChildQuota } from './child-quota.js';
 import { POOLED_CONNECTION_CAPABILITIES, SHARED_CONNECTION_CAPABILITIES } from '../rpc/client-capabilities.js';
-import { createConnector, type ConnectorDeps } from './connector.js';
+import { connectLegacyEra, createConnector, upstreamSessionLost, type ConnectorDeps } from './connector.js';
 import { LeasePool, type Lease } from './lease-pool.js';
 import { UpstreamLink } from './link.js';
 import type { DownstreamSink } from '../rpc/sink.js';
@@ -110,8 +110,7 @@ export class UpstreamRegistry {
   /**
    * A fresh connection to one server; `owner` receives what no call can be credited with.
    * `era: 'legacy'` (a 2025 session's own connection) speaks the 2025 revision to an upstream
-   * that offers it, so subscriptions, log levels and server→client requests keep their native
-   * form end to end; an upstream that only speaks 2026 is then reached with negotiation.
+   * that offers it (`connectLegacyEra`: how depends on the upstream kind).
    */
   async connect(name: string, options: ConnectOptions = {}): Promise<UpstreamLink> {
     const { owner, era = 'any', exclusive = false } = options;
@@ -132,14 +131,12 @@ export class UpstreamRegistry {
         clientCapabilities,
       });
     };
-    if (era === 'legacy' && config.transport === 'streamableHttp') {
-      try {
-        return await open('legacy');
-      } catch {
-        logger.debug('upstream refused the 2025 handshake; negotiating');
-      }
-    }
-    return open();
+    return era === 'legacy' ? connectLegacyEra(config, open, logger) : open();
+  }
+
+  /** True when `error` of a call to `name` means the upstream forgot the connection's session. */
+  sessionLost(name: string, error: unknown): boolean {
+    return upstreamSessionLost(this.entry(name).config, error);
   }
 
   /**

@@ -2,7 +2,7 @@
  * One supervised stdio child process: spawned, watched and stopped. A byte pipe only; framing and
  * the SDK `Transport` interface live in `stdio-transport.ts`.
  *
- * Supervision rules (DESIGN.md §5):
+ * Supervision rules (docs/decisions.md, "stdio children"):
  * - argv only, never a shell (no injection through a command or argument);
  * - the child leads its own process group, and the whole group is signalled, so helpers it spawns
  *   (`npx` → `node`, `uvx` → `python`, a `sleep`) die with it; whatever is left of the group when

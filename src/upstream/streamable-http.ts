@@ -8,7 +8,7 @@
  * fails with `UPSTREAM_MESSAGE_TOO_LARGE` naming the server, and the connection is reset), an
  * error body up to 64 KiB.
  */
-import { StreamableHTTPClientTransport, type Transport } from '@modelcontextprotocol/client';
+import { SdkHttpError, StreamableHTTPClientTransport, type Transport } from '@modelcontextprotocol/client';
 import type { Dispatcher } from 'undici';
 import type { HttpServerConfig, RemoteServerConfig } from '../config/schema.js';
 import { DEFAULT_BODY_LIMITS } from '../net/bounded-body.js';
@@ -81,4 +81,34 @@ export function createHttpTransport(server: string, config: HttpServerConfig, de
   const fetchUpstream = createUpstreamFetch(server, config, deps, logger);
   // Redirects are ours (same-origin only, each hop checked): tell the SDK not to add its own.
   return new StreamableHTTPClientTransport(new URL(config.url), { fetch: fetchUpstream, redirectPolicy: 'follow' });
+}
+
+/**
+ * A 404 from an HTTP upstream on a request that carried its session id: the upstream forgot the
+ * session (restart, expiry), and a fresh connection re-initialises it (MCP 2025-11-25, Transports,
+ * "Session Management": the client MUST start a new session on 404). The error may arrive
+ * wrapped, so its causes are searched a few levels deep.
+ */
+export function httpSessionExpired(error: unknown): boolean {
+  let current: unknown = error;
+  for (let depth = 0; depth < 4 && current instanceof Error; depth++) {
+    if (current instanceof SdkHttpError) return current.status === 404;
+    current = current.cause;
+  }
+  return false;
+}
+
+/**
+ * A 2025 session's own connection to an HTTP upstream speaks the 2025 revision when the upstream
+ * offers it, so subscriptions, log levels and server→client requests keep their native form end
+ * to end; an upstream that refuses the 2025 handshake (it only speaks 2026) is negotiated with.
+ * `open` makes one connection attempt with a fresh transport.
+ */
+export async function preferLegacyHandshake<T>(open: (negotiation?: 'legacy') => Promise<T>, logger: Logger): Promise<T> {
+  try {
+    return await open('legacy');
+  } catch {
+    logger.debug('upstream refused the 2025 handshake; negotiating');
+  }
+  return open();
 }

@@ -18,28 +18,52 @@ beforeAll(async () => {
 });
 afterAll(() => gateway.close());
 
-/** Sends raw bytes (optionally in timed parts) and resolves with everything the server sent back. */
-function exchange(parts: Array<string | { waitMs: number }>, deadlineMs = 8_000): Promise<string> {
+/** What the client did before the server answered and closed. */
+interface Exchange {
+  response: string;
+  /** Bytes written before the socket closed. */
+  sent: number;
+}
+
+/**
+ * Sends raw bytes, each part its own write, the next one only once the previous one was handed
+ * to the kernel; `trickle` sends one byte per `paceMs` (a slow client, not a wait for the server)
+ * until the server closes. Resolves with everything the server sent back.
+ */
+function exchange(parts: string[], options: { trickle?: string; paceMs?: number } = {}): Promise<Exchange> {
   return new Promise((resolve, reject) => {
     const socket = connect({ host: '127.0.0.1', port: gateway.port });
     const received: Buffer[] = [];
+    let sent = 0;
     const timer = setTimeout(() => {
       socket.destroy();
-      reject(new Error('no answer before the deadline'));
-    }, deadlineMs);
+      reject(new Error('hang guard: no answer within 15 s'));
+    }, 15_000);
     socket.on('data', (chunk) => received.push(chunk));
     socket.on('error', () => undefined);
     socket.on('close', () => {
       clearTimeout(timer);
-      resolve(Buffer.concat(received).toString('utf8'));
+      resolve({ response: Buffer.concat(received).toString('utf8'), sent });
     });
+    const write = (text: string) =>
+      new Promise<void>((done) => {
+        if (socket.destroyed) return done();
+        socket.write(text, () => {
+          sent += Buffer.byteLength(text);
+          done();
+        });
+      });
     void (async () => {
-      for (const part of parts) {
-        if (socket.destroyed) return;
-        if (typeof part === 'string') socket.write(part);
-        else await new Promise((r) => setTimeout(r, part.waitMs));
+      for (const part of parts) await write(part);
+      if (options.trickle === undefined) {
+        if (!socket.destroyed) socket.end();
+        return;
       }
-      if (!socket.destroyed) socket.end();
+      for (const ch of options.trickle) {
+        if (socket.destroyed) return;
+        await write(ch);
+        await new Promise((r) => setTimeout(r, options.paceMs ?? 100));
+      }
     })();
   });
 }
@@ -49,31 +73,31 @@ const init = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', param
 
 describe('raw requests at the edge', () => {
   it('refuses an HTTP/1.0 request without a Host header', async () => {
-    const response = await exchange(['GET /mcp HTTP/1.0\r\n\r\n']);
+    const { response } = await exchange(['GET /mcp HTTP/1.0\r\n\r\n']);
     expect(statusOf(response)).toBe(400);
     expect(response).toContain('"jsonrpc":"2.0"');
   });
 
   it('refuses a request with two Host lines, even when both are allowed names', async () => {
-    const response = await exchange([`GET /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nHost: localhost\r\nConnection: close\r\n\r\n`]);
+    const { response } = await exchange([`GET /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nHost: localhost\r\nConnection: close\r\n\r\n`]);
     expect(statusOf(response)).toBe(400);
   });
 
   it('refuses an absolute-form request line that names another host than the Host header', async () => {
-    const response = await exchange([`GET http://evil.example/mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`]);
+    const { response } = await exchange([`GET http://evil.example/mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`]);
     expect(statusOf(response)).toBeGreaterThanOrEqual(400);
     expect(statusOf(response)).toBeLessThan(500);
   });
 
   it('cuts a client that trickles its body slower than the request timeout', async () => {
     const head = `POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: ${init.length}\r\n\r\n`;
-    const trickle: Array<string | { waitMs: number }> = [head];
-    for (const ch of init.slice(0, 20)) trickle.push(ch, { waitMs: 300 });
-    const started = Date.now();
-    const response = await exchange(trickle);
+    // One byte every 100 ms: the whole body would take longer than the 1 s request timeout, and
+    // the client never stops sending, so only the request timeout (not an idle one) can cut it.
+    const { response, sent } = await exchange([head], { trickle: init, paceMs: 100 });
     expect(statusOf(response)).toBe(408);
-    // Cut by the server well before the client would have finished trickling (20 × 300 ms).
-    expect(Date.now() - started).toBeLessThan(5_500);
+    // Cut by the server while the client was still trickling: the body never arrived whole.
+    expect(sent).toBeGreaterThan(head.length);
+    expect(sent).toBeLessThan(head.length + init.length);
   });
 
   it('leaves a long-lived SSE stream open well past the request timeout', async () => {
@@ -87,22 +111,31 @@ describe('raw requests at the edge', () => {
     await opened.body?.cancel();
     const get = `GET /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\nMcp-Session-Id: ${session}\r\nMcp-Protocol-Version: 2025-11-25\r\n\r\n`;
     const socket = connect({ host: '127.0.0.1', port: gateway.port });
-    let closedAt: number | undefined;
-    const started = Date.now();
+    let closed = false;
     let head = '';
-    socket.on('data', (chunk) => (head += String(chunk)));
-    socket.on('close', () => (closedAt = Date.now()));
+    const headSeen = new Promise<void>((resolve) =>
+      socket.on('data', (chunk) => {
+        head += String(chunk);
+        if (head.includes('\r\n\r\n')) resolve();
+      }),
+    );
+    socket.on('close', () => (closed = true));
     socket.write(get);
-    await new Promise((r) => setTimeout(r, REQUEST_TIMEOUT_MS * 3));
+    await headSeen;
     expect(statusOf(head)).toBe(200);
-    expect(closedAt).toBeUndefined();
+    // A request opened after the stream and never finished is cut by the request timeout: by
+    // then the stream's own deadline, had it one, has passed too.
+    const cut = await exchange([`POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{`], { trickle: ' '.repeat(99), paceMs: 100 });
+    expect(statusOf(cut.response)).toBe(408);
+    expect(closed).toBe(false);
+    const gone = new Promise<void>((resolve) => socket.on('close', () => resolve()));
     socket.destroy();
-    expect(Date.now() - started).toBeGreaterThanOrEqual(REQUEST_TIMEOUT_MS * 3);
+    await gone;
   });
 
   it('still answers a whole request sent in pieces within the timeout', async () => {
     const head = `POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nConnection: close\r\nContent-Length: ${init.length}\r\n\r\n`;
-    const response = await exchange([head, { waitMs: 100 }, init.slice(0, 40), { waitMs: 100 }, init.slice(40)]);
+    const { response } = await exchange([head, init.slice(0, 40), init.slice(40)]);
     expect(statusOf(response)).toBe(200);
     expect(response).toMatch(/mcp-session-id/i);
   });

@@ -430,9 +430,15 @@ describe('SessionHttpTransport: answers nobody reads, and failures', () => {
   it('ends on close the streams of requests answered but still storing their response', async () => {
     const base = createMemoryEventStore({ limit: 1_000, maxSessions: 4 }).forSession(SESSION);
     let hold = false;
+    let holding!: () => void;
+    const responseHeld = new Promise<void>((resolve) => (holding = resolve));
     const store: SessionEventStore = {
       ...base,
-      storeEvent: (streamId, message) => (hold ? new Promise<string>(() => undefined) : base.storeEvent(streamId, message)),
+      storeEvent: (streamId, message) => {
+        if (!hold) return base.storeEvent(streamId, message);
+        holding();
+        return new Promise<string>(() => undefined);
+      },
     };
     const { transport } = await setup((message, _extra, t) => {
       const id = (message as { id: number }).id;
@@ -443,7 +449,7 @@ describe('SessionHttpTransport: answers nobody reads, and failures', () => {
     }, { store });
     const response = await call(transport, 12);
     const reading = eventsOf(response);
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await responseHeld;
     expect(transport.openStreams).toBe(1);
     await transport.close();
     expect(transport.openStreams).toBe(0);

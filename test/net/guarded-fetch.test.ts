@@ -38,6 +38,17 @@ async function listen(handler: Handler): Promise<{ origin: string; seen: http.In
   return { origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, seen };
 }
 
+/** The handler's methods bound to it, so a wrapper can replace one and delegate the rest. */
+function bound(handler: Dispatcher.DispatchHandler): Dispatcher.DispatchHandler {
+  const methods = ['onRequestStart', 'onRequestUpgrade', 'onResponseStart', 'onResponseData', 'onResponseEnd', 'onResponseError'] as const;
+  const out: Record<string, unknown> = {};
+  for (const name of methods) {
+    const method = handler[name] as ((...args: unknown[]) => unknown) | undefined;
+    if (method !== undefined) out[name] = method.bind(handler);
+  }
+  return out as Dispatcher.DispatchHandler;
+}
+
 function guardedFetch(dispatcher?: Dispatcher) {
   const egress = dispatcher ?? createEgressDispatcher({ server: 'docs', allowPrivateNetwork: true, connectTimeoutMs: 5_000 });
   cleanups.push(() => egress.destroy());
@@ -132,10 +143,12 @@ describe('createGuardedFetch responses', () => {
   });
 
   it('rejects with the signal’s reason when aborted before the answer', async () => {
-    const upstream = await listen(() => undefined);
+    let arrived!: () => void;
+    const requestArrived = new Promise<void>((resolve) => (arrived = resolve));
+    const upstream = await listen(() => arrived());
     const controller = new AbortController();
     const pending = guardedFetch()(`${upstream.origin}/slow`, { signal: controller.signal });
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await requestArrived;
     const reason = new Error('stop');
     controller.abort(reason);
     await expect(pending).rejects.toBe(reason);
@@ -175,9 +188,27 @@ describe('createGuardedFetch responses', () => {
       res.writeHead(200, { 'content-type': 'application/json', 'content-length': '100' });
       res.write('{"partial":');
     });
+    // The abort comes once the answer's head and first bytes reached the client (seen by an
+    // interceptor on the dispatcher), so it lands while the body is being read.
+    let started!: () => void;
+    const answerStarted = new Promise<void>((resolve) => (started = resolve));
+    const onFirstBytes: Dispatcher.DispatcherComposeInterceptor = (dispatch) => (opts, handler) =>
+      dispatch(opts, {
+        ...bound(handler),
+        onResponseData(controller, chunk) {
+          handler.onResponseData?.(controller, chunk);
+          started();
+        },
+      });
+    const egress = createEgressDispatcher({ server: 'docs', allowPrivateNetwork: true, connectTimeoutMs: 5_000 });
+    cleanups.push(() => egress.destroy());
     const controller = new AbortController();
-    const pending = guardedFetch()(`${upstream.origin}/mcp`, { method: 'POST', body: '{}', signal: controller.signal });
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    const pending = createGuardedFetch({ server: 'docs', dispatcher: egress.compose(onFirstBytes) })(`${upstream.origin}/mcp`, {
+      method: 'POST',
+      body: '{}',
+      signal: controller.signal,
+    });
+    await answerStarted;
     const reason = new Error('stop');
     controller.abort(reason);
     await expect(pending).rejects.toBe(reason);
@@ -206,7 +237,12 @@ describe('createGuardedFetch responses', () => {
   });
 
   it('raises no listener-leak warning with many requests in flight on one long-lived signal', async () => {
-    const upstream = await listen((_req, res) => setTimeout(() => res.writeHead(200, { 'content-type': 'application/json' }).end('{}'), 20));
+    // Every answer is held until all 32 requests have arrived: all of them are in flight at once.
+    const held: http.ServerResponse[] = [];
+    const upstream = await listen((_req, res) => {
+      held.push(res);
+      if (held.length === 32) for (const r of held) r.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+    });
     const warnings: Error[] = [];
     const onWarning = (warning: Error) => warnings.push(warning);
     process.on('warning', onWarning);

@@ -11,7 +11,7 @@
  * error body without an id (the body was never read). The request is passed on untouched; code
  * that hands the request further (the MCP SDK transport) should take `stripAuthorization(…)` of
  * it, so the client's credential is never seen below this layer or forwarded upstream
- * (DESIGN.md §7 "Headers upstream").
+ * (docs/decisions.md, "Headers upstream").
  */
 import type { Context, MiddlewareHandler } from 'hono';
 import { WireCode, jsonRpcErrorBody } from '../../errors.js';
