@@ -15,7 +15,7 @@ import { checkBind } from './inbound/bind-check.js';
 import { withLowerCaseHost } from './inbound/header-lines.js';
 import type { Authenticator } from './inbound/auth/authenticate.js';
 import { createEgressDispatcher } from './net/egress-guard.js';
-import type { GatewayConfig } from './config/schema.js';
+import type { GatewayConfig, ServerConfig } from './config/schema.js';
 import { compileDeniedTools } from './policy/denied-tools.js';
 import { loopbackOrigins } from './policy/origin-check.js';
 import { compilePolicyRules } from './policy/policy-rules.js';
@@ -29,6 +29,7 @@ import { clusterKeys } from './cluster/cluster-keys.js';
 import { clusterFromConfig } from './cluster/from-config.js';
 import type { Logger } from './observability/logger.js';
 import { UpstreamRegistry } from './upstream/registry.js';
+import { loadPlugins, type LoadedPlugins } from './plugins/plugin-servers.js';
 
 export const GATEWAY_VERSION = '0.1.0';
 
@@ -54,9 +55,9 @@ export interface RunningGateway {
 }
 
 /** Per-server enabled/disabled lists AND the policy's denied globs: one predicate for list and call. */
-function compileVisibility(config: Readonly<GatewayConfig>): VisibilityFilter {
+function compileVisibility(config: Readonly<GatewayConfig>, servers: Readonly<Record<string, ServerConfig>>): VisibilityFilter {
   const filters = new Map(
-    Object.entries(config.servers).map(([name, server]) => [
+    Object.entries(servers).map(([name, server]) => [
       name,
       compileToolFilter({ enabledTools: server.enabledTools, disabledTools: server.disabledTools }),
     ]),
@@ -79,6 +80,16 @@ function allowedEnvNames(config: Readonly<GatewayConfig>): string[] {
     }
   }
   return [...names];
+}
+
+/** One line per plugin that did not load cleanly (never a value from its files), and directory problems. */
+function logPlugins(loaded: LoadedPlugins, logger: Logger): void {
+  for (const problem of loaded.problems) logger.warn({ problem }, 'plugin directory problem');
+  for (const plugin of loaded.plugins) {
+    const running = plugin.servers.filter((s) => s.runs).length;
+    if (plugin.load.kind === 'loaded') logger.info({ plugin: plugin.declaration.name, servers: running }, 'plugin loaded');
+    else logger.warn({ plugin: plugin.declaration.name, load: plugin.load.kind, servers: running, reason: plugin.load.message }, 'plugin not fully loaded');
+  }
 }
 
 function refuseBind(address: string, config: Readonly<GatewayConfig>): GatewayError | undefined {
@@ -142,8 +153,12 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     historyTtlMs: config.sessions.idleTimeoutMs,
     keyPrefix: keys.events, // cluster: every key under one root
   });
+  // Plugins are the least trusted layer: their servers join the config's under `<plugin>.<server>`.
+  const plugins = await loadPlugins(config);
+  logPlugins(plugins, logger);
+  const servers = { ...plugins.servers, ...config.servers };
   const registry = new UpstreamRegistry({
-    servers: config.servers,
+    servers,
     statelessPool: config.statelessPool,
     maxSessionChildren: config.sessions.maxChildrenPerServer,
     logger,
@@ -181,7 +196,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     initializePerMinute: config.sessions.initializePerMinute,
     logger,
   });
-  const toolFilter = compileVisibility(config);
+  const toolFilter = compileVisibility(config, servers);
   const serverNames = [...registry.entries.keys()];
   const endpoint = (servers: string[], separator: string | null, label: string) => {
     const scope: ScopeOptions = {

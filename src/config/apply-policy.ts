@@ -12,6 +12,9 @@ import type { StdioRules } from '../policy/stdio-rules.js';
 import { infrastructureEgressTargets, serverEgressTarget } from './egress-targets.js';
 import type { EffectiveLimits, GatewayConfig, GatewayConfigFile, ServerConfig, SessionLimits, StdioServerConfig } from './schema.js';
 
+/** The state directory when the config names none, relative to the config file's directory. */
+export const DEFAULT_STATE_DIR = '.portcullis';
+
 /** How long a session's idle stdio child lives by default: long enough for a pause, short against a pile-up. */
 const DEFAULT_CHILD_IDLE_TIMEOUT_MS = 5 * 60_000;
 
@@ -91,6 +94,7 @@ export function applyPolicy(
     maxJsonDepth: capped('limits.maxJsonDepth', file.limits.maxJsonDepth, ceilings.maxJsonDepth, 'maxJsonDepth', problems),
     maxHeaderBytes: capped('limits.maxHeaderBytes', file.limits.maxHeaderBytes, ceilings.maxHeaderBytes, 'maxHeaderBytes', problems),
   };
-  const { policy: _ref, ...rest } = file;
-  return { config: { ...rest, policy, sessions, limits }, problems };
+  const { policy: _ref, stateDir, ...rest } = file;
+  // Paths stay as written here; parseConfig resolves them against the config file's directory.
+  return { config: { ...rest, stateDir: stateDir ?? DEFAULT_STATE_DIR, policy, sessions, limits }, problems };
 }
