@@ -44,7 +44,9 @@ export type GatewayErrorCode =
   | 'INVALID_REQUEST'
   | 'INVALID_PARAMS'
   | 'BIND_REFUSED'
-  | 'SHUTTING_DOWN';
+  | 'SHUTTING_DOWN'
+  | 'METHOD_NOT_ALLOWED'
+  | 'WATCH_LIMIT';
 
 export interface GatewayErrorOptions {
   /** Upstream server name, when the error concerns one. Safe to show (it is a config key). */
@@ -135,6 +137,8 @@ const wireCodeByGatewayCode: Record<GatewayErrorCode, number> = {
   INVALID_PARAMS: WireCode.InvalidParams,
   BIND_REFUSED: WireCode.InternalError,
   SHUTTING_DOWN: WireCode.UpstreamUnavailable,
+  METHOD_NOT_ALLOWED: WireCode.InvalidRequest,
+  WATCH_LIMIT: WireCode.InternalError,
 };
 
 const httpStatusByGatewayCode: Partial<Record<GatewayErrorCode, number>> = {
@@ -146,6 +150,8 @@ const httpStatusByGatewayCode: Partial<Record<GatewayErrorCode, number>> = {
   INVALID_REQUEST: 400,
   DUPLICATE_REQUEST_ID: 400,
   SHUTTING_DOWN: 503,
+  METHOD_NOT_ALLOWED: 405,
+  WATCH_LIMIT: 503,
 };
 
 /**

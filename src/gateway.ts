@@ -30,6 +30,7 @@ import { clusterFromConfig } from './cluster/from-config.js';
 import type { Logger } from './observability/logger.js';
 import { UpstreamRegistry } from './upstream/registry.js';
 import { loadPlugins, type LoadedPlugins } from './plugins/plugin-servers.js';
+import { customizationListFor } from './customizations/from-gateway.js';
 
 export const GATEWAY_VERSION = '0.1.0';
 
@@ -176,9 +177,12 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     },
   });
 
+  // Subscribed before the first connection attempt, so the list sees every state from `starting` on.
+  const customizations = await customizationListFor(config, plugins, registry);
   try {
     await registry.start();
   } catch (error) {
+    customizations.close();
     await registry.close();
     await eventStore.close(); // event store
     throw error;
@@ -227,10 +231,12 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
 
   // The app is built once the port is known: the default Origin allowlist names the bound port.
   let handler: FetchHandler = () => new Response('starting', { status: 503 });
-  const closeUpstreams = () =>
-    (cluster?.close() ?? Promise.resolve()).then(() => Promise.all([aggregate.close(), ...[...sideChannels.values()].map((e) => e.close()), registry.close()])).then(() =>
-      eventStore.close(),
-    );
+  const closeUpstreams = () => {
+    customizations.close();
+    return (cluster?.close() ?? Promise.resolve())
+      .then(() => Promise.all([aggregate.close(), ...[...sideChannels.values()].map((e) => e.close()), registry.close()]))
+      .then(() => eventStore.close());
+  };
   let http: HttpServer;
   try {
     http = await listen((request, env) => handler(request, env), config.listen.host, config.listen.port, config.limits.maxHeaderBytes, options.requestTimeoutMs ?? 30_000);
@@ -256,10 +262,12 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     authenticator,
     legacySse: config.policy.legacySse.inbound,
     logger,
+    customizations,
   });
   handler = (request, env) => app.fetch(request, env);
   const hostForUrl = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   await cluster?.start(`http://${hostForUrl}:${address.port}`); // cluster: announce, heartbeat
+  customizations.setChannelBase(`http://${hostForUrl}:${address.port}${config.listen.path === '/' ? '' : config.listen.path}`);
   let closing: Promise<void> | undefined;
 
   return {
@@ -268,6 +276,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     close() {
       closing ??= (async () => {
         const stopped = new Promise<void>((resolve) => http.close(() => resolve()));
+        customizations.close(); // ends every watch stream
         await cluster?.close(); // cluster: hand leases back first; sessions then close keeping history
         await Promise.all([aggregate.close(), ...[...sideChannels.values()].map((e) => e.close())]);
         await registry.close();
