@@ -46,6 +46,7 @@ export type GatewayErrorCode =
   | 'BIND_REFUSED'
   | 'SHUTTING_DOWN'
   | 'METHOD_NOT_ALLOWED'
+  | 'NOT_IMPLEMENTED'
   | 'WATCH_LIMIT';
 
 export interface GatewayErrorOptions {
@@ -138,6 +139,7 @@ const wireCodeByGatewayCode: Record<GatewayErrorCode, number> = {
   BIND_REFUSED: WireCode.InternalError,
   SHUTTING_DOWN: WireCode.UpstreamUnavailable,
   METHOD_NOT_ALLOWED: WireCode.InvalidRequest,
+  NOT_IMPLEMENTED: WireCode.InternalError,
   WATCH_LIMIT: WireCode.InternalError,
 };
 
@@ -151,6 +153,7 @@ const httpStatusByGatewayCode: Partial<Record<GatewayErrorCode, number>> = {
   DUPLICATE_REQUEST_ID: 400,
   SHUTTING_DOWN: 503,
   METHOD_NOT_ALLOWED: 405,
+  NOT_IMPLEMENTED: 501,
   WATCH_LIMIT: 503,
 };
 

@@ -9,7 +9,9 @@
  *   in it changes. Pull-driven: a watcher that does not read holds one pending list, never a
  *   backlog; at most {@link MAX_WATCHERS} watch at once.
  *
- * Other methods answer 405 through the error taxonomy.
+ * Other methods answer 405 through the error taxonomy. Enablement toggles
+ * (`POST <path>/customizations/toggle`) are not built yet and answer 501 saying so, never a
+ * pretended success.
  */
 import type { Context, Hono } from 'hono';
 import { errorResponse, GatewayError } from '../errors.js';
@@ -104,4 +106,7 @@ export function mountCustomizations(app: Hono, options: CustomizationRoutesOptio
     return new Response(list.snapshot().json, { status: 200, headers: { 'content-type': 'application/json', 'cache-control': 'no-store' } });
   });
   app.all(path, () => errorResponse(new GatewayError('METHOD_NOT_ALLOWED', 'the customisation list is read with GET')));
+  app.all(`${path}/toggle`, () =>
+    errorResponse(new GatewayError('NOT_IMPLEMENTED', 'enablement toggles are not available in this version of the gateway; nothing was changed')),
+  );
 }
