@@ -7,12 +7,12 @@
 import { createMcpHandler, isLegacyRequest, type AuthInfo, type McpHttpHandler, type ServerCapabilities } from '@modelcontextprotocol/server';
 import { errorResponse, jsonRpcErrorResponse, WireCode } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
-import { mergeCapabilities, mergeInstructions } from '../routing/merge.js';
+import { mergeCapabilities, mergeInstructions } from '../catalogue/merge.js';
+import { onPrimaryListChanged, primaryInfo } from '../routing/primaries.js';
 import { StatelessScope, type ScopeOptions } from '../routing/scopes.js';
 import type { GatewayEventStore } from '../session/event-store.js';
 import type { SessionAdmission, SessionTicket } from '../session/session-admission.js';
 import { SessionRegistry } from '../session/session-registry.js';
-import type { UpstreamRegistry } from '../upstream/registry.js';
 import { readJsonRpcBody, type BodyLimits } from './body.js';
 import type { IncomingBody } from './incoming-body.js';
 import { createGatewayServer } from './gateway-server.js';
@@ -27,7 +27,6 @@ export interface EndpointOptions {
   /** The gateway's own instructions (persona text), placed before each upstream's. */
   instructions: string | undefined;
   scope: ScopeOptions;
-  registry: UpstreamRegistry;
   /** `max` bounds this endpoint's registry; the gateway-wide caps are the admission's. */
   sessions: { max: number; idleTimeoutMs: number; childIdleTimeoutMs: number };
   /** The gateway's one session budget and `initialize` rate limit, shared by every endpoint. */
@@ -86,16 +85,13 @@ export class McpEndpoint {
       { legacy: 'reject', onerror: (error) => options.logger.debug({ err: error.message }, 'modern request rejected') },
     );
     // 2026 clients learn of list changes through `subscriptions/listen`, fed by the primaries.
-    for (const server of options.scope.servers) {
-      this.unsubscribes.push(
-        options.registry.entry(server).primary.on((event) => {
-          if (event.kind !== 'listChanged') return;
-          if (event.list === 'tools') this.modern.notify.toolsChanged();
-          else if (event.list === 'prompts') this.modern.notify.promptsChanged();
-          else this.modern.notify.resourcesChanged();
-        }),
-      );
-    }
+    this.unsubscribes.push(
+      onPrimaryListChanged(options.scope.registry, options.scope.servers, (list) => {
+        if (list === 'tools') this.modern.notify.toolsChanged();
+        else if (list === 'prompts') this.modern.notify.promptsChanged();
+        else this.modern.notify.resourcesChanged();
+      }),
+    );
   }
 
   get sessionCount(): number {
@@ -244,10 +240,7 @@ export class McpEndpoint {
 
   /** Name, capabilities and instructions, from the primaries that are up right now. */
   private identity(): { name: string; version: string; capabilities: ServerCapabilities; instructions: string | undefined } {
-    const parts = this.options.scope.servers.map((server) => {
-      const link = this.options.registry.entry(server).primary.current;
-      return { server, capabilities: link?.capabilities, instructions: link?.instructions };
-    });
+    const parts = primaryInfo(this.options.scope.registry, this.options.scope.servers);
     const capabilities = mergeCapabilities(parts);
     // The gateway relays logging and list changes itself, whatever each upstream declared.
     capabilities.logging = {};

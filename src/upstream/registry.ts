@@ -12,7 +12,7 @@ import { ChildQuota } from './child-quota.js';
 import { createConnector, type ConnectorDeps } from './connector.js';
 import { LeasePool, type Lease } from './lease-pool.js';
 import { UpstreamLink } from './link.js';
-import type { DownstreamSink } from './sink.js';
+import type { DownstreamSink } from '../rpc/sink.js';
 import { UpstreamSlot, type SlotState } from './slot.js';
 
 export interface UpstreamRegistryOptions {
