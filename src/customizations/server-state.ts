@@ -58,7 +58,7 @@ export function notRunState(server: string, reason: 'disabled' | 'unsupported' |
     case 'disabled':
       return STOPPED;
     case 'unsupported':
-      return { kind: 'error', error: { errorType: 'UNSUPPORTED_TRANSPORT', message: `server ${JSON.stringify(server)} uses a transport plugins cannot use yet (legacy HTTP+SSE)` } };
+      return { kind: 'error', error: { errorType: 'UNSUPPORTED_TRANSPORT', message: `server ${JSON.stringify(server)} uses a transport the gateway cannot run` } };
     case 'refused':
       return { kind: 'error', error: { errorType: 'POLICY_REFUSED', message: `server ${JSON.stringify(server)} is not allowed by the policy; see its plugin's load message` } };
     default: {

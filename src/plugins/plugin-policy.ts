@@ -8,7 +8,7 @@
  *   every variable the plugin set, and `stdioAllowCwd: false` admits only the plugin root as the
  *   working directory. `PLUGIN_ROOT` / `PLUGIN_DATA` (and the Claude Code spellings) are set by
  *   the gateway to paths it computed, not chosen by the plugin, so they pass.
- * - remote: the one egress check every configured URL goes through (`upstreamHosts`, the URL
+ * - remote: `sse` (HTTP+SSE) only where `legacySse.upstream` allows it; the one egress check every configured URL goes through (`upstreamHosts`, the URL
  *   rule); the reader already fixed `allowPrivateNetwork: false`, and this refuses any other value.
  *
  * Pure: plain values in, a result out. Messages name the field and never a value.
@@ -52,6 +52,9 @@ export function checkPluginServer(input: PluginPolicyInput): PluginPolicyVerdict
       if (verdict === 'unlisted') return refuse(`env.${name}`, "not a variable the policy's stdioAllowedEnv allows");
     }
     return OK;
+  }
+  if (config.transport === 'sse' && !rules.sseUpstreamAllowed) {
+    return refuse('type', 'the policy does not allow "sse" upstreams (policy legacySse.upstream is false)');
   }
   if (config.allowPrivateNetwork) return refuse('url', 'plugin servers never reach private networks');
   const problems = egressTargetProblems(

@@ -131,6 +131,18 @@ describe('plugins as the least trusted layer', () => {
     expect(client).toBeUndefined();
   });
 
+  it('runs a plugin sse server over the HTTP+SSE transport only where legacySse.upstream allows it', async () => {
+    const dir = writePlugin('acme', { old: { type: 'sse', url: 'https://legacy.example.com/sse' } });
+    const allowed = await loadPlugins(parseConfig({ servers: {}, plugins: [dir], stateDir: tempDir() }));
+    expect(allowed.servers['acme.old']).toMatchObject({ transport: 'sse', allowPrivateNetwork: false, mode: 'optional' });
+    const policyDir = tempDir();
+    const { writeFileSync } = await import('node:fs');
+    writeFileSync(path.join(policyDir, 'p.json'), JSON.stringify({ legacySse: { upstream: false } }));
+    const refused = await loadPlugins(parseConfig({ servers: {}, plugins: [dir], stateDir: tempDir(), policy: './p.json' }, { baseDir: policyDir }));
+    expect(refused.servers).toEqual({});
+    expect(refused.plugins[0]!.diagnostics).toEqual([expect.objectContaining({ server: 'old', field: 'type' })]);
+  });
+
   it('keeps a configured server whose name a plugin server also claims', async () => {
     const dir = writePlugin('acme', { where: whereamiEntry() });
     const config = parseConfig({ servers: { 'acme.where': { command: 'node', args: [WHEREAMI] } }, plugins: [dir], stateDir: tempDir() });
