@@ -10,7 +10,7 @@ import { compilePolicyRules, type PolicyRules } from '../policy/policy-rules.js'
 import type { Policy } from '../policy/policy-schema.js';
 import type { StdioRules } from '../policy/stdio-rules.js';
 import { infrastructureEgressTargets, serverEgressTarget } from './egress-targets.js';
-import type { EffectiveLimits, GatewayConfig, GatewayConfigFile, ServerConfig, SessionLimits, StdioServerConfig } from './schema.js';
+import type { EffectiveLimits, EventStoreSettings, GatewayConfig, GatewayConfigFile, ServerConfig, SessionLimits, StdioServerConfig } from './schema.js';
 
 /** The state directory when the config names none, relative to the config file's directory. */
 export const DEFAULT_STATE_DIR = '.portcullis';
@@ -93,8 +93,17 @@ export function applyPolicy(
     maxBodyBytes: capped('limits.maxBodyBytes', file.limits.maxBodyBytes, ceilings.maxBodyBytes, 'maxBodyBytes', problems),
     maxJsonDepth: capped('limits.maxJsonDepth', file.limits.maxJsonDepth, ceilings.maxJsonDepth, 'maxJsonDepth', problems),
     maxHeaderBytes: capped('limits.maxHeaderBytes', file.limits.maxHeaderBytes, ceilings.maxHeaderBytes, 'maxHeaderBytes', problems),
+    maxUpstreamMessageBytes: capped('limits.maxUpstreamMessageBytes', file.limits.maxUpstreamMessageBytes, ceilings.maxUpstreamMessageBytes, 'maxUpstreamMessageBytes', problems),
+  };
+  const { maxSessionBytes: sessionBytes, maxTotalBytes: totalBytes, ...store } = file.eventStore;
+  const maxTotalBytes = capped('eventStore.maxTotalBytes', totalBytes, ceilings.maxHistoryBytes, 'maxHistoryBytes', problems);
+  const eventStore: EventStoreSettings = {
+    ...store,
+    // One session can never be promised more than the whole process keeps.
+    maxSessionBytes: Math.min(capped('eventStore.maxSessionBytes', sessionBytes, ceilings.maxSessionHistoryBytes, 'maxSessionHistoryBytes', problems), maxTotalBytes),
+    maxTotalBytes,
   };
   const { policy: _ref, stateDir, ...rest } = file;
   // Paths stay as written here; parseConfig resolves them against the config file's directory.
-  return { config: { ...rest, stateDir: stateDir ?? DEFAULT_STATE_DIR, policy, sessions, limits }, problems };
+  return { config: { ...rest, stateDir: stateDir ?? DEFAULT_STATE_DIR, policy, sessions, limits, eventStore }, problems };
 }

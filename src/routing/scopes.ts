@@ -7,8 +7,11 @@
  * - `StatelessScope` (2026 clients): no session; lists come from the primaries' caches and each
  *   call leases a connection for its duration, charged to the principal that made the request.
  */
-import { SdkHttpError } from '@modelcontextprotocol/client';
+import { randomUUID } from 'node:crypto';
+import { SdkHttpError, type ClientCapabilities } from '@modelcontextprotocol/client';
 import { Catalogue, type CatalogueOptions } from '../catalogue/catalogue.js';
+import { LoadedTools } from '../catalogue/surface/loaded-tools.js';
+import type { SessionTools, ToolSurface, ToolsView } from '../catalogue/surface/tool-surface.js';
 import type { Logger } from '../observability/logger.js';
 import type { UpstreamLink } from '../upstream/link.js';
 import type { UpstreamRegistry } from '../upstream/registry.js';
@@ -17,15 +20,27 @@ import type { LinkEvent } from '../upstream/link-event.js';
 import { InputBridge } from './input-bridge.js';
 import { SessionConnection } from './session-connection.js';
 import type { RouteScope } from './router.js';
+import { acceptsToolTasks } from './tasks/task-capabilities.js';
+import { TaskScope } from './tasks/task-scope.js';
+import type { TaskTable } from './tasks/task-table.js';
 
 export interface ScopeOptions {
   registry: UpstreamRegistry;
   /** The servers this endpoint shows, in merge order. */
   servers: readonly string[];
   catalogue: Omit<CatalogueOptions, 'logger'>;
+  /** Deferral, meta-tools and `tools/list` pages of this endpoint; absent: the merged list as is. */
+  tools?: ToolSurface;
   logger: Logger;
   /** 2026 clients: how long a call suspended for input waits for the client's retry (default 5 min). */
   inputTtlMs?: number;
+  /** The endpoint's tasks (routing/tasks/); absent: tasks are not offered. */
+  tasks?: TaskTable;
+}
+
+/** Whether `server`'s upstream takes task-augmented `tools/call`, by what its primary declared. */
+function takesTasksVia(registry: UpstreamRegistry): (server: string) => boolean {
+  return (server) => acceptsToolTasks(registry.entries.get(server)?.primary.current?.capabilities);
 }
 
 /** A 404 from an HTTP upstream on a request that carried its session id: the session expired. */
@@ -77,6 +92,8 @@ async function withReinitialise<T>(
 export interface SessionScopeOptions {
   /** The session's standalone stream: what no call can be credited with goes there. */
   owner: DownstreamSink;
+  /** What the session's client declared in `initialize`: its own connections declare exactly that. */
+  clientCapabilities: () => ClientCapabilities | undefined;
   /**
    * The endpoint's catalogue over the primaries, used when this session can have no connection
    * of its own (every server `isolation: "shared"`): the merged view is then the same for every
@@ -90,18 +107,48 @@ export interface SessionScopeOptions {
 export class SessionScope implements RouteScope {
   readonly servers: readonly string[];
   readonly catalogue: Catalogue;
+  readonly tools: ToolsView | undefined;
+  /** The session's deferral option and loaded tools: its own, never shared with another session. */
+  private readonly toolState: SessionTools | undefined;
   private readonly registry: UpstreamRegistry;
   private readonly own = new Map<string, SessionConnection>();
   private readonly unsubscribes: Array<() => void> = [];
   private readonly subscriptions = new Set<string>();
   private readonly owner: DownstreamSink;
   private readonly logger: Logger;
+  readonly tasks: TaskScope | undefined;
+  private readonly taskTable: TaskTable | undefined;
+  /** The session's key in the task table: random, never the session id itself. */
+  private readonly taskOwner = `session:${randomUUID()}`;
 
   constructor(options: ScopeOptions, session: SessionScopeOptions) {
     this.servers = options.servers;
     this.registry = options.registry;
     this.owner = session.owner;
     this.logger = options.logger;
+    const surface = options.tools;
+    this.toolState =
+      surface === undefined
+        ? undefined
+        : {
+            deferTools: undefined,
+            loaded: new LoadedTools(surface.maxLoadedTools),
+            announce: () => void this.owner.notify({ method: 'notifications/tools/list_changed' }).catch(() => undefined),
+          };
+    this.tools = this.toolState === undefined ? undefined : surface?.view(this.toolState);
+    this.taskTable = options.tasks;
+    this.tasks =
+      options.tasks === undefined
+        ? undefined
+        : new TaskScope({
+            table: options.tasks,
+            owner: this.taskOwner,
+            era: 'legacy',
+            statusSink: session.owner,
+            takesTasks: takesTasksVia(options.registry),
+            // A task on the session's own child lives as long as that child: keep it while the task does.
+            pin: (server, link) => this.own.get(server)?.pin(link),
+          });
     for (const server of options.servers) {
       const entry = options.registry.entry(server);
       if (entry.config.isolation !== 'session') {
@@ -119,6 +166,7 @@ export class SessionScope implements RouteScope {
         server,
         registry: options.registry,
         owner: session.owner,
+        clientCapabilities: session.clientCapabilities,
         quota: entry.sessionChildren,
         idleTimeoutMs: stdio ? session.childIdleTimeoutMs : undefined,
         logger: options.logger,
@@ -135,6 +183,11 @@ export class SessionScope implements RouteScope {
             { servers: this.servers, linkFor: async (s) => this.own.get(s)?.current ?? this.registry.entry(s).primary.get() },
             { ...options.catalogue, logger: options.logger },
           );
+  }
+
+  /** The session's `deferTools` init option (read from its `initialize`); undefined: no preference. */
+  setDeferTools(value: boolean | undefined): void {
+    if (this.toolState !== undefined) this.toolState.deferTools = value;
   }
 
   withLink<T>(server: string, fn: (link: UpstreamLink) => Promise<T>): Promise<T> {
@@ -179,6 +232,7 @@ export class SessionScope implements RouteScope {
 
   async close(): Promise<void> {
     for (const unsubscribe of this.unsubscribes.splice(0)) unsubscribe();
+    this.taskTable?.forgetOwner(this.taskOwner);
     await Promise.all([...this.own.values()].map((connection) => connection.close()));
   }
 
@@ -193,6 +247,7 @@ export class SessionScope implements RouteScope {
         if (this.subscriptions.has(`${server}\n${String(event.params.uri)}`)) notify('notifications/resources/updated', event.params);
         return;
       case 'closed':
+      case 'taskStatus': // routed by the endpoint's task table, which knows whose task it is
         return;
       default: {
         const unreachable: never = event;
@@ -211,15 +266,19 @@ export class SessionScope implements RouteScope {
 export class StatelessScope {
   readonly servers: readonly string[];
   readonly catalogue: Catalogue;
+  private readonly tools: ToolsView | undefined;
   private readonly inputBridge: InputBridge;
   private readonly registry: UpstreamRegistry;
   private readonly logger: Logger;
+  private readonly taskTable: TaskTable | undefined;
 
   constructor(options: ScopeOptions) {
     this.servers = options.servers;
     this.registry = options.registry;
     this.logger = options.logger;
+    this.taskTable = options.tasks;
     this.inputBridge = new InputBridge({ max: 1000, ttlMs: options.inputTtlMs ?? 5 * 60_000 });
+    this.tools = options.tools?.view();
     this.catalogue = new Catalogue(
       { servers: this.servers, linkFor: (s) => options.registry.entry(s).primary.get() },
       { ...options.catalogue, logger: options.logger },
@@ -231,9 +290,28 @@ export class StatelessScope {
     return {
       servers: this.servers,
       catalogue: this.catalogue,
+      ...(this.tools === undefined ? {} : { tools: this.tools }),
       inputBridge: this.inputBridge.for(principal),
       withLink: (server, fn) => this.withLink(server, principal, fn),
+      ...(this.taskTable === undefined
+        ? {}
+        : {
+            // Tasks are the principal's (no session to bind them to) and live on the server's
+            // primary connection, which no idle reaping or lease hands to anyone else.
+            tasks: new TaskScope({
+              table: this.taskTable,
+              owner: `principal:${JSON.stringify(principal ?? null)}`,
+              era: 'modern',
+              takesTasks: takesTasksVia(this.registry),
+            }),
+            withTaskLink: (server, fn) => this.withPrimary(server, fn),
+          }),
     };
+  }
+
+  private withPrimary<T>(server: string, fn: (link: UpstreamLink) => Promise<T>): Promise<T> {
+    const primary = this.registry.entry(server).primary;
+    return withReinitialise(server, this.logger, async () => ({ link: await primary.get(), drop: (l) => primary.discard(l), release: () => undefined }), fn);
   }
 
   private withLink<T>(server: string, principal: string | undefined, fn: (link: UpstreamLink) => Promise<T>): Promise<T> {
