@@ -62,6 +62,8 @@ export function demoConfig(clockUrl: string, port: number) {
       // The demo clock listens on loopback, which the egress guard blocks unless opened per server.
       clock: { transport: 'streamableHttp', url: clockUrl, allowPrivateNetwork: true },
     },
+    // One example plugin (a server and an agent): see it at http://127.0.0.1:8787/mcp/customizations.
+    plugins: [here('../../demo/plugins/dice-kit')],
   };
 }
 

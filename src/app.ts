@@ -1,7 +1,8 @@
 /**
  * Assembles the Hono app in a fixed, visible order: access log → health routes → edge guards
  * (Host, Origin) → the MCP endpoints (the aggregate, then one side channel per server) → the
- * deprecated HTTP+SSE routes of each endpoint (`<endpoint>/sse`, `<endpoint>/messages`).
+ * deprecated HTTP+SSE routes of each endpoint (`<endpoint>/sse`, `<endpoint>/messages`). The
+ * customisation list (`<path>/customizations`) sits behind the same guards and authentication.
  */
 import { Hono, type Context } from 'hono';
 import { jsonRpcErrorResponse, WireCode } from './errors.js';
@@ -14,6 +15,8 @@ import { authMiddleware, principalOf, stripAuthorization } from './inbound/auth/
 import type { Authenticator } from './inbound/auth/authenticate.js';
 import type { UpstreamRegistry } from './upstream/registry.js';
 import { sessionTag } from './observability/session-tag.js';
+import type { CustomizationList } from './customizations/customization-list.js';
+import { mountCustomizations } from './customizations/routes.js';
 
 export interface AppOptions {
   path: string;
@@ -27,6 +30,8 @@ export interface AppOptions {
   /** Serve the HTTP+SSE transport of 2024-11-05 (the policy's `legacySse.inbound`); default off. */
   legacySse?: boolean;
   logger: Logger;
+  /** The customisation list served at `<path>/customizations`; absent: not served. */
+  customizations?: CustomizationList;
 }
 
 const notFound = () => jsonRpcErrorResponse(404, WireCode.InvalidRequest, 'Not found');
@@ -68,6 +73,7 @@ export function createApp(options: AppOptions): Hono {
     const incoming = incomingBodyOf(c);
     return endpoint.fetch(stripAuthorization(c.req.raw, incoming !== undefined), principalOf(c), incoming);
   };
+  if (options.customizations !== undefined) mountCustomizations(app, { base, list: options.customizations });
   app.all(base || '/', (c) => serve(options.aggregate, c));
   app.all(`${base}/servers/:name`, (c) => {
     const endpoint = options.sideChannels.get(c.req.param('name'));

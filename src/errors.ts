@@ -54,7 +54,10 @@ export type GatewayErrorCode =
   | 'BIND_REFUSED'
   | 'LISTEN_FAILED'
   | 'STARTING'
-  | 'SHUTTING_DOWN';
+  | 'SHUTTING_DOWN'
+  | 'METHOD_NOT_ALLOWED'
+  | 'NOT_IMPLEMENTED'
+  | 'WATCH_LIMIT';
 
 export interface GatewayErrorOptions {
   /** Upstream server name, when the error concerns one. Safe to show (it is a config key). */
@@ -158,6 +161,9 @@ const wireCodeByGatewayCode: Record<GatewayErrorCode, number> = {
   LISTEN_FAILED: WireCode.InternalError,
   STARTING: WireCode.UpstreamUnavailable,
   SHUTTING_DOWN: WireCode.UpstreamUnavailable,
+  METHOD_NOT_ALLOWED: WireCode.InvalidRequest,
+  NOT_IMPLEMENTED: WireCode.InternalError,
+  WATCH_LIMIT: WireCode.InternalError,
 };
 
 const httpStatusByGatewayCode: Partial<Record<GatewayErrorCode, number>> = {
@@ -170,6 +176,9 @@ const httpStatusByGatewayCode: Partial<Record<GatewayErrorCode, number>> = {
   INVALID_PARAMS: 400,
   DUPLICATE_REQUEST_ID: 400,
   SHUTTING_DOWN: 503,
+  METHOD_NOT_ALLOWED: 405,
+  NOT_IMPLEMENTED: 501,
+  WATCH_LIMIT: 503,
   STARTING: 503,
 };
 

@@ -16,7 +16,7 @@ import { listenFailure } from './inbound/listen-failure.js';
 import { withLowerCaseHost } from './inbound/header-lines.js';
 import type { Authenticator } from './inbound/auth/authenticate.js';
 import { createEgressDispatcher } from './net/egress-guard.js';
-import type { GatewayConfig } from './config/schema.js';
+import type { GatewayConfig, ServerConfig } from './config/schema.js';
 import { compileDeniedTools } from './policy/denied-tools.js';
 import { loopbackOrigins } from './policy/origin-check.js';
 import { compilePolicyRules } from './policy/policy-rules.js';
@@ -33,6 +33,8 @@ import { clusterFromConfig } from './cluster/from-config.js';
 import type { Logger } from './observability/logger.js';
 import { warnAboutMissingEnabledTools } from './upstream/enabled-tools-check.js';
 import { UpstreamRegistry } from './upstream/registry.js';
+import { loadPlugins, type LoadedPlugins } from './plugins/plugin-servers.js';
+import { customizationListFor } from './customizations/from-gateway.js';
 
 export const GATEWAY_VERSION = '0.1.0';
 
@@ -58,9 +60,9 @@ export interface RunningGateway {
 }
 
 /** Per-server enabled/disabled lists AND the policy's denied globs: one predicate for list and call. */
-function compileVisibility(config: Readonly<GatewayConfig>): VisibilityFilter {
+function compileVisibility(config: Readonly<GatewayConfig>, servers: Readonly<Record<string, ServerConfig>>): VisibilityFilter {
   const filters = new Map(
-    Object.entries(config.servers).map(([name, server]) => [
+    Object.entries(servers).map(([name, server]) => [
       name,
       compileToolFilter({ enabledTools: server.enabledTools, disabledTools: server.disabledTools }),
     ]),
@@ -83,6 +85,16 @@ function allowedEnvNames(config: Readonly<GatewayConfig>): string[] {
     }
   }
   return [...names];
+}
+
+/** One line per plugin that did not load cleanly (never a value from its files), and directory problems. */
+function logPlugins(loaded: LoadedPlugins, logger: Logger): void {
+  for (const problem of loaded.problems) logger.warn({ problem }, 'plugin directory problem');
+  for (const plugin of loaded.plugins) {
+    const running = plugin.servers.filter((s) => s.runs).length;
+    if (plugin.load.kind === 'loaded') logger.info({ plugin: plugin.declaration.name, servers: running }, 'plugin loaded');
+    else logger.warn({ plugin: plugin.declaration.name, load: plugin.load.kind, servers: running, reason: plugin.load.message }, 'plugin not fully loaded');
+  }
 }
 
 function refuseBind(address: string, config: Readonly<GatewayConfig>): GatewayError | undefined {
@@ -146,8 +158,12 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     historyTtlMs: config.sessions.idleTimeoutMs,
     keyPrefix: keys.events, // cluster: every key under one root
   });
+  // Plugins are the least trusted layer: their servers join the config's under `<plugin>.<server>`.
+  const plugins = await loadPlugins(config);
+  logPlugins(plugins, logger);
+  const servers = { ...plugins.servers, ...config.servers };
   const registry = new UpstreamRegistry({
-    servers: config.servers,
+    servers,
     statelessPool: config.statelessPool,
     maxSessionChildren: config.sessions.maxChildrenPerServer,
     logger,
@@ -190,9 +206,12 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     throw refused;
   }
 
+  // Subscribed before the first connection attempt, so the list sees every state from `starting` on.
+  const customizations = await customizationListFor(config, plugins, registry);
   try {
     await registry.start();
   } catch (error) {
+    customizations.close();
     await Promise.all([stopListening(), registry.close()]);
     await eventStore.close(); // event store
     throw error;
@@ -202,6 +221,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     await eventStore.start(); // event store
     cluster = await clusterFromConfig(config, keys, env, logger); // cluster: replicas sharing the redis store
   } catch (error) {
+    customizations.close();
     await Promise.all([stopListening(), registry.close()]);
     await eventStore.close();
     throw error;
@@ -216,7 +236,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     initializePerMinute: config.sessions.initializePerMinute,
     logger,
   });
-  const toolFilter = compileVisibility(config);
+  const toolFilter = compileVisibility(config, servers);
   const serverNames = [...registry.entries.keys()];
   const surfaceOptions = compileToolSurfaceOptions(config);
   const endpoint = (servers: string[], separator: string | null, label: string) => {
@@ -261,10 +281,12 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     authenticator,
     legacySse: config.policy.legacySse.inbound,
     logger,
+    customizations,
   });
   handler = (request, env) => app.fetch(request, env);
   const hostForUrl = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   await cluster?.start(`http://${hostForUrl}:${address.port}`); // cluster: announce, heartbeat
+  customizations.setChannelBase(`http://${hostForUrl}:${address.port}${config.listen.path === '/' ? '' : config.listen.path}`);
   let closing: Promise<void> | undefined;
 
   return {
@@ -273,6 +295,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     close() {
       closing ??= (async () => {
         const stopped = new Promise<void>((resolve) => http.close(() => resolve()));
+        customizations.close(); // ends every watch stream
         await cluster?.close(); // cluster: hand leases back first; sessions then close keeping history
         await Promise.all([aggregate.close(), ...[...sideChannels.values()].map((e) => e.close())]);
         await registry.close();

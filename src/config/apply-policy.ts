@@ -12,6 +12,9 @@ import type { StdioRules } from '../policy/stdio-rules.js';
 import { infrastructureEgressTargets, serverEgressTarget } from './egress-targets.js';
 import type { EffectiveLimits, EventStoreSettings, GatewayConfig, GatewayConfigFile, ServerConfig, SessionLimits, StdioServerConfig } from './schema.js';
 
+/** The state directory when the config names none, relative to the config file's directory. */
+export const DEFAULT_STATE_DIR = '.portcullis';
+
 /** How long a session's idle stdio child lives by default: long enough for a pause, short against a pile-up. */
 const DEFAULT_CHILD_IDLE_TIMEOUT_MS = 5 * 60_000;
 
@@ -100,6 +103,7 @@ export function applyPolicy(
     maxSessionBytes: Math.min(capped('eventStore.maxSessionBytes', sessionBytes, ceilings.maxSessionHistoryBytes, 'maxSessionHistoryBytes', problems), maxTotalBytes),
     maxTotalBytes,
   };
-  const { policy: _ref, ...rest } = file;
-  return { config: { ...rest, policy, sessions, limits, eventStore }, problems };
+  const { policy: _ref, stateDir, ...rest } = file;
+  // Paths stay as written here; parseConfig resolves them against the config file's directory.
+  return { config: { ...rest, stateDir: stateDir ?? DEFAULT_STATE_DIR, policy, sessions, limits, eventStore }, problems };
 }

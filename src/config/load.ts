@@ -101,8 +101,24 @@ function sensitiveStrings(raw: unknown, into: string[] = []): string[] {
 }
 
 export interface ParseConfigOptions {
-  /** Directory a relative `policy` path is resolved against (the config file's); default: cwd. */
+  /**
+   * Directory relative paths are resolved against (the config file's): `policy`, `plugins`,
+   * `pluginDirs`, `stateDir`. Default: the working directory.
+   */
   baseDir?: string;
+  /** The config file this was read from (kept, absolute, as `configFile`). */
+  file?: string;
+}
+
+/** The config with every path it holds made absolute against `baseDir`. */
+function withAbsolutePaths(config: GatewayConfig, baseDir: string, file: string | undefined): GatewayConfig {
+  return {
+    ...config,
+    plugins: config.plugins.map((entry) => ({ ...entry, path: resolve(baseDir, entry.path) })),
+    pluginDirs: config.pluginDirs.map((dir) => resolve(baseDir, dir)),
+    stateDir: resolve(baseDir, config.stateDir),
+    ...(file === undefined ? {} : { configFile: resolve(file) }),
+  };
 }
 
 /**
@@ -146,7 +162,7 @@ export function parseConfig(raw: unknown, options: ParseConfigOptions = {}): Rea
     const redactor = new Redactor(serverValues(raw).filter((v) => v.length >= 6));
     throw new ConfigError(problems.map((p) => redactor.redact(p)));
   }
-  return deepFreeze(config);
+  return deepFreeze(withAbsolutePaths(config, options.baseDir ?? process.cwd(), options.file));
 }
 
 const ENUM_FIELDS = new Set(['transport', 'type', 'mode', 'isolation', 'framing']);
@@ -183,7 +199,7 @@ export async function loadConfigFile(path: string): Promise<Readonly<GatewayConf
     const code = (error as NodeJS.ErrnoException).code ?? 'unknown error';
     throw new GatewayError('CONFIG_UNREADABLE', `cannot read config file (${code})`, { cause: error });
   }
-  return parseConfig(parseConfigText(text), { baseDir: dirname(resolve(path)) });
+  return parseConfig(parseConfigText(text), { baseDir: dirname(resolve(path)), file: path });
 }
 
 export function deepFreeze<T>(value: T): T {

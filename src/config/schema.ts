@@ -69,6 +69,11 @@ export const sseServerSchema = z.strictObject({ transport: z.literal('sse'), ...
 
 export const serverSchema = z.discriminatedUnion('transport', [stdioServerSchema, httpServerSchema, sseServerSchema]);
 
+/** One `plugins` entry: a directory path, or the path with an explicit global enablement. */
+const pluginEntry = z
+  .union([z.string().min(1), z.strictObject({ path: z.string().min(1), enabled: z.boolean().default(true) })])
+  .transform((entry) => (typeof entry === 'string' ? { path: entry, enabled: true } : entry));
+
 export const gatewayConfigSchema = z.strictObject({
   name: z.string().min(1).default('portcullis'),
   instructions: z.string().optional(),
@@ -223,6 +228,20 @@ export const gatewayConfigSchema = z.strictObject({
     })
     .optional(),
   // --- end cluster ---
+  /**
+   * Plugin directories, each one plugin (docs/plugins.md): a path, or `{ "path", "enabled" }`
+   * where `enabled: false` keeps the plugin listed but starts none of its servers. Relative paths
+   * are resolved against the config file's directory.
+   */
+  plugins: z.array(pluginEntry).max(256).default(() => []),
+  /** Directories whose (non-hidden) sub-directories are plugins. */
+  pluginDirs: z.array(z.string().min(1)).max(64).default(() => []),
+  /**
+   * Where the gateway keeps state of its own: each plugin's `PLUGIN_DATA`
+   * (`<stateDir>/plugin-data/<plugin>`), stored enablement decisions. Absent: `.portcullis` in
+   * the config file's directory (the working directory when there is no file).
+   */
+  stateDir: z.string().min(1).optional(),
   servers: z.record(serverName, serverSchema),
 }).superRefine((config, ctx) => {
   // --- cluster ---
@@ -253,8 +272,12 @@ export interface EffectiveLimits {
  * The configuration the gateway runs: the file with its policy loaded and applied (every
  * widening attempt refused), and every limit resolved to a number. Built only by `parseConfig`.
  */
-export type GatewayConfig = Omit<GatewayConfigFile, 'policy' | 'sessions' | 'limits' | 'eventStore'> & {
+export type GatewayConfig = Omit<GatewayConfigFile, 'policy' | 'sessions' | 'limits' | 'eventStore' | 'stateDir'> & {
   readonly policy: Readonly<Policy>;
+  /** Absolute: the configured state directory, or the documented default. */
+  readonly stateDir: string;
+  /** Absolute path of the config file this was read from; absent for a config built in memory. */
+  readonly configFile?: string;
   readonly sessions: SessionLimits;
   readonly limits: EffectiveLimits;
   readonly eventStore: EventStoreSettings;

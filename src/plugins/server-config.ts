@@ -13,7 +13,7 @@
  */
 import { mkdir, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { httpServerSchema, stdioServerSchema, type ServerConfig } from '../config/schema.js';
+import { httpServerSchema, sseServerSchema, stdioServerSchema, type ServerConfig } from '../config/schema.js';
 import { resolveWithin } from './containment.js';
 import type { DataDir } from './data-dir.js';
 import { expandPlaceholders, leadingPlaceholder, reservedEnv, type Placeholders, type PluginPaths } from './placeholders.js';
@@ -51,13 +51,18 @@ export async function resolveServerEntry(entry: ServerEntry, context: ResolveCon
       });
       return parsed.success ? { ok: true, supported: true, config: parsed.data } : fail(undefined, 'does not form a valid server');
     }
-    case 'sse':
-      return {
-        ok: true,
-        supported: false,
+    case 'sse': {
+      // The gateway's HTTP+SSE upstream transport (2024-11-05); the policy's legacySse.upstream
+      // still decides whether it may be used (plugin-policy.ts).
+      const parsed = sseServerSchema.safeParse({
         transport: 'sse',
-        reason: 'legacy HTTP+SSE upstreams have no transport in the gateway yet',
-      };
+        url: entry.url,
+        headers: Object.fromEntries(entry.headers),
+        allowPrivateNetwork: false,
+        mode: 'optional',
+      });
+      return parsed.success ? { ok: true, supported: true, config: parsed.data } : fail(undefined, 'does not form a valid server');
+    }
     default: {
       const unreachable: never = entry;
       throw new TypeError(`unknown entry type ${(unreachable as { type: string }).type}`);

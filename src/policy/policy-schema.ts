@@ -166,6 +166,15 @@ export const policySchema = z.strictObject({
   stdioCommands: z.array(stdioCommandEntry).optional(),
   /** May a stdio server entry choose its working directory (`cwd`)? */
   stdioAllowCwd: z.boolean().default(true),
+  /**
+   * What plugins (the least trusted layer) may declare. `stdio`: may a plugin's stdio servers
+   * run at all? When they may, the stdio rules above apply to them as to any server entry.
+   */
+  plugins: z
+    .strictObject({
+      stdio: z.boolean().default(true),
+    })
+    .prefault({}),
   /** Ceilings: a config value may be lower, never higher; an absent config value takes these. */
   limits: z
     .strictObject({

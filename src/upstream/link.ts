@@ -137,6 +137,11 @@ export class UpstreamLink {
     return this.client.getServerCapabilities() ?? {};
   }
 
+  /** The upstream's `serverInfo` (name, version, icons…) from its handshake. */
+  get serverInfo(): Readonly<Record<string, unknown>> | undefined {
+    return this.client.getServerVersion() as Readonly<Record<string, unknown>> | undefined;
+  }
+
   get instructions(): string | undefined {
     return this.client.getInstructions();
   }

@@ -39,6 +39,7 @@ export class UpstreamSlot {
   private nextAttemptAt = 0;
   private timer: NodeJS.Timeout | undefined;
   private readonly listeners = new Set<(event: LinkEvent) => void>();
+  private readonly stateListeners = new Set<(state: SlotState) => void>();
   private isClosed = false;
   lastError: Error | undefined;
 
@@ -62,6 +63,23 @@ export class UpstreamSlot {
   on(listener: (event: LinkEvent) => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
+  }
+
+  /** Follows `state`: called after every change (connecting, ready, error, closed). */
+  onStateChange(listener: (state: SlotState) => void): () => void {
+    this.stateListeners.add(listener);
+    return () => this.stateListeners.delete(listener);
+  }
+
+  private announceState(): void {
+    const state = this.state;
+    for (const listener of this.stateListeners) {
+      try {
+        listener(state);
+      } catch (error) {
+        this.options.logger.warn({ server: this.server, err: describe(error) }, 'slot state listener failed');
+      }
+    }
   }
 
   /** The live link, connecting (or reconnecting) as needed. */
@@ -101,6 +119,7 @@ export class UpstreamSlot {
     const pending = this.connecting;
     await this.discard(this.link);
     if (pending !== undefined) await pending.then((l) => l.close(), () => undefined);
+    this.announceState();
   }
 
   private attempt(): Promise<UpstreamLink> {
@@ -121,6 +140,7 @@ export class UpstreamSlot {
         this.failures = 0;
         this.lastError = undefined;
         link.on((event) => this.relay(link, event));
+        this.announceState();
         return link;
       })
       .catch((error: unknown) => {
@@ -129,8 +149,10 @@ export class UpstreamSlot {
       })
       .finally(() => {
         if (this.connecting === attempt) this.connecting = undefined;
+        this.announceState();
       });
     this.connecting = attempt;
+    this.announceState();
     return attempt;
   }
 
@@ -141,6 +163,7 @@ export class UpstreamSlot {
         this.options.logger.warn({ server: this.server, reason: event.reason }, 'upstream connection lost');
         this.recordFailure(new UpstreamError('UPSTREAM_UNAVAILABLE', this.server, event.reason));
       }
+      this.announceState();
     }
     for (const listener of this.listeners) listener(event);
   }

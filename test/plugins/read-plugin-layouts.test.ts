@@ -52,7 +52,7 @@ describe('Agent Plugins 1.0 (plugin.json + mcp.json)', () => {
     expect(plugin.servers.map((s) => [s.name, s.key, s.supported])).toEqual([
       ['ap-tools.files', 'plugin:ap-tools#mcp=files', true],
       ['ap-tools.remote', 'plugin:ap-tools#mcp=remote', true],
-      ['ap-tools.legacy', 'plugin:ap-tools#mcp=legacy', false],
+      ['ap-tools.legacy', 'plugin:ap-tools#mcp=legacy', true],
     ]);
     expect(server(plugin, 'files')).toMatchObject({
       uri: pathToFileURL(path.join(root, 'mcp.json')).href,
@@ -68,8 +68,10 @@ describe('Agent Plugins 1.0 (plugin.json + mcp.json)', () => {
     expect(server(plugin, 'remote')).toMatchObject({
       config: { transport: 'streamableHttp', url: 'https://mcp.example.com/mcp', headers: { 'X-Tenant': 'public-tenant' }, allowPrivateNetwork: false, mode: 'optional', envHeaders: {} },
     });
-    expect(server(plugin, 'legacy')).toMatchObject({ supported: false, transport: 'sse', reason: expect.stringContaining('SSE') });
-    expect(server(plugin, 'legacy')).not.toHaveProperty('config');
+    expect(server(plugin, 'legacy')).toMatchObject({
+      supported: true,
+      config: { transport: 'sse', url: 'https://legacy.example.com/sse', allowPrivateNetwork: false, mode: 'optional', envHeaders: {} },
+    });
     expect(plugin.agents).toEqual([
       {
         key: 'plugin:ap-tools#agent=reviewer',

@@ -1,0 +1,97 @@
+/**
+ * The customisation list, built from what the gateway serves: its configured servers (top-level
+ * `mcpServer` items whose `uri` is the config file and `range` their entry) and its plugins
+ * (`plugin` items whose children are their servers and agents). Pure: the live parts (state,
+ * icons, side-channel URLs) come through a {@link LiveView}, ids through an {@link IdMinter}.
+ *
+ * Order is deterministic: configured servers in config order, then plugins in the order they
+ * were read; inside a plugin its servers in declaration order, then its agents by file name.
+ */
+import type { LoadedPlugin, PluginServer } from '../plugins/plugin-servers.js';
+import type { AgentDeclaration } from '../plugins/types.js';
+import type { ConfigSource } from './config-ranges.js';
+import type { IdMinter } from './ids.js';
+import { notRunState } from './server-state.js';
+import type { AgentCustomization, Customization, Icon, McpServerCustomization, McpServerState, PluginCustomization } from './types.js';
+
+/** Durable key of a configured server: stored decisions live here (never on the wire). */
+export function configServerKey(name: string): string {
+  return `config#mcp=${name}`;
+}
+
+export interface ListSources {
+  readonly config: ConfigSource;
+  /** Configured server names, in config order. */
+  readonly configServers: readonly string[];
+  readonly plugins: readonly LoadedPlugin[];
+}
+
+/** What only the running gateway knows about a server it runs. */
+export interface LiveView {
+  stateOf(server: string): McpServerState;
+  iconsOf(server: string): readonly Icon[] | undefined;
+  /** The absolute URL of the server's side channel. */
+  channelOf(server: string): string;
+}
+
+function runningServer(
+  base: { id: string; uri: string; name: string; range?: McpServerCustomization['range'] },
+  state: McpServerState,
+  view: LiveView,
+): McpServerCustomization {
+  const icons = state.kind === 'stopped' ? undefined : view.iconsOf(base.name);
+  return {
+    type: 'mcpServer',
+    ...base,
+    ...(icons === undefined ? {} : { icons }),
+    state,
+    ...(state.kind === 'ready' ? { channel: view.channelOf(base.name) } : {}),
+  };
+}
+
+function pluginServer(server: PluginServer, view: LiveView, ids: IdMinter): McpServerCustomization {
+  const declared = server.declaration;
+  const base = { id: ids.idFor(declared.key), uri: declared.uri, name: declared.name, range: declared.range };
+  const state = server.runs ? view.stateOf(declared.name) : notRunState(declared.name, server.reason);
+  return runningServer(base, state, view);
+}
+
+function agent(declared: AgentDeclaration, ids: IdMinter): AgentCustomization {
+  return {
+    type: 'agent',
+    id: ids.idFor(declared.key),
+    uri: declared.uri,
+    name: declared.name,
+    ...(declared.description === undefined ? {} : { description: declared.description }),
+    ...(declared.model === undefined ? {} : { model: declared.model }),
+    ...(declared.tools === undefined ? {} : { tools: declared.tools }),
+    ...(declared.disableModelInvocation === undefined ? {} : { disableModelInvocation: declared.disableModelInvocation }),
+    ...(declared.disableUserInvocation === undefined ? {} : { disableUserInvocation: declared.disableUserInvocation }),
+  };
+}
+
+function plugin(loaded: LoadedPlugin, view: LiveView, ids: IdMinter): PluginCustomization {
+  const declared = loaded.declaration;
+  return {
+    type: 'plugin',
+    id: ids.idFor(declared.key),
+    uri: declared.uri,
+    name: declared.name,
+    ...(declared.icons === undefined ? {} : { icons: declared.icons }),
+    ...(declared.version === undefined ? {} : { version: declared.version }),
+    ...(loaded.enabled ? {} : { enablement: [{ kind: 'global', enabled: false }] }),
+    load: loaded.load,
+    // Read (so never "not parsed yet"): a plugin that failed to load contributes nothing, `[]`.
+    children: [...loaded.servers.map((s) => pluginServer(s, view, ids)), ...declared.agents.map((a) => agent(a, ids))],
+  };
+}
+
+/** The whole list, resolved. */
+export function buildCustomizations(sources: ListSources, view: LiveView, ids: IdMinter): Customization[] {
+  const servers = sources.configServers.map((name) => {
+    const range = sources.config.ranges.get(name);
+    const base = { id: ids.idFor(configServerKey(name)), uri: sources.config.uri, name, ...(range === undefined ? {} : { range }) };
+    return runningServer(base, view.stateOf(name), view);
+  });
+  return [...servers, ...sources.plugins.map((p) => plugin(p, view, ids))];
+}

@@ -1,0 +1,120 @@
+/**
+ * The live customisation list of one gateway: the static sources (config servers, plugins) read
+ * once at start, joined with what the registry sees of each running server. Every change of a
+ * server's connection state yields a new version of the list — but only when the published list
+ * really differs, so a reconnect that lands where it started notifies nobody. Watchers wait for
+ * a version after the one they hold and always get the latest whole list (full replacement): a
+ * slow watcher never makes versions pile up.
+ */
+import type { UpstreamRegistry } from '../upstream/registry.js';
+import { buildCustomizations, type ListSources, type LiveView } from './build-list.js';
+import type { IdMinter } from './ids.js';
+import { serverState } from './server-state.js';
+import type { Customization } from './types.js';
+import { upstreamIcons } from './upstream-icons.js';
+
+export interface ListSnapshot {
+  readonly version: number;
+  readonly items: readonly Customization[];
+  /** `JSON.stringify({ items })`, computed once per version. */
+  readonly json: string;
+}
+
+export interface CustomizationListOptions {
+  readonly sources: ListSources;
+  readonly registry: UpstreamRegistry;
+  readonly ids: IdMinter;
+}
+
+export class CustomizationList {
+  private readonly options: CustomizationListOptions;
+  private readonly unsubscribe: Array<() => void> = [];
+  private readonly waiters = new Set<() => void>();
+  private channelBase: string | undefined;
+  private current: ListSnapshot;
+  private scheduled = false;
+  private isClosed = false;
+
+  constructor(options: CustomizationListOptions) {
+    this.options = options;
+    this.current = this.build(0);
+    for (const entry of options.registry.entries.values()) {
+      this.unsubscribe.push(entry.primary.onStateChange(() => this.schedule()));
+    }
+  }
+
+  /** Where side channels live (`<gateway MCP URL>/servers/`), known once the listener is bound. */
+  setChannelBase(mcpUrl: string): void {
+    this.channelBase = `${mcpUrl}/servers/`;
+    this.refresh();
+  }
+
+  get closed(): boolean {
+    return this.isClosed;
+  }
+
+  snapshot(): ListSnapshot {
+    return this.current;
+  }
+
+  /**
+   * Resolves with the latest snapshot once its version is past `version`, or with undefined when
+   * the list closes or `signal` aborts first.
+   */
+  async after(version: number, signal: AbortSignal): Promise<ListSnapshot | undefined> {
+    while (!this.isClosed && !signal.aborted && this.current.version <= version) {
+      await new Promise<void>((resolve) => {
+        const wake = () => {
+          this.waiters.delete(wake);
+          signal.removeEventListener('abort', wake);
+          resolve();
+        };
+        this.waiters.add(wake);
+        signal.addEventListener('abort', wake, { once: true });
+      });
+    }
+    return this.isClosed || signal.aborted ? undefined : this.current;
+  }
+
+  close(): void {
+    this.isClosed = true;
+    for (const stop of this.unsubscribe.splice(0)) stop();
+    this.wakeAll();
+  }
+
+  /** State changes come in bursts (connecting, ready): one rebuild per turn of the event loop. */
+  private schedule(): void {
+    if (this.scheduled || this.isClosed) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      this.refresh();
+    });
+  }
+
+  private refresh(): void {
+    if (this.isClosed) return;
+    const next = this.build(this.current.version + 1);
+    if (next.json === this.current.json) return;
+    this.current = next;
+    this.wakeAll();
+  }
+
+  private wakeAll(): void {
+    for (const wake of [...this.waiters]) wake();
+  }
+
+  private build(version: number): ListSnapshot {
+    const { registry, sources, ids } = this.options;
+    const view: LiveView = {
+      stateOf: (server) => {
+        const entry = registry.entries.get(server);
+        return entry === undefined ? { kind: 'stopped' } : serverState(server, entry.primary.state, entry.primary.lastError);
+      },
+      iconsOf: (server) => upstreamIcons(registry.entries.get(server)?.primary.current?.serverInfo),
+      channelOf: (server) => `${this.channelBase ?? '/servers/'}${encodeURIComponent(server)}`,
+    };
+    const items = buildCustomizations(sources, view, ids);
+    return { version, items, json: JSON.stringify({ items }) };
+  }
+}
