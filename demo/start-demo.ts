@@ -57,7 +57,9 @@ export function demoConfig(clockUrl: string, port: number) {
     instructions: 'Portcullis demo gateway: a notes server (stdio) and a clock server (Streamable HTTP).',
     listen: { host: '127.0.0.1', port, path: '/mcp' },
     servers: {
-      notes: { transport: 'stdio', command: process.execPath, args: [here('./servers/notes-stdio.js')] },
+      // The note book lives in the server process: one connection per principal keeps one note
+      // book per principal, seen alike by its 2025 sessions and 2026 requests.
+      notes: { transport: 'stdio', command: process.execPath, args: [here('./servers/notes-stdio.js')], isolation: 'principal' },
       // The demo clock listens on loopback, which the egress guard blocks unless opened per server.
       clock: { transport: 'streamableHttp', url: clockUrl, allowPrivateNetwork: true },
     },

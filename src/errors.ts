@@ -41,6 +41,7 @@ export type GatewayErrorCode =
   | 'PRINCIPAL_SESSION_LIMIT'
   | 'RATE_LIMITED'
   | 'SESSION_CHILD_LIMIT'
+  | 'PRINCIPAL_CONNECTION_LIMIT'
   | 'INVALID_REQUEST'
   | 'INVALID_PARAMS'
   | 'BIND_REFUSED'
@@ -131,6 +132,7 @@ const wireCodeByGatewayCode: Record<GatewayErrorCode, number> = {
   PRINCIPAL_SESSION_LIMIT: WireCode.InvalidRequest,
   RATE_LIMITED: WireCode.InvalidRequest,
   SESSION_CHILD_LIMIT: WireCode.UpstreamUnavailable,
+  PRINCIPAL_CONNECTION_LIMIT: WireCode.UpstreamUnavailable,
   INVALID_REQUEST: WireCode.InvalidRequest,
   INVALID_PARAMS: WireCode.InvalidParams,
   BIND_REFUSED: WireCode.InternalError,
@@ -143,6 +145,8 @@ const httpStatusByGatewayCode: Partial<Record<GatewayErrorCode, number>> = {
   PRINCIPAL_SESSION_LIMIT: 429,
   RATE_LIMITED: 429,
   SESSION_CHILD_LIMIT: 503,
+  PRINCIPAL_CONNECTION_LIMIT: 503,
+  INVALID_PARAMS: 400,
   INVALID_REQUEST: 400,
   DUPLICATE_REQUEST_ID: 400,
   SHUTTING_DOWN: 503,

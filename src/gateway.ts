@@ -146,6 +146,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     servers: config.servers,
     statelessPool: config.statelessPool,
     maxSessionChildren: config.sessions.maxChildrenPerServer,
+    principalIdleTimeoutMs: config.sessions.childIdleTimeoutMs,
     logger,
     deps: {
       parentEnv: env,

@@ -8,7 +8,10 @@ import { createMcpHandler, isLegacyRequest, type AuthInfo, type McpHttpHandler, 
 import { errorResponse, jsonRpcErrorResponse, WireCode } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
 import { mergeCapabilities, mergeInstructions } from '../routing/merge.js';
+import { ListWatch } from '../routing/list-watch.js';
 import { StatelessScope, type ScopeOptions } from '../routing/scopes.js';
+import { workspaceError, workspaceOf } from '../routing/workspace.js';
+import type { ChangedList } from '../upstream/server-changes.js';
 import type { GatewayEventStore } from '../session/event-store.js';
 import type { SessionAdmission, SessionTicket } from '../session/session-admission.js';
 import { SessionRegistry } from '../session/session-registry.js';
@@ -59,6 +62,8 @@ export class McpEndpoint {
   private readonly modern: McpHttpHandler;
   private readonly stateless: StatelessScope;
   private readonly unsubscribes: Array<() => void> = [];
+  /** The workspace each 2026 request named, for the factory that builds its `Server` (keyed by the request itself). */
+  private readonly workspaces = new WeakMap<Request, string>();
   /** The deprecated HTTP+SSE transport (2024-11-05) on this endpoint's sessions (legacy-sse/). */
   readonly legacySse: LegacySseEndpoint;
 
@@ -80,22 +85,47 @@ export class McpEndpoint {
     this.modern = createMcpHandler(
       // Built per request: the request's principal arrives in `authInfo` (see `fetch`).
       (context) => {
-        const scope = stateless.forPrincipal(context.authInfo?.clientId);
+        const workspace = context.requestInfo === undefined ? undefined : this.workspaces.get(context.requestInfo);
+        const scope = stateless.forPrincipal(context.authInfo?.clientId, workspace);
         return createGatewayServer({ ...this.identity(), era: 'modern', logger: options.logger }, () => scope);
       },
       { legacy: 'reject', onerror: (error) => options.logger.debug({ err: error.message }, 'modern request rejected') },
     );
-    // 2026 clients learn of list changes through `subscriptions/listen`, fed by the primaries.
-    for (const server of options.scope.servers) {
+    this.listenToChanges(stateless);
+  }
+
+  /**
+   * 2026 clients learn of list changes through `subscriptions/listen`. The SDK's listen streams
+   * of one endpoint are one audience, whoever opened them, so what is published must concern
+   * every listener: a change the primary announced (their lists come from it); a change heard
+   * on another connection when the lists they see really moved (list-watch.ts); a principal
+   * connection's change only when every client is the one anonymous principal (auth off). With
+   * auth on, a principal's own changes are not published (their lists say `ttlMs: 0`, private).
+   */
+  private listenToChanges(stateless: StatelessScope): void {
+    const publish = (list: ChangedList) => {
+      if (list === 'tools') this.modern.notify.toolsChanged();
+      else if (list === 'prompts') this.modern.notify.promptsChanged();
+      else this.modern.notify.resourcesChanged();
+    };
+    const watch = new ListWatch(stateless.catalogue, publish);
+    for (const server of this.options.scope.servers) {
+      const entry = this.options.registry.entry(server);
       this.unsubscribes.push(
-        options.registry.entry(server).primary.on((event) => {
-          if (event.kind !== 'listChanged') return;
-          if (event.list === 'tools') this.modern.notify.toolsChanged();
-          else if (event.list === 'prompts') this.modern.notify.promptsChanged();
-          else this.modern.notify.resourcesChanged();
+        entry.changes.on((change) => {
+          if (change.origin === entry.primary.current) watch.announced(change.list);
+          else if (entry.principals === undefined) watch.heard(change.list);
         }),
       );
+      if (entry.principals !== undefined) {
+        this.unsubscribes.push(
+          entry.principals.on((key, event) => {
+            if (event.kind === 'listChanged' && key.principal === undefined) publish(event.list);
+          }),
+        );
+      }
     }
+    watch.prime();
   }
 
   get sessionCount(): number {
@@ -121,6 +151,9 @@ export class McpEndpoint {
     const sessionId = request.headers.get('mcp-session-id');
     const known = sessionId !== null && this.sessions.get(sessionId) !== undefined;
     if (!known && !(await isLegacyRequest(request, parsedBody))) {
+      const workspace = workspaceOf(parsedBody);
+      if (!workspace.ok) return errorResponse(workspaceError(workspace.message));
+      if (workspace.workspace !== undefined) this.workspaces.set(request, workspace.workspace);
       return this.modern.fetch(request, {
         ...(parsedBody === undefined ? {} : { parsedBody }),
         ...(principal === undefined ? {} : { authInfo: principalAuthInfo(principal) }),
@@ -178,9 +211,11 @@ export class McpEndpoint {
     if ((parsedBody as { method?: unknown }).method !== 'initialize') {
       return jsonRpcErrorResponse(400, WireCode.InvalidRequest, 'Bad Request: Mcp-Session-Id header is required');
     }
+    const workspace = workspaceOf(parsedBody);
+    if (!workspace.ok) return errorResponse(workspaceError(workspace.message));
     const admitted = this.options.admission.admitInitialize(principal);
     if (!admitted.ok) return errorResponse(admitted.error);
-    const session = this.newSession(principal, admitted.ticket);
+    const session = this.newSession(principal, admitted.ticket, undefined, undefined, workspace.workspace);
     try {
       await session.start();
       const response = await session.handle(request, parsedBody);
@@ -218,11 +253,18 @@ export class McpEndpoint {
    * A session of this endpoint, not yet started; `sessionId` only for one taken over (cluster),
    * `wire` for one on another transport than Streamable HTTP.
    */
-  private newSession(principal: string | undefined, ticket: SessionTicket, sessionId?: string, wire?: LegacySessionOptions['wire']): LegacySession {
+  private newSession(
+    principal: string | undefined,
+    ticket: SessionTicket,
+    sessionId?: string,
+    wire?: LegacySessionOptions['wire'],
+    workspace?: string,
+  ): LegacySession {
     const cluster = wire === undefined ? this.options.cluster : undefined;
     return new LegacySession({
       ...this.identity(),
       principal,
+      ...(workspace === undefined ? {} : { workspace }),
       scope: this.options.scope,
       sharedCatalogue: this.stateless.catalogue,
       ticket,

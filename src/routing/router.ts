@@ -10,6 +10,7 @@ import { GatewayError } from '../errors.js';
 import type { Catalogue } from '../catalogue/catalogue.js';
 import { routeResourceUri } from './merge.js';
 import type { UpstreamLink } from '../upstream/link.js';
+import type { ListKind } from '../upstream/list-cache.js';
 import type { DownstreamSink, RpcMessage } from '../upstream/sink.js';
 import type { InputRounds } from './input-bridge.js';
 
@@ -49,13 +50,21 @@ const INPUT_CAPABLE = new Set(['tools/call', 'prompts/get', 'resources/read']);
 
 type Handler = (scope: RouteScope, params: Params, call: CallContext) => Promise<Result>;
 
+/**
+ * A merged list as the client's era wants it. A 2026 result carries `ttlMs` and `cacheScope`
+ * (MCP 2026-07-28, server/utilities/caching): never a longer life than every upstream part still
+ * has, and `private` unless every part is public and none is the caller's own.
+ */
+async function listResult(scope: RouteScope, kind: ListKind, field: string, call: CallContext): Promise<Result> {
+  const { value, hint } = await scope.catalogue.listing(kind);
+  return call.era === 'modern' ? { [field]: value, ttlMs: hint.ttlMs, cacheScope: hint.cacheScope } : { [field]: value };
+}
+
 const handlers: Record<string, Handler> = {
-  'tools/list': async (scope) => ({ tools: (await scope.catalogue.tools()).tools }),
-  'prompts/list': async (scope) => ({ prompts: (await scope.catalogue.prompts()).prompts }),
-  'resources/list': async (scope) => ({ resources: (await scope.catalogue.resources()).resources }),
-  'resources/templates/list': async (scope) => ({
-    resourceTemplates: (await scope.catalogue.templates()).resourceTemplates,
-  }),
+  'tools/list': (scope, _params, call) => listResult(scope, 'tools', 'tools', call),
+  'prompts/list': (scope, _params, call) => listResult(scope, 'prompts', 'prompts', call),
+  'resources/list': (scope, _params, call) => listResult(scope, 'resources', 'resources', call),
+  'resources/templates/list': (scope, _params, call) => listResult(scope, 'resourceTemplates', 'resourceTemplates', call),
 
   'tools/call': async (scope, params, call) => {
     const exposed = stringParam(params, 'name');
