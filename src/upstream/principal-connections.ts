@@ -156,10 +156,11 @@ export class PrincipalConnections {
         continue;
       }
       if (existing !== undefined) return existing;
-      if (key.principal !== undefined && this.heldBy(key.principal) >= this.options.maxPerPrincipal) throw this.refuse('principal');
-      if (this.holders.size < this.options.max) return this.open(key, id);
-      const victim = this.leastRecentlyUsedIdle();
-      if (victim === undefined) throw this.refuse('server');
+      // At its share, a principal's new workspace may only take the place of its own idle one.
+      const atShare = key.principal !== undefined && this.heldBy(key.principal) >= this.options.maxPerPrincipal;
+      if (!atShare && this.holders.size < this.options.max) return this.open(key, id);
+      const victim = this.leastRecentlyUsedIdle(atShare ? key.principal : undefined);
+      if (victim === undefined) throw this.refuse(atShare ? 'principal' : 'server');
       this.options.logger.debug({ server: this.server }, 'closing the least recently used idle principal connection to make room');
       await this.retire(victim);
     }
@@ -182,10 +183,12 @@ export class PrincipalConnections {
     return count;
   }
 
-  private leastRecentlyUsedIdle(): Holder | undefined {
+  /** The idle connection used longest ago (of `principal` only, when given). */
+  private leastRecentlyUsedIdle(principal?: string): Holder | undefined {
     let victim: Holder | undefined;
     for (const holder of this.holders.values()) {
       if (holder.busy > 0 || holder.subscriptions > 0 || holder.closing !== undefined) continue;
+      if (principal !== undefined && holder.key.principal !== principal) continue;
       if (victim === undefined || holder.lastUsed < victim.lastUsed) victim = holder;
     }
     return victim;
