@@ -118,6 +118,9 @@ describe('isolation "principal"', () => {
     const alice = await connect('alice', '2026');
     const params = { name: 'fixture__process_info', arguments: {}, _meta: { [WORKSPACE]: 'x'.repeat(300) } };
     const refused = await errorOf(alice.request({ method: 'tools/call', params }, passThroughResult));
+    const answer = refused.data as { status: number; text: string };
+    expect(answer.status).toBe(400);
+    expect(JSON.parse(answer.text)).toMatchObject({ error: { code: -32602, data: { code: 'INVALID_PARAMS' } } });
     expect(refused.message).toMatch(/portcullis\/workspace/);
   }, 60_000);
 });
