@@ -16,6 +16,7 @@ import { closeSession, openSession, rpc, type McpSession } from './lib/mcp-sessi
 import { allLoopback, listeningAddresses } from './lib/proc.js';
 import { freeLoopbackPort } from './lib/ports.js';
 import { spawnTracked, type TrackedProcess } from './lib/processes.js';
+import { rivalFile } from './lib/rivals.js';
 
 export type PathId = 'direct' | 'portcullis-http' | 'portcullis-stdio' | 'mcp-proxy' | 'supergateway';
 
@@ -45,8 +46,8 @@ export const SCRIPTS = {
   echoStdio: join(ROOT, 'dist/bench/servers/echo-stdio.js'),
   loopbackPreload: pathToFileURL(join(ROOT, 'dist/bench/lib/loopback-listen.js')).href,
   gcProbePreload: pathToFileURL(join(ROOT, 'dist/bench/lib/gc-probe.js')).href,
-  mcpProxy: join(ROOT, 'node_modules/mcp-proxy/dist/bin/mcp-proxy.mjs'),
-  supergateway: join(ROOT, 'node_modules/supergateway/dist/index.js'),
+  mcpProxy: rivalFile('mcp-proxy', 'dist/bin/mcp-proxy.mjs'),
+  supergateway: rivalFile('supergateway', 'dist/index.js'),
 };
 
 export interface BenchContext {

@@ -19,6 +19,7 @@ import { parseArgs } from 'node:util';
 import { renderReport, type RunReport } from './lib/report.js';
 import { waitForQuiet } from './lib/cpu-noise.js';
 import { killAllNow, ownPids, stopAll } from './lib/processes.js';
+import { ensureRivals, rivalVersion, type RivalPackage } from './lib/rivals.js';
 import { median } from './lib/stats.js';
 import { judgeTargets, loadRows } from './lib/summary.js';
 import { PATH_IDS, startEchoHttp, type BenchContext, type PathId } from './paths.js';
@@ -192,6 +193,7 @@ async function main(): Promise<number> {
   const logDir = mkdtempSync(join(tmpdir(), 'portcullis-bench-'));
   liveLogDir = logDir;
   mkdirSync(RESULTS, { recursive: true });
+  ensureRivals(plan.paths.filter((path): path is RivalPackage => path === 'mcp-proxy' || path === 'supergateway'));
   log(`plan: ${plan.paths.join(', ')}; c=${plan.concurrencies.join('/')}; ${plan.rounds} round(s) × ${plan.durationS} s; about ${estimateSeconds(plan)} s in all`);
   if (plan.waitQuietS > 0) {
     log(`waiting up to ${plan.waitQuietS} s for other processes to use < 10% of the CPU`);
@@ -250,7 +252,7 @@ async function main(): Promise<number> {
         commit: `${readOnlyGit(['rev-parse', '--short', 'HEAD'])}${readOnlyGit(['status', '--porcelain', '--', 'src']) === '' ? '' : ' (src/ has uncommitted changes)'}`,
         plan: `c=${plan.concurrencies.join('/')}, ${plan.rounds} round(s) × ${plan.durationS} s per path and c, interleaved`,
         'CPU taken by other processes during load rounds': foreignSummary(Object.values(load.rounds).flatMap((byC) => Object.values(byC).flat())),
-        versions: `mcp-proxy ${versionOf('mcp-proxy')}, supergateway ${versionOf('supergateway')}, autocannon ${versionOf('autocannon')}, @modelcontextprotocol/server ${versionOf('@modelcontextprotocol/server')}`,
+        versions: `mcp-proxy ${rivalVersion('mcp-proxy')}, supergateway ${rivalVersion('supergateway')}, autocannon ${versionOf('autocannon')}, @modelcontextprotocol/server ${versionOf('@modelcontextprotocol/server')}`,
         ...(problems.length === 0 ? {} : { problems: problems.join('; ') }),
       },
       rows,

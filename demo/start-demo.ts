@@ -57,9 +57,8 @@ export function demoConfig(clockUrl: string, port: number) {
     instructions: 'Portcullis demo gateway: a notes server (stdio) and a clock server (Streamable HTTP).',
     listen: { host: '127.0.0.1', port, path: '/mcp' },
     servers: {
-      // The note book lives in the server process: one connection per principal keeps one note
-      // book per principal, seen alike by its 2025 sessions and 2026 requests.
-      notes: { transport: 'stdio', command: process.execPath, args: [here('./servers/notes-stdio.js')], isolation: 'principal' },
+      // One notes child for every session: a note added in one client run is there in the next.
+      notes: { transport: 'stdio', command: process.execPath, args: [here('./servers/notes-stdio.js')], isolation: 'shared' },
       // The demo clock listens on loopback, which the egress guard blocks unless opened per server.
       clock: { transport: 'streamableHttp', url: clockUrl, allowPrivateNetwork: true },
     },

@@ -20,7 +20,7 @@ import { compileDeniedTools } from './policy/denied-tools.js';
 import { loopbackOrigins } from './policy/origin-check.js';
 import { compilePolicyRules } from './policy/policy-rules.js';
 import { compileToolFilter } from './policy/tool-filter.js';
-import type { VisibilityFilter } from './routing/merge.js';
+import type { VisibilityFilter } from './catalogue/merge.js';
 import type { ScopeOptions } from './routing/scopes.js';
 import { McpEndpoint } from './inbound/endpoint.js';
 import { createEventStore } from './session/event-store.js';
@@ -197,7 +197,6 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       version: GATEWAY_VERSION,
       instructions: config.instructions,
       scope,
-      registry,
       sessions: config.sessions,
       admission,
       limits: { maxBytes: config.limits.maxBodyBytes, maxDepth: config.limits.maxJsonDepth },

@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Tool } from '@modelcontextprotocol/server';
-import { mergeTools } from '../../src/routing/merge.js';
+import { mergeTools } from '../../src/catalogue/merge.js';
 import type { ToolSnapshot } from '../../src/catalogue/search/snapshot.js';
 import type { RecordedServer } from './catalogue-types.js';
 import { generateServers } from './generate-servers.js';

@@ -18,7 +18,7 @@ import {
   type MergedTools,
   type TemplateRoute,
   type VisibilityFilter,
-} from '../routing/merge.js';
+} from './merge.js';
 
 export interface CatalogueSource {
   /** Server names in the fixed order merges use. */

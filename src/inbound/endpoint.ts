@@ -7,15 +7,14 @@
 import { createMcpHandler, isLegacyRequest, type AuthInfo, type McpHttpHandler, type ServerCapabilities } from '@modelcontextprotocol/server';
 import { errorResponse, jsonRpcErrorResponse, WireCode } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
-import { mergeCapabilities, mergeInstructions } from '../routing/merge.js';
-import { ListWatch } from '../routing/list-watch.js';
+import { mergeCapabilities, mergeInstructions } from '../catalogue/merge.js';
+import { feedListeners } from '../routing/listen-feed.js';
+import { primaryInfo } from '../routing/primaries.js';
 import { StatelessScope, type ScopeOptions } from '../routing/scopes.js';
 import { workspaceError, workspaceOf } from '../routing/workspace.js';
-import type { ChangedList } from '../upstream/server-changes.js';
 import type { GatewayEventStore } from '../session/event-store.js';
 import type { SessionAdmission, SessionTicket } from '../session/session-admission.js';
 import { SessionRegistry } from '../session/session-registry.js';
-import type { UpstreamRegistry } from '../upstream/registry.js';
 import { readJsonRpcBody, type BodyLimits } from './body.js';
 import type { IncomingBody } from './incoming-body.js';
 import { createGatewayServer } from './gateway-server.js';
@@ -30,7 +29,6 @@ export interface EndpointOptions {
   /** The gateway's own instructions (persona text), placed before each upstream's. */
   instructions: string | undefined;
   scope: ScopeOptions;
-  registry: UpstreamRegistry;
   /** `max` bounds this endpoint's registry; the gateway-wide caps are the admission's. */
   sessions: { max: number; idleTimeoutMs: number; childIdleTimeoutMs: number };
   /** The gateway's one session budget and `initialize` rate limit, shared by every endpoint. */
@@ -91,41 +89,14 @@ export class McpEndpoint {
       },
       { legacy: 'reject', onerror: (error) => options.logger.debug({ err: error.message }, 'modern request rejected') },
     );
-    this.listenToChanges(stateless);
-  }
-
-  /**
-   * 2026 clients learn of list changes through `subscriptions/listen`. The SDK's listen streams
-   * of one endpoint are one audience, whoever opened them, so what is published must concern
-   * every listener: a change the primary announced (their lists come from it); a change heard
-   * on another connection when the lists they see really moved (list-watch.ts); a principal
-   * connection's change only when every client is the one anonymous principal (auth off). With
-   * auth on, a principal's own changes are not published (their lists say `ttlMs: 0`, private).
-   */
-  private listenToChanges(stateless: StatelessScope): void {
-    const publish = (list: ChangedList) => {
-      if (list === 'tools') this.modern.notify.toolsChanged();
-      else if (list === 'prompts') this.modern.notify.promptsChanged();
-      else this.modern.notify.resourcesChanged();
-    };
-    const watch = new ListWatch(stateless.catalogue, publish);
-    for (const server of this.options.scope.servers) {
-      const entry = this.options.registry.entry(server);
-      this.unsubscribes.push(
-        entry.changes.on((change) => {
-          if (change.origin === entry.primary.current) watch.announced(change.list);
-          else if (entry.principals === undefined) watch.heard(change.list);
-        }),
-      );
-      if (entry.principals !== undefined) {
-        this.unsubscribes.push(
-          entry.principals.on((key, event) => {
-            if (event.kind === 'listChanged' && key.principal === undefined) publish(event.list);
-          }),
-        );
-      }
-    }
-    watch.prime();
+    // 2026 clients learn of list changes through `subscriptions/listen` (listen-feed.ts says which).
+    this.unsubscribes.push(
+      feedListeners(options.scope.registry, options.scope.servers, stateless.catalogue, (list) => {
+        if (list === 'tools') this.modern.notify.toolsChanged();
+        else if (list === 'prompts') this.modern.notify.promptsChanged();
+        else this.modern.notify.resourcesChanged();
+      }),
+    );
   }
 
   get sessionCount(): number {
@@ -286,10 +257,7 @@ export class McpEndpoint {
 
   /** Name, capabilities and instructions, from the primaries that are up right now. */
   private identity(): { name: string; version: string; capabilities: ServerCapabilities; instructions: string | undefined } {
-    const parts = this.options.scope.servers.map((server) => {
-      const link = this.options.registry.entry(server).primary.current;
-      return { server, capabilities: link?.capabilities, instructions: link?.instructions };
-    });
+    const parts = primaryInfo(this.options.scope.registry, this.options.scope.servers);
     const capabilities = mergeCapabilities(parts);
     // The gateway relays logging and list changes itself, whatever each upstream declared.
     capabilities.logging = {};

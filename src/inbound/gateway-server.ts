@@ -9,8 +9,8 @@ import { ProtocolError, Server, type ServerCapabilities, type ServerContext } fr
 import { toJsonRpcError } from '../errors.js';
 import { fixedFieldLogger, type Logger } from '../observability/logger.js';
 import { routeRequest, type CallContext, type RouteScope } from '../routing/router.js';
-import { passThroughResult } from '../upstream/pass-through.js';
-import type { DownstreamSink } from '../upstream/sink.js';
+import { passThroughResult } from '../rpc/pass-through.js';
+import type { DownstreamSink } from '../rpc/sink.js';
 import { sessionTag } from '../observability/session-tag.js';
 
 export type Era = 'legacy' | 'modern';

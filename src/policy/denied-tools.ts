@@ -12,7 +12,7 @@
  * (Denying more than the operator meant is the safe direction; a hostile upstream that names a
  * tool to match a glob only hides its own tool.)
  */
-import { sanitizeName } from '../catalogue/names.js';
+import { sanitizeName } from '../naming/names.js';
 import { compileToolFilter } from './tool-filter.js';
 
 /** `true` when the tool may be listed and called under the policy. */

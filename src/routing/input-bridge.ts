@@ -14,7 +14,7 @@
 import { randomBytes } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { GatewayError } from '../errors.js';
-import type { DownstreamSink, RpcMessage } from '../upstream/sink.js';
+import type { DownstreamSink, RpcMessage } from '../rpc/sink.js';
 
 type Result = Record<string, unknown>;
 

@@ -8,10 +8,10 @@
  */
 import { GatewayError } from '../errors.js';
 import type { Catalogue } from '../catalogue/catalogue.js';
-import { routeResourceUri } from './merge.js';
+import { routeResourceUri } from '../catalogue/build-index.js';
 import type { UpstreamLink } from '../upstream/link.js';
 import type { ListKind } from '../upstream/list-cache.js';
-import type { DownstreamSink, RpcMessage } from '../upstream/sink.js';
+import type { DownstreamSink, RpcMessage } from '../rpc/sink.js';
 import type { InputRounds } from './input-bridge.js';
 
 type Params = Record<string, unknown>;

@@ -17,7 +17,7 @@ import type { Logger } from '../observability/logger.js';
 import type { ChildQuota, ChildHold } from '../upstream/child-quota.js';
 import type { UpstreamLink } from '../upstream/link.js';
 import type { UpstreamRegistry } from '../upstream/registry.js';
-import type { DownstreamSink } from '../upstream/sink.js';
+import type { DownstreamSink } from '../rpc/sink.js';
 import { UpstreamSlot } from '../upstream/slot.js';
 
 export interface SessionConnectionOptions {

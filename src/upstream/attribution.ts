@@ -19,7 +19,7 @@
  */
 import type { Logger } from '../observability/logger.js';
 import { OpenRequests } from './open-requests.js';
-import type { DownstreamSink, RpcMessage } from './sink.js';
+import type { DownstreamSink, RpcMessage } from '../rpc/sink.js';
 
 /** Server→client requests attributed at arrival and not yet dispatched by the SDK, at most. */
 const MAX_PENDING_UPSTREAM_REQUESTS = 64;

@@ -16,9 +16,10 @@ import { classifyUpstreamFailure, safeReason } from './failure.js';
 import { ChangeListener } from './change-listener.js';
 import { ListCache, type HintedList, type ListKind } from './list-cache.js';
 import { Attribution } from './attribution.js';
-import { passThroughResult } from './pass-through.js';
+import { passThroughResult } from '../rpc/pass-through.js';
 import { tapSends } from './send-tap.js';
-import type { DownstreamSink, LinkEvent, RpcMessage } from './sink.js';
+import type { DownstreamSink, RpcMessage } from '../rpc/sink.js';
+import type { LinkEvent } from './link-event.js';
 
 /** The handshake's own bound, whatever a server's per-request timeout is. */
 const HANDSHAKE_TIMEOUT_MS = 30_000;

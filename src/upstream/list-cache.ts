@@ -12,7 +12,7 @@
  */
 import type { ServerCapabilities } from '@modelcontextprotocol/client';
 import { UpstreamError } from '../errors.js';
-import type { RpcResult } from './pass-through.js';
+import type { RpcResult } from '../rpc/pass-through.js';
 
 export type ListKind = 'tools' | 'prompts' | 'resources' | 'resourceTemplates';
 

@@ -16,7 +16,7 @@ import { LeasePool, type Lease } from './lease-pool.js';
 import { UpstreamLink } from './link.js';
 import { PrincipalConnections, type ConnectionKey } from './principal-connections.js';
 import { ServerChanges } from './server-changes.js';
-import type { DownstreamSink } from './sink.js';
+import type { DownstreamSink } from '../rpc/sink.js';
 import { UpstreamSlot, type SlotState } from './slot.js';
 
 export interface UpstreamRegistryOptions {

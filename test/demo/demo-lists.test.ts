@@ -1,9 +1,8 @@
 /**
  * The demo as a new user meets it (`node dist/demo/start-demo.js`, what `npm start` runs): notes
  * added through one protocol era are seen, and announced, in the other. The notes server keeps
- * its note book in its process, so this holds only because both eras of one principal reach the
- * same connection (`isolation: "principal"`), and the lists the gateway caches are dropped when
- * the server announces a change.
+ * its note book in its process, so this holds only because both eras reach the same connection,
+ * and the lists the gateway caches are dropped when the server announces a change.
  */
 import { spawn } from 'node:child_process';
 import type { Client } from '@modelcontextprotocol/client';

@@ -3,7 +3,7 @@
  * upstream emits numbered notifications on one call's stream while the client's connection is
  * cut at random points hundreds of times and resumed each time with `Last-Event-ID`. The client
  * must receive exactly the emitted sequence: no loss, no duplicate, in order, and nothing of
- * another stream. Runs with the memory store and the Redis store (real Redis on 127.0.0.1:6379).
+ * another stream. Runs with the memory store and the Redis store (the suite's own redis-server on a free loopback port).
  *
  * Figures (cuts, events, losses) are printed as one `chaos:` line per run.
  */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { assignNames } from '../../src/catalogue/names.js';
+import { assignNames } from '../../src/naming/names.js';
 import { canonicalToolName, compileDeniedTools } from '../../src/policy/denied-tools.js';
 
 describe('compileDeniedTools', () => {

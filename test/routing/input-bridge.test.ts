@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../../src/errors.js';
 import { InputBridge } from '../../src/routing/input-bridge.js';
-import type { DownstreamSink, RpcMessage } from '../../src/upstream/sink.js';
+import type { DownstreamSink, RpcMessage } from '../../src/rpc/sink.js';
 
 function recordingSink(): DownstreamSink & { notes: RpcMessage[] } {
   const notes: RpcMessage[] = [];

@@ -1,6 +1,6 @@
 /**
  * The one contract every event store kind keeps (DESIGN.md §4), run against the memory store and
- * the Redis store (real Redis on 127.0.0.1:6379, a unique key prefix per run, deleted after).
+ * the Redis store (the suite's own redis-server, a unique key prefix per run, deleted after).
  */
 import type { JSONRPCMessage } from '@modelcontextprotocol/server';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';

@@ -2,7 +2,7 @@
  * The gateway's Redis connections obey the egress rules: a loopback or private Redis needs
  * `eventStore.allowPrivateNetwork`, decided on the address actually dialled. A plain TCP listener
  * on 127.0.0.1 stands in for a Redis the policy does not allow and counts every connection it
- * gets (none may arrive); the allowed case runs against the shared Redis on 127.0.0.1:6379.
+ * gets (none may arrive); the allowed case runs against the suite's own redis-server.
  */
 import { once } from 'node:events';
 import net, { type AddressInfo } from 'node:net';

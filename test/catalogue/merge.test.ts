@@ -1,7 +1,7 @@
 import type { Prompt, Resource, ResourceTemplateType, ServerCapabilities, Tool } from '@modelcontextprotocol/server';
 import { describe, expect, it } from 'vitest';
 
-import { nameHash } from '../../src/catalogue/names.js';
+import { nameHash } from '../../src/naming/names.js';
 import { compileToolFilter } from '../../src/policy/tool-filter.js';
 import {
   mergeCapabilities,
@@ -10,9 +10,9 @@ import {
   mergeResources,
   mergeResourceTemplates,
   mergeTools,
-  routeResourceUri,
   type VisibilityFilter,
-} from '../../src/routing/merge.js';
+} from '../../src/catalogue/merge.js';
+import { routeResourceUri } from '../../src/catalogue/build-index.js';
 
 const all: VisibilityFilter = () => true;
 

@@ -7,10 +7,10 @@
  */
 import type { Prompt, Resource, ResourceTemplateType, ServerCapabilities, Tool } from '@modelcontextprotocol/server';
 
-import { compileUriTemplate, type TemplateRoute, type UriTemplateMatcher } from '../catalogue/build-index.js';
-import { assignNames, type NameCollision, type UpstreamName } from '../catalogue/names.js';
+import { compileUriTemplate, type TemplateRoute, type UriTemplateMatcher } from './build-index.js';
+import { assignNames, type NameCollision, type UpstreamName } from '../naming/names.js';
 
-export { routeResourceUri, type TemplateRoute } from '../catalogue/build-index.js';
+export type { TemplateRoute } from './build-index.js';
 
 /**
  * Decides whether an upstream tool (or prompt) is visible. Gets the upstream's `server` and
@@ -27,7 +27,7 @@ export interface NamedMergeOptions {
   /** Separator between server and name; `null` exposes names unprefixed. */
   readonly separator: string | null;
   readonly filter: VisibilityFilter;
-  /** Longest exposed name; defaults to 64 (see catalogue/names.ts). */
+  /** Longest exposed name; defaults to 64 (see naming/names.ts). */
   readonly maxNameLength?: number;
 }
 

@@ -1,7 +1,8 @@
 /**
  * Where messages that an upstream originates go: the downstream client, and when possible the
- * one stream of the call that caused them. `upstream/` defines this seam so it never has to know
- * about inbound HTTP (dependency direction: inbound → routing → upstream).
+ * one stream of the call that caused them. A leaf both sides share: `upstream/` delivers to a
+ * sink without knowing about inbound HTTP, and `inbound/` implements one without importing
+ * `upstream/` (docs/architecture.md, "Module map").
  */
 export interface RpcMessage {
   method: string;
@@ -16,9 +17,3 @@ export interface DownstreamSink {
   /** True when the client side can receive server→client requests on this sink. */
   readonly canRequest: boolean;
 }
-
-/** Link-level events (not tied to a call) that owners of a link subscribe to. */
-export type LinkEvent =
-  | { kind: 'listChanged'; list: 'tools' | 'prompts' | 'resources' }
-  | { kind: 'resourceUpdated'; params: Record<string, unknown> }
-  | { kind: 'closed'; reason: string };

@@ -11,7 +11,7 @@ import {
   shortenName,
   type NameAssignment,
   type UpstreamName,
-} from '../../src/catalogue/names.js';
+} from '../../src/naming/names.js';
 
 const VALID = /^[A-Za-z0-9_.-]{1,64}$/;
 

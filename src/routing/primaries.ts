@@ -1,0 +1,39 @@
+/**
+ * What an endpoint learns from its servers' primary connections (the registry's eager link per
+ * server), so that `inbound/` asks routing rather than reaching into the upstream registry.
+ */
+import type { ServerCapabilities } from '@modelcontextprotocol/server';
+import type { UpstreamRegistry } from '../upstream/registry.js';
+
+export interface PrimaryInfo {
+  readonly server: string;
+  /** Undefined while that server's primary is down. */
+  readonly capabilities: ServerCapabilities | undefined;
+  readonly instructions: string | undefined;
+}
+
+export type ListName = 'tools' | 'prompts' | 'resources';
+
+/** Capabilities and instructions of `servers`, in that order, from the primaries that are up now. */
+export function primaryInfo(registry: UpstreamRegistry, servers: readonly string[]): PrimaryInfo[] {
+  return servers.map((server) => {
+    const link = registry.entry(server).primary.current;
+    return { server, capabilities: link?.capabilities, instructions: link?.instructions };
+  });
+}
+
+/** Calls `listener` on every `list_changed` of any of `servers`' primaries; returns the unsubscribe. */
+export function onPrimaryListChanged(
+  registry: UpstreamRegistry,
+  servers: readonly string[],
+  listener: (list: ListName) => void,
+): () => void {
+  const unsubscribes = servers.map((server) =>
+    registry.entry(server).primary.on((event) => {
+      if (event.kind === 'listChanged') listener(event.list);
+    }),
+  );
+  return () => {
+    for (const unsubscribe of unsubscribes) unsubscribe();
+  };
+}

@@ -1,0 +1,5 @@
+/** Link-level events (not tied to a call) that owners of a link subscribe to. */
+export type LinkEvent =
+  | { kind: 'listChanged'; list: 'tools' | 'prompts' | 'resources' }
+  | { kind: 'resourceUpdated'; params: Record<string, unknown> }
+  | { kind: 'closed'; reason: string };
