@@ -1,7 +1,9 @@
 /**
  * Entry point: `portcullis --config FILE [--port N] [--host H]` runs the gateway and prints the
  * Ready line on stdout once every required upstream is up; `portcullis check --config FILE`
- * validates a config (exit 0, or 1 listing every problem). SIGTERM/SIGINT drain and exit 0.
+ * validates a config (exit 0, or 1 listing every problem) and warns about HTTP upstreams the
+ * egress guard will refuse (`--resolve` looks their DNS names up too). SIGTERM/SIGINT drain and
+ * exit 0.
  */
 import { parseArgs } from 'node:util';
 import { ConfigError, GatewayError } from './errors.js';
@@ -12,10 +14,16 @@ import { configSecrets } from './config/secrets.js';
 import { dropStdioWriteErrors } from './observability/log-sink.js';
 import { createLogger, flushLogSync, parseLogLevel, Redactor, type Logger } from './observability/logger.js';
 import { killAllStdioChildren } from './upstream/stdio-transport.js';
+import { systemResolve } from './net/resolve-once.js';
+import { blockedUpstreamWarnings } from './net/upstream-reachability.js';
+import { gatewayJsonSchemaText } from './config/json-schema.js';
+import { runImport } from './config/import-command.js';
 
 const USAGE = `usage:
   portcullis --config FILE [--port N] [--host H]
-  portcullis check --config FILE`;
+  portcullis check --config FILE [--resolve]
+  portcullis schema                  print the config file's JSON Schema
+  portcullis import FILE             convert a Claude Desktop / Cursor / VS Code / plugin mcp.json`;
 
 export function readyLine(url: string): string {
   return `[portcullis]:Ready. ${url}`;
@@ -29,6 +37,7 @@ function parse(argv: string[]) {
       config: { type: 'string', short: 'c' },
       port: { type: 'string', short: 'p' },
       host: { type: 'string' },
+      resolve: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -82,6 +91,8 @@ export async function runGateway(
       process.stderr.write(`portcullis: ${message}\n`);
       return 1;
     }
+    // Every line logged while starting ("upstream ready" …) is out before the Ready line.
+    flushLogSync(logger);
     if (requested === undefined) process.stdout.write(`${readyLine(gateway.url)}\n`);
     return await new Promise<number>((resolve) => {
       let stopping = false;
@@ -133,6 +144,11 @@ export async function main(argv: string[]): Promise<number> {
     return 0;
   }
   const [command, ...rest] = args.positionals;
+  if (command === 'schema' && rest.length === 0) {
+    process.stdout.write(gatewayJsonSchemaText());
+    return 0;
+  }
+  if (command === 'import' && rest.length === 1) return runImport(rest[0]!);
   if ((command !== undefined && command !== 'check') || rest.length > 0) {
     process.stderr.write(`portcullis: unknown command\n${USAGE}\n`);
     return 2;
@@ -154,7 +170,10 @@ export async function main(argv: string[]): Promise<number> {
     return 1;
   }
   if (command === 'check') {
-    process.stdout.write(`configuration ok: ${Object.keys(config.servers).length} server(s)\n`);
+    // Warnings, not problems: the config is valid, but these upstreams will be refused when dialled.
+    const warnings = await blockedUpstreamWarnings(config, args.values.resolve === true ? { resolve: systemResolve } : {});
+    for (const warning of warnings) process.stderr.write(`portcullis: warning: ${warning}\n`);
+    process.stdout.write(`configuration ok: ${Object.keys(config.servers).length} server(s)${warnings.length > 0 ? `, ${warnings.length} warning(s)` : ''}\n`);
     return 0;
   }
   let logger: Logger;

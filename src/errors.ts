@@ -19,6 +19,8 @@ export const WireCode = {
   /** Implementation-defined server error range (-32000 … -32099). */
   UpstreamUnavailable: -32001,
   ConnectionClosed: -32000,
+  /** MCP 2026-07-28: the request needs a capability the client did not declare. */
+  MissingRequiredClientCapability: -32021,
 } as const;
 
 export type GatewayErrorCode =
@@ -29,11 +31,14 @@ export type GatewayErrorCode =
   | 'UPSTREAM_TIMEOUT'
   | 'UPSTREAM_BLOCKED'
   | 'UPSTREAM_BUSY'
+  | 'UPSTREAM_MESSAGE_TOO_LARGE'
   | 'UNKNOWN_TOOL'
   | 'UNKNOWN_PROMPT'
   | 'UNKNOWN_RESOURCE'
   | 'UNKNOWN_SERVER'
   | 'UNATTRIBUTABLE'
+  | 'CLIENT_CAPABILITY_MISSING'
+  | 'CLIENT_FEATURE_MISSING'
   | 'DUPLICATE_REQUEST_ID'
   | 'NOT_SUPPORTED'
   | 'SESSION_NOT_FOUND'
@@ -42,9 +47,14 @@ export type GatewayErrorCode =
   | 'RATE_LIMITED'
   | 'SESSION_CHILD_LIMIT'
   | 'PRINCIPAL_CONNECTION_LIMIT'
+  | 'UNKNOWN_TASK'
+  | 'TASK_LIMIT'
+  | 'MISSING_CLIENT_CAPABILITY'
   | 'INVALID_REQUEST'
   | 'INVALID_PARAMS'
   | 'BIND_REFUSED'
+  | 'LISTEN_FAILED'
+  | 'STARTING'
   | 'SHUTTING_DOWN';
 
 export interface GatewayErrorOptions {
@@ -52,6 +62,8 @@ export interface GatewayErrorOptions {
   server?: string;
   /** When a refused request may be retried (sent as `Retry-After` when answered over HTTP). */
   retryAfterMs?: number;
+  /** Extra fields for the JSON-RPC error's `data` (e.g. `requiredCapabilities` of -32021). */
+  data?: Record<string, unknown>;
   cause?: unknown;
 }
 
@@ -59,6 +71,7 @@ export class GatewayError extends Error {
   readonly code: GatewayErrorCode;
   readonly server: string | undefined;
   readonly retryAfterMs: number | undefined;
+  readonly data: Record<string, unknown> | undefined;
 
   constructor(code: GatewayErrorCode, message: string, options: GatewayErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
@@ -66,6 +79,7 @@ export class GatewayError extends Error {
     this.code = code;
     this.server = options.server;
     this.retryAfterMs = options.retryAfterMs;
+    this.data = options.data;
   }
 }
 
@@ -120,11 +134,15 @@ const wireCodeByGatewayCode: Record<GatewayErrorCode, number> = {
   UPSTREAM_TIMEOUT: WireCode.UpstreamUnavailable,
   UPSTREAM_BLOCKED: WireCode.UpstreamUnavailable,
   UPSTREAM_BUSY: WireCode.UpstreamUnavailable,
+  UPSTREAM_MESSAGE_TOO_LARGE: WireCode.UpstreamUnavailable,
   UNKNOWN_TOOL: WireCode.InvalidParams,
   UNKNOWN_PROMPT: WireCode.InvalidParams,
   UNKNOWN_RESOURCE: WireCode.ResourceNotFound,
   UNKNOWN_SERVER: WireCode.InvalidParams,
   UNATTRIBUTABLE: WireCode.InternalError,
+  // A server→client request the client did not declare: what the client would answer itself.
+  CLIENT_CAPABILITY_MISSING: WireCode.MethodNotFound,
+  CLIENT_FEATURE_MISSING: WireCode.InvalidParams,
   DUPLICATE_REQUEST_ID: WireCode.InvalidRequest,
   NOT_SUPPORTED: WireCode.MethodNotFound,
   SESSION_NOT_FOUND: WireCode.InvalidRequest,
@@ -133,9 +151,14 @@ const wireCodeByGatewayCode: Record<GatewayErrorCode, number> = {
   RATE_LIMITED: WireCode.InvalidRequest,
   SESSION_CHILD_LIMIT: WireCode.UpstreamUnavailable,
   PRINCIPAL_CONNECTION_LIMIT: WireCode.UpstreamUnavailable,
+  UNKNOWN_TASK: WireCode.InvalidParams,
+  TASK_LIMIT: WireCode.InvalidRequest,
+  MISSING_CLIENT_CAPABILITY: WireCode.MissingRequiredClientCapability,
   INVALID_REQUEST: WireCode.InvalidRequest,
   INVALID_PARAMS: WireCode.InvalidParams,
   BIND_REFUSED: WireCode.InternalError,
+  LISTEN_FAILED: WireCode.InternalError,
+  STARTING: WireCode.UpstreamUnavailable,
   SHUTTING_DOWN: WireCode.UpstreamUnavailable,
 };
 
@@ -146,10 +169,11 @@ const httpStatusByGatewayCode: Partial<Record<GatewayErrorCode, number>> = {
   RATE_LIMITED: 429,
   SESSION_CHILD_LIMIT: 503,
   PRINCIPAL_CONNECTION_LIMIT: 503,
-  INVALID_PARAMS: 400,
   INVALID_REQUEST: 400,
+  INVALID_PARAMS: 400,
   DUPLICATE_REQUEST_ID: 400,
   SHUTTING_DOWN: 503,
+  STARTING: 503,
 };
 
 /**
@@ -163,7 +187,7 @@ export function toJsonRpcError(error: unknown): JsonRpcErrorBody {
       : { code: error.rpcCode, message: error.message, data: error.data };
   }
   if (error instanceof GatewayError) {
-    return { code: wireCodeByGatewayCode[error.code], message: error.message, data: { code: error.code } };
+    return { code: wireCodeByGatewayCode[error.code], message: error.message, data: { ...error.data, code: error.code } };
   }
   return { code: WireCode.InternalError, message: 'internal gateway error' };
 }

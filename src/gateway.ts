@@ -10,8 +10,9 @@ import { isIP, type AddressInfo } from 'node:net';
 import { createServer, type RequestListener, type Server as HttpServer, type ServerOptions } from 'node:http';
 import { serve } from '@hono/node-server';
 import { createApp } from './app.js';
-import { ConfigError, GatewayError } from './errors.js';
+import { ConfigError, errorResponse, GatewayError } from './errors.js';
 import { checkBind } from './inbound/bind-check.js';
+import { listenFailure } from './inbound/listen-failure.js';
 import { withLowerCaseHost } from './inbound/header-lines.js';
 import type { Authenticator } from './inbound/auth/authenticate.js';
 import { createEgressDispatcher } from './net/egress-guard.js';
@@ -22,12 +23,15 @@ import { compilePolicyRules } from './policy/policy-rules.js';
 import { compileToolFilter } from './policy/tool-filter.js';
 import type { VisibilityFilter } from './catalogue/merge.js';
 import type { ScopeOptions } from './routing/scopes.js';
+import { compileToolSurfaceOptions } from './catalogue/surface/surface-options.js';
+import { ToolSurface } from './catalogue/surface/tool-surface.js';
 import { McpEndpoint } from './inbound/endpoint.js';
 import { createEventStore } from './session/event-store.js';
 import { SessionAdmission } from './session/session-admission.js';
 import { clusterKeys } from './cluster/cluster-keys.js';
 import { clusterFromConfig } from './cluster/from-config.js';
 import type { Logger } from './observability/logger.js';
+import { warnAboutMissingEnabledTools } from './upstream/enabled-tools-check.js';
 import { UpstreamRegistry } from './upstream/registry.js';
 
 export const GATEWAY_VERSION = '0.1.0';
@@ -152,6 +156,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       parentEnv: env,
       readEnv: (name) => env[name],
       allowedEnvNames: allowedEnvNames(config),
+      maxMessageBytes: config.limits.maxUpstreamMessageBytes,
       dispatcherFor: (name, server) =>
         createEgressDispatcher({
           server: name,
@@ -162,18 +167,48 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     },
   });
 
+  // The listener opens before any upstream starts: a port in use, or a bind the policy refuses,
+  // is reported without a child ever being spawned. Until the app is built (it needs the bound
+  // port for the default Origin allowlist) every request is answered 503.
+  const starting = new GatewayError('STARTING', 'the gateway is starting its upstream servers; retry shortly', { retryAfterMs: 1_000 });
+  let handler: FetchHandler = () => errorResponse(starting);
+  let http: HttpServer;
+  try {
+    http = await listen((request, env) => handler(request, env), config.listen.host, config.listen.port, config.limits.maxHeaderBytes, options.requestTimeoutMs ?? 30_000);
+  } catch (error) {
+    await eventStore.close();
+    throw listenFailure(config.listen.host, config.listen.port, error);
+  }
+  const stopListening = async () => {
+    const stopped = new Promise<void>((resolve) => http.close(() => resolve()));
+    http.closeAllConnections();
+    await stopped;
+  };
+  const address = (options.addressOf ?? ((server) => server.address() as AddressInfo))(http);
+  const refused = refuseBind(address.address, config);
+  if (refused !== undefined) {
+    await Promise.all([stopListening(), eventStore.close()]);
+    throw refused;
+  }
+
   try {
     await registry.start();
   } catch (error) {
-    await registry.close();
+    await Promise.all([stopListening(), registry.close()]);
     await eventStore.close(); // event store
     throw error;
   }
-  await eventStore.start(); // event store
-  // --- cluster: replicas sharing the redis store forward or take over each other's sessions ---
-  const cluster = await clusterFromConfig(config, keys, env, logger);
+  let cluster: Awaited<ReturnType<typeof clusterFromConfig>>;
+  try {
+    await eventStore.start(); // event store
+    cluster = await clusterFromConfig(config, keys, env, logger); // cluster: replicas sharing the redis store
+  } catch (error) {
+    await Promise.all([stopListening(), registry.close()]);
+    await eventStore.close();
+    throw error;
+  }
   const sessionStore = cluster?.wrapStore(eventStore) ?? eventStore;
-  // --- end cluster ---
+  void warnAboutMissingEnabledTools(registry, logger); // once each tool list is known
 
   // One session budget and initialize rate for every endpoint and every adopted session.
   const admission = new SessionAdmission({
@@ -184,11 +219,17 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   });
   const toolFilter = compileVisibility(config);
   const serverNames = [...registry.entries.keys()];
+  const surfaceOptions = compileToolSurfaceOptions(config);
   const endpoint = (servers: string[], separator: string | null, label: string) => {
+    const tools = new ToolSurface(surfaceOptions, {
+      servers,
+      instructionsOf: (server) => registry.entry(server).primary.current?.instructions,
+    });
     const scope: ScopeOptions = {
       registry,
       servers,
       catalogue: { separator, toolFilter },
+      tools,
       logger,
       inputTtlMs: config.statelessPool.inputTtlMs,
     };
@@ -205,32 +246,12 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       ...(cluster === undefined ? {} : { cluster: cluster.forEndpoint(label) }),
       pollAfterMs: config.eventStore.pollAfterMs,
       streamAfterMs: config.eventStore.streamAfterMs,
+      tasks: config.tasks,
     });
   };
   const aggregate = endpoint(serverNames, config.catalogue.separator, 'aggregate');
   const sideChannels = new Map(serverNames.map((name) => [name, endpoint([name], null, `servers/${name}`)]));
 
-  // The app is built once the port is known: the default Origin allowlist names the bound port.
-  let handler: FetchHandler = () => new Response('starting', { status: 503 });
-  const closeUpstreams = () =>
-    (cluster?.close() ?? Promise.resolve()).then(() => Promise.all([aggregate.close(), ...[...sideChannels.values()].map((e) => e.close()), registry.close()])).then(() =>
-      eventStore.close(),
-    );
-  let http: HttpServer;
-  try {
-    http = await listen((request, env) => handler(request, env), config.listen.host, config.listen.port, config.limits.maxHeaderBytes, options.requestTimeoutMs ?? 30_000);
-  } catch (error) {
-    await closeUpstreams();
-    throw error;
-  }
-  const address = (options.addressOf ?? ((server) => server.address() as AddressInfo))(http);
-  const refused = refuseBind(address.address, config);
-  if (refused !== undefined) {
-    const stopped = new Promise<void>((resolve) => http.close(() => resolve()));
-    http.closeAllConnections();
-    await Promise.all([stopped, closeUpstreams()]);
-    throw refused;
-  }
   const app = createApp({
     path: config.listen.path,
     aggregate,

@@ -55,13 +55,22 @@ export interface MergedPrompts extends NamedMergeIndex {
  * runs, so a tool's exposed name depends only on the upstream catalogues, never on policy or
  * per-session toggles: hiding one tool never renames another, and the name a client learnt stays
  * valid. The filter then decides visibility on (server, original name, exposed name).
+ *
+ * The result is ordered by exposed name (UTF-16 code units, never locale): the same set of tools
+ * always lists in the same order, whatever order upstreams answer in or list their tools in
+ * (MCP 2026-07-28 server/tools: servers SHOULD return tools in a deterministic order, so clients
+ * can cache the list and LLM prompt caches hit).
  */
 export function mergeTools(
   parts: ReadonlyArray<{ server: string; tools: readonly Tool[] }>,
   options: NamedMergeOptions,
 ): MergedTools {
   const { items, ...rest } = mergeNamed(parts.map((p) => ({ server: p.server, items: p.tools })), options);
-  return { tools: items, ...rest };
+  return { tools: items.sort(byName), ...rest };
+}
+
+function byName(a: { name: string }, b: { name: string }): number {
+  return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
 }
 
 /** Merges `prompts/list` answers exactly like {@link mergeTools} (prompts are a separate namespace). */
@@ -186,8 +195,9 @@ export function mergeResourceTemplates(
  *   `subscribe` present if any upstream set them, `true` if any set `true`;
  * - `logging`, `completions` present (as `{}`) if any upstream has them;
  * - `experimental` merged by key, the first server in `parts` order winning;
- * - `tasks` and `extensions` are left out: the gateway does not relay them, and advertising what
- *   it cannot relay would make clients send requests that fail.
+ * - `tasks` and `extensions` are left out: the endpoint adds what the gateway itself answers (the
+ *   tasks of routing/tasks/), and advertising what it cannot relay would make clients send
+ *   requests that fail.
  * A capability the gateway provides itself (e.g. `tools.listChanged` for deferral) is the
  * caller's to add.
  */

@@ -6,7 +6,8 @@
  *   stored at all (nobody can resume them, and they would only take sequence numbers).
  * - A stored JSON-RPC response clears its request from the in-flight record: it is answered.
  * - `forget` (session closed) drops the history only while this replica owns the session and is
- *   not shutting down: a lost lease or a draining replica leaves the history to the next owner.
+ *   not shutting down: a lost lease or a draining replica leaves the history to the next owner
+ *   (and stops counting it against its own byte budget).
  */
 import type { GatewayEventStore, SessionEventStore } from '../session/event-store.js';
 import { formatEventId } from '../session/event-id.js';
@@ -44,6 +45,7 @@ export function clusterEventStore(inner: GatewayEventStore, hooks: ClusterStoreH
       retained: () => view.retained(),
       async forget() {
         if (await hooks.closed(sessionId)) await view.forget();
+        else view.release?.();
       },
     };
   };

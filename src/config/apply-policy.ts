@@ -10,7 +10,7 @@ import { compilePolicyRules, type PolicyRules } from '../policy/policy-rules.js'
 import type { Policy } from '../policy/policy-schema.js';
 import type { StdioRules } from '../policy/stdio-rules.js';
 import { infrastructureEgressTargets, serverEgressTarget } from './egress-targets.js';
-import type { EffectiveLimits, GatewayConfig, GatewayConfigFile, ServerConfig, SessionLimits, StdioServerConfig } from './schema.js';
+import type { EffectiveLimits, EventStoreSettings, GatewayConfig, GatewayConfigFile, ServerConfig, SessionLimits, StdioServerConfig } from './schema.js';
 
 /** How long a session's idle stdio child lives by default: long enough for a pause, short against a pile-up. */
 const DEFAULT_CHILD_IDLE_TIMEOUT_MS = 5 * 60_000;
@@ -90,7 +90,16 @@ export function applyPolicy(
     maxBodyBytes: capped('limits.maxBodyBytes', file.limits.maxBodyBytes, ceilings.maxBodyBytes, 'maxBodyBytes', problems),
     maxJsonDepth: capped('limits.maxJsonDepth', file.limits.maxJsonDepth, ceilings.maxJsonDepth, 'maxJsonDepth', problems),
     maxHeaderBytes: capped('limits.maxHeaderBytes', file.limits.maxHeaderBytes, ceilings.maxHeaderBytes, 'maxHeaderBytes', problems),
+    maxUpstreamMessageBytes: capped('limits.maxUpstreamMessageBytes', file.limits.maxUpstreamMessageBytes, ceilings.maxUpstreamMessageBytes, 'maxUpstreamMessageBytes', problems),
+  };
+  const { maxSessionBytes: sessionBytes, maxTotalBytes: totalBytes, ...store } = file.eventStore;
+  const maxTotalBytes = capped('eventStore.maxTotalBytes', totalBytes, ceilings.maxHistoryBytes, 'maxHistoryBytes', problems);
+  const eventStore: EventStoreSettings = {
+    ...store,
+    // One session can never be promised more than the whole process keeps.
+    maxSessionBytes: Math.min(capped('eventStore.maxSessionBytes', sessionBytes, ceilings.maxSessionHistoryBytes, 'maxSessionHistoryBytes', problems), maxTotalBytes),
+    maxTotalBytes,
   };
   const { policy: _ref, ...rest } = file;
-  return { config: { ...rest, policy, sessions, limits }, problems };
+  return { config: { ...rest, policy, sessions, limits, eventStore }, problems };
 }

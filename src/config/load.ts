@@ -13,6 +13,7 @@ import { Redactor } from '../observability/logger.js';
 import { loadPolicy } from '../policy/policy-load.js';
 import { compilePolicyRules } from '../policy/policy-rules.js';
 import { applyPolicy, serverPolicyProblems } from './apply-policy.js';
+import { parseConfigText } from './config-text.js';
 import { gatewayConfigSchema, serverSchema, type GatewayConfig } from './schema.js';
 import { semanticProblems, serverProblems } from './semantic-checks.js';
 
@@ -37,7 +38,9 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 export function normaliseServers(raw: unknown): { value: unknown; problems: string[] } {
   if (!isRecord(raw)) return { value: raw, problems: [] };
   const problems: string[] = [];
-  const { mcpServers, ...rest } = raw;
+  // `$schema` points editors at schema/gateway.schema.json; it configures nothing.
+  const { mcpServers, $schema, ...rest } = raw;
+  if ($schema !== undefined && typeof $schema !== 'string') problems.push('$schema: must be a string (the URL or path of the JSON Schema)');
   let servers = rest.servers;
   if (mcpServers !== undefined) {
     if (servers !== undefined) problems.push('config: use either "servers" or "mcpServers", not both');
@@ -81,7 +84,9 @@ function describePath(path: readonly PropertyKey[]): string {
 function schemaProblems(error: z.ZodError): string[] {
   return error.issues.map((issue) => {
     if (issue.code === 'invalid_union' && issue.path.at(-1) !== undefined && issue.path[0] === 'servers') {
-      return `${describePath(issue.path)}.transport: must be "stdio", "streamableHttp" or "sse"`;
+      // The union's discriminator: zod reports it at the entry or at its `transport` key.
+      const at = issue.path.at(-1) === 'transport' ? issue.path : [...issue.path, 'transport'];
+      return `${describePath(at)}: must be "stdio", "streamableHttp" or "sse"`;
     }
     return `${describePath(issue.path)}: ${issue.message}`;
   });
@@ -169,7 +174,7 @@ function serverValues(raw: unknown): string[] {
   return out;
 }
 
-/** Reads and parses a JSON config file. */
+/** Reads and parses a config file (JSON with comments, see config-text.ts). */
 export async function loadConfigFile(path: string): Promise<Readonly<GatewayConfig>> {
   let text: string;
   try {
@@ -178,13 +183,7 @@ export async function loadConfigFile(path: string): Promise<Readonly<GatewayConf
     const code = (error as NodeJS.ErrnoException).code ?? 'unknown error';
     throw new GatewayError('CONFIG_UNREADABLE', `cannot read config file (${code})`, { cause: error });
   }
-  let raw: unknown;
-  try {
-    raw = JSON.parse(text);
-  } catch {
-    throw new ConfigError(['config: file is not valid JSON']);
-  }
-  return parseConfig(raw, { baseDir: dirname(resolve(path)) });
+  return parseConfig(parseConfigText(text), { baseDir: dirname(resolve(path)) });
 }
 
 export function deepFreeze<T>(value: T): T {

@@ -28,6 +28,19 @@ const common = {
   disabledTools: toolList,
   /** Milliseconds an upstream request may take before the gateway gives up on it. */
   requestTimeoutMs: z.number().int().positive().max(3_600_000).default(300_000),
+  /**
+   * Tool deferral for this server (README, "Deferral"): `true` leaves its tools out of
+   * `tools/list` (reachable through `search_tools` / `call_tool`) even when the global setting is
+   * off, `false` always lists them directly; absent or `null` follows the session and
+   * `catalogue.deferTools`.
+   */
+  defer: z.boolean().nullable().optional(),
+  /**
+   * Tools an operator pins: `true` for every tool of the server, or upstream tool names. A pinned
+   * tool is listed directly even when its server is deferred and carries
+   * `_meta["anthropic/alwaysLoad"]: true`, so clients that defer natively keep it loaded too.
+   */
+  alwaysLoad: z.union([z.boolean(), z.array(z.string().min(1)).max(1_000)]).default(false),
 };
 
 export const stdioServerSchema = z.strictObject({
@@ -79,6 +92,16 @@ export const gatewayConfigSchema = z.strictObject({
     .strictObject({
       /** Separator between server and tool name; `null` turns namespacing off. */
       separator: z.string().regex(/^[A-Za-z0-9_.-]{1,4}$/).nullable().default('__'),
+      /**
+       * Tool deferral (README, "Deferral"): `false` lists every tool, `true` defers every server
+       * that does not pin its own `defer`, `{ above: N }` defers once the visible catalogue has
+       * more than N tools. Deferred tools leave `tools/list`; `search_tools` and `call_tool` stand in.
+       */
+      deferTools: z.union([z.boolean(), z.strictObject({ above: z.number().int().min(0).max(1_000_000) })]).default(false),
+      /** `tools/list` page size (MCP pagination, `nextCursor`); absent: the whole list in one page. */
+      pageSize: z.number().int().min(1).max(10_000).optional(),
+      /** Most tools one 2025-era session may add to its list with `search_tools` `load: true` (oldest dropped first). */
+      maxLoadedTools: z.number().int().min(1).max(1_000).default(64),
     })
     .prefault({}),
   /**
@@ -110,6 +133,8 @@ export const gatewayConfigSchema = z.strictObject({
       maxBodyBytes: z.number().int().positive().optional(),
       maxJsonDepth: z.number().int().positive().optional(),
       maxHeaderBytes: z.number().int().positive().optional(),
+      /** The most one upstream message may hold (HTTP answer, SSE event, stdio message); policy ceiling. */
+      maxUpstreamMessageBytes: z.number().int().min(1024).optional(),
     })
     .prefault({}),
   /** Bounded pool of upstream connections for 2026-era (sessionless) requests, per server. */
@@ -143,6 +168,10 @@ export const gatewayConfigSchema = z.strictObject({
       kind: z.enum(['memory', 'redis']).default('memory'),
       /** Most events kept per session; the oldest are evicted first. */
       limit: z.number().int().positive().max(1_000_000).default(10_000),
+      /** Bytes of history kept per session (serialised JSON), oldest evicted first; policy ceiling. */
+      maxSessionBytes: z.number().int().min(1024).optional(),
+      /** Bytes of history kept for every session of this process together, oldest evicted first; policy ceiling. */
+      maxTotalBytes: z.number().int().min(1024).optional(),
       /** Redis URL (`redis://127.0.0.1:6379`); required when kind is "redis". */
       url: z.string().min(1).optional(),
       /**
@@ -164,6 +193,21 @@ export const gatewayConfigSchema = z.strictObject({
       streamAfterMs: z.number().int().min(0).max(3_600_000).default(1_000),
       /** Root of every Redis key the gateway writes (default `portcullis:`); tests use a unique one. */
       keyPrefix: z.string().regex(/^[A-Za-z0-9:_.-]{1,128}$/).optional(),
+    })
+    .prefault({}),
+  /**
+   * Tasks (MCP 2025-11-25 utility, 2026-07-28 extension) the gateway tracks for its clients:
+   * each task it hands out is bound to the session (or, sessionless, the principal) that
+   * created it, and forgotten after `maxTtlMs` even when the upstream keeps it longer.
+   */
+  tasks: z
+    .strictObject({
+      /** Live tasks one 2025 session, or one principal's sessionless calls, may hold per endpoint. */
+      maxPerOwner: z.number().int().min(1).max(10_000).default(32),
+      /** Live tasks one endpoint tracks in all. */
+      maxTotal: z.number().int().min(1).max(1_000_000).default(10_000),
+      /** Longest a task is kept (its `ttl` is lowered to this); an unlimited upstream ttl gets this. */
+      maxTtlMs: z.number().int().min(1_000).max(86_400_000).default(3_600_000),
     })
     .prefault({}),
   // --- cluster (issue 4 part 4): scale-out across replicas sharing the redis store ---
@@ -207,16 +251,24 @@ export interface EffectiveLimits {
   readonly maxBodyBytes: number;
   readonly maxJsonDepth: number;
   readonly maxHeaderBytes: number;
+  readonly maxUpstreamMessageBytes: number;
 }
 
 /**
  * The configuration the gateway runs: the file with its policy loaded and applied (every
  * widening attempt refused), and every limit resolved to a number. Built only by `parseConfig`.
  */
-export type GatewayConfig = Omit<GatewayConfigFile, 'policy' | 'sessions' | 'limits'> & {
+export type GatewayConfig = Omit<GatewayConfigFile, 'policy' | 'sessions' | 'limits' | 'eventStore'> & {
   readonly policy: Readonly<Policy>;
   readonly sessions: SessionLimits;
   readonly limits: EffectiveLimits;
+  readonly eventStore: EventStoreSettings;
+};
+
+/** The event store section with its byte budgets resolved (the config's, else the policy's). */
+export type EventStoreSettings = Omit<GatewayConfigFile['eventStore'], 'maxSessionBytes' | 'maxTotalBytes'> & {
+  readonly maxSessionBytes: number;
+  readonly maxTotalBytes: number;
 };
 
 /** Session bounds in force: the config's where it set them, else the policy's (see apply-policy.ts). */

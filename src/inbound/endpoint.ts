@@ -20,8 +20,12 @@ import type { IncomingBody } from './incoming-body.js';
 import { createGatewayServer } from './gateway-server.js';
 import { LegacySession, type LegacySessionOptions } from './legacy-session.js';
 import { LegacySseEndpoint } from './legacy-sse/sse-endpoint.js';
+import { modernServerCapabilities } from './modern-capabilities.js';
 import type { EndpointCluster } from '../cluster/cluster.js';
 import { sessionTag } from '../observability/session-tag.js';
+import { mergeTaskCapability, TASKS_EXTENSION } from '../routing/tasks/task-capabilities.js';
+import { relayTaskStatus } from '../routing/tasks/task-scope.js';
+import { TaskTable, type TaskTableOptions } from '../routing/tasks/task-table.js';
 
 export interface EndpointOptions {
   name: string;
@@ -43,6 +47,8 @@ export interface EndpointOptions {
   streamAfterMs: number;
   /** Replica of a cluster (src/cluster): sessions held elsewhere are forwarded or taken over. */
   cluster?: EndpointCluster;
+  /** Bounds of the tasks this endpoint tracks for its clients (routing/tasks/). */
+  tasks?: TaskTableOptions;
 }
 
 /**
@@ -62,10 +68,17 @@ export class McpEndpoint {
   private readonly unsubscribes: Array<() => void> = [];
   /** The workspace each 2026 request named, for the factory that builds its `Server` (keyed by the request itself). */
   private readonly workspaces = new WeakMap<Request, string>();
+  private readonly tasks: TaskTable | undefined;
   /** The deprecated HTTP+SSE transport (2024-11-05) on this endpoint's sessions (legacy-sse/). */
   readonly legacySse: LegacySseEndpoint;
 
   constructor(options: EndpointOptions) {
+    if (options.tasks !== undefined) {
+      // One table per endpoint: a task created here is reachable here only, by its owner only.
+      this.tasks = new TaskTable(options.tasks);
+      this.tasks.onStatus(relayTaskStatus);
+      options = { ...options, scope: { ...options.scope, tasks: this.tasks } };
+    }
     this.options = options;
     this.sessions = new SessionRegistry<LegacySession>({
       ...options.sessions,
@@ -85,7 +98,9 @@ export class McpEndpoint {
       (context) => {
         const workspace = context.requestInfo === undefined ? undefined : this.workspaces.get(context.requestInfo);
         const scope = stateless.forPrincipal(context.authInfo?.clientId, workspace);
-        return createGatewayServer({ ...this.identity(), era: 'modern', logger: options.logger }, () => scope);
+        const identity = this.identity('modern');
+        const capabilities = modernServerCapabilities(identity.capabilities);
+        return createGatewayServer({ ...identity, capabilities, era: 'modern', logger: options.logger }, () => scope);
       },
       { legacy: 'reject', onerror: (error) => options.logger.debug({ err: error.message }, 'modern request rejected') },
     );
@@ -137,6 +152,7 @@ export class McpEndpoint {
     for (const unsubscribe of this.unsubscribes.splice(0)) unsubscribe();
     await this.sessions.closeAll();
     await this.modern.close();
+    this.tasks?.close();
   }
 
   private async legacy(request: Request, parsedBody: unknown, principal: string | undefined): Promise<Response> {
@@ -233,7 +249,7 @@ export class McpEndpoint {
   ): LegacySession {
     const cluster = wire === undefined ? this.options.cluster : undefined;
     return new LegacySession({
-      ...this.identity(),
+      ...this.identity('legacy'),
       principal,
       ...(workspace === undefined ? {} : { workspace }),
       scope: this.options.scope,
@@ -255,8 +271,8 @@ export class McpEndpoint {
     });
   }
 
-  /** Name, capabilities and instructions, from the primaries that are up right now. */
-  private identity(): { name: string; version: string; capabilities: ServerCapabilities; instructions: string | undefined } {
+  /** Name, capabilities and instructions for a client of `era`, from the primaries that are up right now. */
+  private identity(era: 'legacy' | 'modern'): { name: string; version: string; capabilities: ServerCapabilities; instructions: string | undefined } {
     const parts = primaryInfo(this.options.scope.registry, this.options.scope.servers);
     const capabilities = mergeCapabilities(parts);
     // The gateway relays logging and list changes itself, whatever each upstream declared.
@@ -264,6 +280,10 @@ export class McpEndpoint {
     for (const key of ['tools', 'prompts', 'resources'] as const) {
       if (capabilities[key] !== undefined) capabilities[key] = { ...capabilities[key], listChanged: true };
     }
+    // Tasks: the 2025 capability or the 2026 extension, when some upstream takes tool tasks.
+    const tasks = this.tasks === undefined ? undefined : mergeTaskCapability(parts);
+    if (tasks !== undefined && era === 'legacy') capabilities.tasks = tasks;
+    if (tasks !== undefined && era === 'modern') capabilities.extensions = { ...capabilities.extensions, [TASKS_EXTENSION]: {} };
     const instructions =
       this.options.scope.servers.length === 1
         ? parts[0]?.instructions ?? this.options.instructions

@@ -5,13 +5,17 @@
  * (`_meta` envelope, `inputResponses`, `requestState`) so the upstream sees the client's request
  * as sent (PITFALLS.md), and maps every failure through the one error taxonomy.
  */
-import { ProtocolError, Server, type ServerCapabilities, type ServerContext } from '@modelcontextprotocol/server';
+import { ProtocolError, Server, type ClientCapabilities, type ServerCapabilities, type ServerContext } from '@modelcontextprotocol/server';
+import { z } from 'zod';
 import { toJsonRpcError } from '../errors.js';
 import { fixedFieldLogger, type Logger } from '../observability/logger.js';
 import { routeRequest, type CallContext, type RouteScope } from '../routing/router.js';
+import { CLIENT_CAPABILITIES_META_KEY } from '../rpc/client-capabilities.js';
 import { passThroughResult } from '../rpc/pass-through.js';
 import type { DownstreamSink } from '../rpc/sink.js';
+import { paramHeadersOf } from './param-headers.js';
 import { sessionTag } from '../observability/session-tag.js';
+import { TASKS_EXTENSION } from '../routing/tasks/task-capabilities.js';
 
 export type Era = 'legacy' | 'modern';
 
@@ -45,10 +49,11 @@ function requestOptions(signal: AbortSignal | undefined) {
  * id may already be reused by a new request of the client; late messages of the old call are
  * dropped (a request is refused) so they can never reach the new call's stream.
  */
-export function callSink(ctx: ServerContext, era: Era): DownstreamSink {
+export function callSink(ctx: ServerContext, era: Era, clientCapabilities?: ClientCapabilities): DownstreamSink {
   const cancelled = () => ctx.mcpReq.signal.aborted;
   return {
     canRequest: era === 'legacy',
+    ...(clientCapabilities === undefined ? {} : { clientCapabilities }),
     request: (message, signal) =>
       cancelled() ? Promise.reject(new Error('the call was cancelled')) : ctx.mcpReq.send(message, passThroughResult, requestOptions(signal)),
     notify: (message) => (cancelled() ? Promise.resolve() : ctx.mcpReq.notify(message)),
@@ -59,9 +64,21 @@ export function callSink(ctx: ServerContext, era: Era): DownstreamSink {
 export function sessionSink(server: Server): DownstreamSink {
   return {
     canRequest: true,
+    get clientCapabilities() {
+      return server.getClientCapabilities();
+    },
     request: (message, signal) => server.request(message, passThroughResult, requestOptions(signal)),
     notify: (message) => server.notification(message),
   };
+}
+
+/**
+ * What the client of one request declared: a 2025 session's `initialize`, or a 2026 request's own
+ * `_meta` envelope (2026-07-28: declared per request, never carried over from another request).
+ */
+function requestClientCapabilities(server: Server, ctx: ServerContext, era: Era): ClientCapabilities | undefined {
+  if (era === 'legacy') return server.getClientCapabilities();
+  return (ctx.mcpReq.envelope as Record<string, unknown> | undefined)?.[CLIENT_CAPABILITIES_META_KEY] as ClientCapabilities | undefined;
 }
 
 function clientMeta(request: { params?: Record<string, unknown> }, ctx: ServerContext): Record<string, unknown> | undefined {
@@ -82,6 +99,9 @@ function restoredParams(request: { params?: Record<string, unknown> }, ctx: Serv
 }
 
 const SERVER_INFO_KEY = 'io.modelcontextprotocol/serverInfo';
+
+/** The params of the tasks extension's `tasks/get` and `tasks/cancel` (the router checks the id). */
+const TASK_ID_PARAMS = z.looseObject({ taskId: z.string() });
 
 /**
  * A 2026 upstream stamps its own identity into each result's `_meta`; the client talks to the
@@ -113,7 +133,10 @@ export function createGatewayServer(options: GatewayServerOptions, scope: () => 
     const closeSse = ctx.http?.closeSSE;
     const poll =
       options.pollAfterMs !== undefined && closeSse !== undefined ? setTimeout(() => closeSse(), options.pollAfterMs) : undefined;
-    const call: CallContext = { sink: callSink(ctx, options.era), signal: ctx.mcpReq.signal, meta: clientMeta(request, ctx), era: options.era };
+    const sink = callSink(ctx, options.era, requestClientCapabilities(server, ctx, options.era) ?? {});
+    const call: CallContext = { sink, signal: ctx.mcpReq.signal, meta: clientMeta(request, ctx), era: options.era };
+    const paramHeaders = options.era === 'modern' ? paramHeadersOf(ctx.http?.req?.headers) : undefined;
+    if (paramHeaders !== undefined) call.headers = paramHeaders;
     const line: Record<string, unknown> = { rpc: request.method, session: sessionTag(ctx.sessionId), era: options.era };
     if (request.method === 'tools/call' || request.method === 'prompts/get') line.name = params.name;
     try {
@@ -133,6 +156,13 @@ export function createGatewayServer(options: GatewayServerOptions, scope: () => 
     // The SDK answers logging/setLevel itself when logging is declared; the level belongs to
     // the upstreams that log, so route it (the SDK still validates the level first).
     server.setRequestHandler('logging/setLevel', (request, ctx) => forward(request as never, ctx));
+  }
+  if (options.era === 'modern' && options.capabilities.extensions?.[TASKS_EXTENSION] !== undefined) {
+    // 2026-07-28 removed tasks/get and tasks/cancel from the core; the tasks extension reuses
+    // the names, which the SDK dispatches only to a handler registered with its own schema.
+    for (const method of ['tasks/get', 'tasks/cancel'] as const) {
+      server.setRequestHandler(method, { params: TASK_ID_PARAMS }, (params, ctx) => forward({ method, params: params as Record<string, unknown> }, ctx));
+    }
   }
   server.fallbackNotificationHandler = async (notification) => {
     // Only what a client may say to a server is relayed, and without anything else it carried.

@@ -6,7 +6,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { ServerCapabilities, Transport } from '@modelcontextprotocol/server';
-import { jsonRpcErrorResponse, WireCode } from '../errors.js';
+import { errorResponse, GatewayError, jsonRpcErrorResponse, WireCode } from '../errors.js';
+import { readDeferToolsOption } from '../catalogue/surface/session-option.js';
 import type { Logger } from '../observability/logger.js';
 import type { Catalogue } from '../catalogue/catalogue.js';
 import { SessionScope, type ScopeOptions } from '../routing/scopes.js';
@@ -116,6 +117,7 @@ export class LegacySession {
     this.scope = new SessionScope(options.scope, {
       key: { principal: options.principal, workspace: options.workspace },
       owner: sessionSink(this.server),
+      clientCapabilities: () => this.server.getClientCapabilities(),
       ...(options.sharedCatalogue === undefined ? {} : { shared: options.sharedCatalogue }),
       childIdleTimeoutMs: options.childIdleTimeoutMs,
     });
@@ -197,6 +199,8 @@ export class LegacySession {
     if (this.inFlight.size >= MAX_IN_FLIGHT) {
       return jsonRpcErrorResponse(429, WireCode.InvalidRequest, 'too many requests in flight in this session');
     }
+    const refused = this.readInitOptions(parsedBody);
+    if (refused !== undefined) return refused;
     this.inFlight.add(id);
     try {
       const response = await this.transport.handleRequest(request, parsedBody);
@@ -214,6 +218,19 @@ export class LegacySession {
       this.inFlight.delete(id);
       throw error;
     }
+  }
+
+  /**
+   * The init options this session honours from its `initialize` (`_meta["portcullis/options"]`):
+   * `deferTools`. A bad value refuses the `initialize` (-32602 naming the option).
+   */
+  private readInitOptions(body: unknown): Response | undefined {
+    const message = body as { method?: unknown; params?: { _meta?: unknown } } | undefined;
+    if (message?.method !== 'initialize') return undefined;
+    const option = readDeferToolsOption(message.params?._meta);
+    if (!option.ok) return errorResponse(new GatewayError('INVALID_PARAMS', `initialize: ${option.message}`));
+    this.scope.setDeferTools(option.value);
+    return undefined;
   }
 
   /**

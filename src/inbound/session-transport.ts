@@ -26,9 +26,11 @@ import {
   type TransportSendOptions,
 } from '@modelcontextprotocol/server';
 import { jsonRpcErrorBody, jsonRpcErrorResponse, WireCode } from '../errors.js';
+import { ResumeRefused, resumeProblem, type RefusedPoint } from '../session/event-id.js';
 import { keyOf, responseIdOf, type RequestId } from '../session/jsonrpc-id.js';
+import { refusedResume } from './resume.js';
 import { messageKind } from './message-kind.js';
-import { SSE_HEADERS, SseWriter } from './sse-writer.js';
+import { MAX_UNREAD_BYTES, SSE_HEADERS, SseWriter } from './sse-writer.js';
 
 /** The stream id of the standalone GET stream (the SDK's, kept: stored event ids carry it). */
 const STANDALONE = '_GET_stream';
@@ -231,10 +233,14 @@ export class SessionHttpTransport implements Transport {
     else if (exchange !== undefined) exchange.writer = writer;
     try {
       await store.replayEventsAfter(lastEventId, { send: async (id, message) => writer.replay(id, message) });
-    } catch {
+    } catch (error) {
+      // Nothing replayed has reached the client yet: the replay is answered as the resume check
+      // would have answered it had it seen the store's state — evicted meanwhile (410) or the
+      // store failing (503) — never as a bare 500.
       writer.endReplay();
       writer.close();
-      return jsonRpcErrorResponse(500, SERVER_ERROR, 'Error replaying events');
+      const point: RefusedPoint = error instanceof ResumeRefused ? error.point : (resumeProblem('unavailable') as RefusedPoint);
+      return refusedResume(point);
     }
     if (this.closed) {
       writer.endReplay();
@@ -269,7 +275,7 @@ export class SessionHttpTransport implements Transport {
     const store = this.options.eventStore;
     const step = exchange.chain.then(async () => {
       const id = store === undefined ? undefined : await store.storeEvent(exchange.streamId, message);
-      exchange.writer?.event(message, id);
+      deliver(exchange.writer, message, id);
     });
     exchange.chain = step.catch(() => undefined);
     if (isResponse) {
@@ -321,7 +327,7 @@ export class SessionHttpTransport implements Transport {
     const store = this.options.eventStore;
     const step = this.standaloneChain.then(async () => {
       const id = store === undefined ? undefined : await store.storeEvent(STANDALONE, message);
-      this.standalone?.event(message, id);
+      deliver(this.standalone, message, id);
     });
     this.standaloneChain = step.catch(() => undefined);
     return step;
@@ -407,4 +413,16 @@ export class SessionHttpTransport implements Transport {
       `Bad Request: Unsupported protocol version: ${version} (supported versions: ${this.supportedVersions.join(', ')})`,
     );
   }
+}
+
+/**
+ * Writes one event to an open stream, cutting the stream when its client has left more than
+ * `MAX_UNREAD_BYTES` unread: a client that never reads must not make the gateway hold a chatty
+ * upstream's output without end. The events are in the history (when resumable), so a client
+ * that does read resumes from its last event id and loses nothing still retained.
+ */
+function deliver(writer: SseWriter | undefined, message: JSONRPCMessage, id: string | undefined): void {
+  if (writer === undefined) return;
+  writer.event(message, id);
+  if (writer.backlogBytes > MAX_UNREAD_BYTES) writer.abort();
 }

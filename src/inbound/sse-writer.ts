@@ -14,6 +14,13 @@ export const SSE_HEADERS = {
   'x-accel-buffering': 'no',
 } as const;
 
+/**
+ * Unread bytes one SSE answer may hold before it is cut: twice the default per-message cap
+ * (policy `limits.maxUpstreamMessageBytes`, 16 MiB), so one message of the largest size still
+ * fits while the one before drains.
+ */
+export const MAX_UNREAD_BYTES = 32 * 1024 * 1024;
+
 /** The SDK's interval for `: keepalive` comments on open streams. */
 const KEEP_ALIVE_MS = 15_000;
 

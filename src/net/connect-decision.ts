@@ -58,6 +58,9 @@ export interface ConnectQuery {
 /** Classes refused whatever `allowPrivateNetwork` says: they are not networks, they are garbage. */
 const ALWAYS_REFUSED = new Set(['unparseable', 'noAddress']);
 
+/** Ends a refusal's message exactly when setting `allowPrivateNetwork` would have allowed it. */
+export const PRIVATE_NETWORK_OFF = '(allowPrivateNetwork is false)';
+
 function refuse(range: string, allowPrivateNetwork: boolean): ConnectRefusal {
   if (range === 'public') {
     return { ok: false, code: 'UPSTREAM_BLOCKED', range, message: 'plaintext connection to a public address refused (it may only reach the private network)' };
@@ -68,7 +71,7 @@ function refuse(range: string, allowPrivateNetwork: boolean): ConnectRefusal {
       : range === 'noAddress'
         ? 'a name without addresses'
         : `${/^[aeiou]/i.test(range) ? 'an' : 'a'} ${range} address`;
-  const why = ALWAYS_REFUSED.has(range) || allowPrivateNetwork ? '' : ' (allowPrivateNetwork is false)';
+  const why = ALWAYS_REFUSED.has(range) || allowPrivateNetwork ? '' : ` ${PRIVATE_NETWORK_OFF}`;
   return { ok: false, code: 'UPSTREAM_BLOCKED', range, message: `connection to ${what} refused${why}` };
 }
 

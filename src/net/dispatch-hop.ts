@@ -19,8 +19,10 @@ import { pipeline, Readable } from 'node:stream';
 import zlib from 'node:zlib';
 import type { Dispatcher } from 'undici';
 import { GatewayError, UpstreamError } from '../errors.js';
+import { DEFAULT_BODY_LIMITS, readBounded, truncateBody, type BodyLimits } from './bounded-body.js';
 import { BufferedResponse } from './buffered-response.js';
-import { isJsonContentType } from './media-type.js';
+import { isEventStreamContentType, isJsonContentType } from './media-type.js';
+import { boundEventStream } from './sse-event-bound.js';
 
 /**
  * Statuses answered with a null body: Fetch's "null body status" list (`Response` refuses a body
@@ -104,14 +106,22 @@ function responseHeaders(headers: Record<string, string | string[] | undefined>)
   return out;
 }
 
-/** The whole body; a failure mid-body rejects as fetch's body reads do (the abort reason, or a TypeError). */
-async function readAll(body: Dispatcher.ResponseData['body'], signal: AbortSignal | undefined): Promise<Buffer> {
+/**
+ * The whole body, at most `max` bytes (`undefined` past it, the body destroyed); a failure
+ * mid-body rejects as fetch's body reads do (the abort reason, or a TypeError).
+ */
+async function readAll(body: Readable, max: number, signal: AbortSignal | undefined): Promise<Buffer | undefined> {
   try {
-    return Buffer.from(await body.arrayBuffer());
+    return await readBounded(body, max);
   } catch (error) {
     if (signal?.aborted) throw signal.reason;
     throw new TypeError('terminated', { cause: error });
   }
+}
+
+/** The error of an answer or event over the message cap: names the server and the setting. */
+export function messageTooLarge(server: string, max: number): UpstreamError {
+  return new UpstreamError('UPSTREAM_MESSAGE_TOO_LARGE', server, `sent a message larger than ${max} bytes (limits.maxUpstreamMessageBytes); its connection was reset`);
 }
 
 export interface HopRequest {
@@ -122,6 +132,14 @@ export interface HopRequest {
   /** Upper-cased. */
   method: string;
   init: RequestInit;
+  /** What may be read of the response body; default `DEFAULT_BODY_LIMITS`. */
+  limits?: BodyLimits;
+  /**
+   * What an event stream ends with instead of an event over `maxMessageBytes`, given the request
+   * body (e.g. error answers for the requests it carried); default: the stream fails with
+   * `UPSTREAM_MESSAGE_TOO_LARGE`.
+   */
+  oversizedEvent?: (requestBody: RequestInit['body']) => Buffer | undefined;
 }
 
 /**
@@ -184,11 +202,28 @@ export async function dispatchHop(hop: HopRequest): Promise<Response> {
     body.destroy();
     throw new TypeError('fetch failed', { cause: new Error('too many content-encodings in response') });
   }
-  if (decoders.length === 0 && statusCode >= 200 && statusCode < 300 && isJsonContentType(headersOut.get('content-type'))) {
-    // An MCP JSON answer is read whole by the SDK anyway: read it here, no web stream per call.
-    return new BufferedResponse(await readAll(body, signal), responseInit);
+  const limits = hop.limits ?? DEFAULT_BODY_LIMITS;
+  const contentType = headersOut.get('content-type');
+  const success = statusCode >= 200 && statusCode < 300;
+  const json = success && isJsonContentType(contentType);
+  if (json && decoders.length === 0 && Number(headersOut.get('content-length') ?? 0) > limits.maxMessageBytes) {
+    body.destroy();
+    throw messageTooLarge(server, limits.maxMessageBytes);
   }
   // `pipeline` destroys every stage when one fails or is cancelled (the web stream's cancel destroys the last).
   const stream: Readable = decoders.length === 0 ? body : (pipeline([body, ...decoders], () => undefined) as unknown as Readable);
-  return new Response(Readable.toWeb(stream) as ReadableStream<Uint8Array>, responseInit);
+  if (json) {
+    // An MCP JSON answer is read whole by the SDK anyway: read it here (bounded), no web stream per call.
+    const bytes = await readAll(stream, limits.maxMessageBytes, signal);
+    if (bytes === undefined) {
+      body.destroy();
+      throw messageTooLarge(server, limits.maxMessageBytes);
+    }
+    return new BufferedResponse(bytes, responseInit);
+  }
+  const bounded =
+    success && isEventStreamContentType(contentType)
+      ? boundEventStream(stream, limits.maxMessageBytes, () => hop.oversizedEvent?.(init.body) ?? messageTooLarge(server, limits.maxMessageBytes))
+      : truncateBody(stream, limits.maxOtherBodyBytes);
+  return new Response(Readable.toWeb(bounded) as ReadableStream<Uint8Array>, responseInit);
 }

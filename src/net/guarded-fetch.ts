@@ -19,7 +19,8 @@ import { setMaxListeners } from 'node:events';
 import type { Dispatcher } from 'undici';
 import { UpstreamError } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
-import { dispatchHop } from './dispatch-hop.js';
+import type { BodyLimits } from './bounded-body.js';
+import { dispatchHop, type HopRequest } from './dispatch-hop.js';
 
 export interface GuardedFetchOptions {
   /** The upstream's config key, named in errors and logs. */
@@ -30,6 +31,10 @@ export interface GuardedFetchOptions {
   maxRedirects?: number;
   /** Refused redirects are logged here at warn (server and reason only). */
   logger?: Logger;
+  /** What may be read of each response body (`dispatchHop`); default `DEFAULT_BODY_LIMITS`. */
+  limits?: BodyLimits;
+  /** What an event stream ends with instead of an over-long event (`dispatchHop`). */
+  oversizedEvent?: HopRequest['oversizedEvent'];
 }
 
 /** The SDK's `FetchLike`: what `StreamableHTTPClientTransport` accepts as `fetch`. */
@@ -72,7 +77,7 @@ function allowManyListeners(signal: AbortSignal): void {
 }
 
 export function createGuardedFetch(options: GuardedFetchOptions): GuardedFetch {
-  const { server, dispatcher, logger } = options;
+  const { server, dispatcher, logger, limits, oversizedEvent } = options;
   const maxRedirects = options.maxRedirects ?? DEFAULT_MAX_REDIRECTS;
   if (typeof server !== 'string' || server === '') throw new TypeError('guarded fetch: server must be a non-empty string');
   if (!Number.isInteger(maxRedirects) || maxRedirects < 0) throw new TypeError('guarded fetch: maxRedirects must be a non-negative integer');
@@ -96,7 +101,7 @@ export function createGuardedFetch(options: GuardedFetchOptions): GuardedFetch {
     for (let followed = 0; ; followed++) {
       // Each hop is one `Dispatcher.request()` on the egress dispatcher (not WHATWG fetch: see
       // dispatch-hop.ts); our own errors (a guard refusal) surface as they are.
-      const response = await dispatchHop({ server, dispatcher, url: current, method, init });
+      const response = await dispatchHop({ server, dispatcher, url: current, method, init, limits, oversizedEvent });
       const location = REDIRECT_STATUSES.has(response.status) ? response.headers.get('location') : null;
       if (location === null) return response;
       // The redirect's own body is never read: release the connection before deciding.

@@ -6,3 +6,9 @@ export function isJsonContentType(value: string | null): boolean {
   const type = value.split(';', 1)[0]!.trim().toLowerCase();
   return type === 'application/json';
 }
+
+/** `text/event-stream`, with or without parameters, case-insensitive. */
+export function isEventStreamContentType(value: string | null): boolean {
+  if (value === null) return false;
+  return value.split(';', 1)[0]!.trim().toLowerCase() === 'text/event-stream';
+}

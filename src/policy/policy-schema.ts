@@ -59,6 +59,9 @@ export const DEFAULT_POLICY_LIMITS = Object.freeze({
   maxSessionsPerPrincipal: 100,
   initializePerMinute: 1000,
   maxSessionChildrenPerServer: 32,
+  maxUpstreamMessageBytes: 16 * 1024 * 1024,
+  maxSessionHistoryBytes: 16 * 1024 * 1024,
+  maxHistoryBytes: 256 * 1024 * 1024,
 });
 
 /** An environment variable name or a glob over names (`*` any run, `?` one character). */
@@ -171,6 +174,12 @@ export const policySchema = z.strictObject({
       maxSessionsPerPrincipal: limit(1, 100_000, DEFAULT_POLICY_LIMITS.maxSessionsPerPrincipal),
       initializePerMinute: limit(1, 1_000_000, DEFAULT_POLICY_LIMITS.initializePerMinute),
       maxSessionChildrenPerServer: limit(1, 10_000, DEFAULT_POLICY_LIMITS.maxSessionChildrenPerServer),
+      /** The most one upstream message may hold: a JSON answer, one SSE event, one stdio message. */
+      maxUpstreamMessageBytes: limit(1024, 1024 * 1024 * 1024, DEFAULT_POLICY_LIMITS.maxUpstreamMessageBytes),
+      /** Bytes of resumable event history kept for one session (serialised JSON). */
+      maxSessionHistoryBytes: limit(1024, 4 * 1024 * 1024 * 1024, DEFAULT_POLICY_LIMITS.maxSessionHistoryBytes),
+      /** Bytes of resumable event history kept for all sessions of the process together. */
+      maxHistoryBytes: limit(1024, 64 * 1024 * 1024 * 1024, DEFAULT_POLICY_LIMITS.maxHistoryBytes),
     })
     .prefault({}),
 });

@@ -133,6 +133,10 @@ export class InputBridge {
   private bridgeSink(call: SuspendedCall): DownstreamSink {
     return {
       canRequest: true,
+      // The client of the round being served: each 2026 request declares its own.
+      get clientCapabilities() {
+        return call.sink.clientCapabilities;
+      },
       notify: (message) => call.sink.notify(message),
       request: (message, signal) =>
         new Promise<Result>((resolve, reject) => {

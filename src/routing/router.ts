@@ -8,11 +8,17 @@
  */
 import { GatewayError } from '../errors.js';
 import type { Catalogue } from '../catalogue/catalogue.js';
+import type { MergedTools } from '../catalogue/merge.js';
+import type { ToolsView } from '../catalogue/surface/tool-surface.js';
+import { OPTIONS_META_KEY } from '../catalogue/surface/session-option.js';
 import { routeResourceUri } from '../catalogue/build-index.js';
+import { checkServerRequest } from '../rpc/client-capabilities.js';
 import type { UpstreamLink } from '../upstream/link.js';
 import type { ListKind } from '../upstream/list-cache.js';
 import type { DownstreamSink, RpcMessage } from '../rpc/sink.js';
 import type { InputRounds } from './input-bridge.js';
+import { presentTaskSupport, withoutTasksExtension } from './tasks/task-capabilities.js';
+import type { TaskScope } from './tasks/task-scope.js';
 
 type Params = Record<string, unknown>;
 type Result = Record<string, unknown>;
@@ -21,8 +27,12 @@ export interface RouteScope {
   /** Servers visible in this scope, in merge order. */
   readonly servers: readonly string[];
   readonly catalogue: Catalogue;
+  /** Deferral, meta-tools and pagination of `tools/list`; absent: the merged list as is. */
+  readonly tools?: ToolsView;
   /** Runs `fn` with a link to `server` held for the duration of the call. */
   withLink<T>(server: string, fn: (link: UpstreamLink) => Promise<T>): Promise<T>;
+  /** Where a call that may create a task runs (the task lives there); default `withLink`. */
+  withTaskLink?<T>(server: string, fn: (link: UpstreamLink) => Promise<T>): Promise<T>;
   /** Notes a resource subscription so `resources/updated` reaches this client (session scopes). */
   noteSubscription?(server: string, uri: string, subscribed: boolean): void;
   /** Relays a client notification (e.g. roots/list_changed) to the scope's own connections. */
@@ -31,6 +41,8 @@ export interface RouteScope {
   setLogLevel?(params: Params, sink: DownstreamSink): Promise<void>;
   /** Turns a 2025 upstream's mid-call requests into `input_required` rounds (2026 clients). */
   readonly inputBridge?: InputRounds;
+  /** The caller's tasks (tasks/task-scope.ts); absent: tasks are not offered here. */
+  readonly tasks?: TaskScope;
 }
 
 export interface CallContext {
@@ -40,6 +52,8 @@ export interface CallContext {
   meta: Params | undefined;
   /** `legacy` clients have input requests of a 2026 upstream fulfilled by the gateway. */
   era: 'legacy' | 'modern';
+  /** HTTP headers passed on to the upstream as they came (a 2026 request's `Mcp-Param-*`). */
+  headers?: Record<string, string>;
 }
 
 /** Most `input_required` rounds the gateway drives for a 2025 client before giving up. */
@@ -61,23 +75,32 @@ async function listResult(scope: RouteScope, kind: ListKind, field: string, call
 }
 
 const handlers: Record<string, Handler> = {
-  'tools/list': (scope, _params, call) => listResult(scope, 'tools', 'tools', call),
+  'tools/list': async (scope, params, call) => {
+    const merged = await scope.catalogue.tools();
+    const presented = presentTasks(scope, merged.tools, merged.index, call);
+    const listed = presented === merged.tools ? merged : { ...merged, tools: presented };
+    const result = scope.tools === undefined ? { tools: listed.tools } : await scope.tools.list(listed, params, call);
+    if (call.era !== 'modern') return result;
+    // A session's loaded or deferred tools make the list this caller's own.
+    const { hint } = await scope.catalogue.listing('tools');
+    return { ...result, ttlMs: hint.ttlMs, cacheScope: scope.tools === undefined ? hint.cacheScope : 'private' };
+  },
   'prompts/list': (scope, _params, call) => listResult(scope, 'prompts', 'prompts', call),
   'resources/list': (scope, _params, call) => listResult(scope, 'resources', 'resources', call),
   'resources/templates/list': (scope, _params, call) => listResult(scope, 'resourceTemplates', 'resourceTemplates', call),
 
+  // A meta-tool (search_tools, call_tool) when tools are deferred; else, and for call_tool's
+  // own target, the one path every tool call takes.
   'tools/call': async (scope, params, call) => {
-    const exposed = stringParam(params, 'name');
-    objectParam(params, 'arguments');
-    const target = (await scope.catalogue.tools()).index.get(exposed);
-    // The index holds visible tools only; the predicate runs again anyway (DESIGN.md §3).
-    if (target === undefined || !scope.catalogue.toolVisible(target.server, target.name, exposed)) {
-      const down = target === undefined ? scope.catalogue.unavailableOwnerOf(exposed) : undefined;
-      if (down !== undefined) throw new GatewayError('UPSTREAM_UNAVAILABLE', `upstream "${down}" is unavailable`, { server: down });
-      throw new GatewayError('UNKNOWN_TOOL', `Unknown tool: ${exposed}`);
-    }
-    return forward(scope, target.server, 'tools/call', { ...params, name: target.name }, call);
+    const meta = scope.tools?.callMeta(await scope.catalogue.tools(), params, call, (inner) => callTool(scope, inner, call));
+    return meta ?? callTool(scope, params, call);
   },
+
+  'tasks/get': (scope, params, call) => taskRequest(scope, 'tasks/get', params, call),
+  'tasks/result': (scope, params, call) => taskRequest(scope, 'tasks/result', params, call),
+  'tasks/list': (scope, params, call) => taskRequest(scope, 'tasks/list', params, call),
+  'tasks/cancel': (scope, params, call) => taskRequest(scope, 'tasks/cancel', params, call),
+  'tasks/update': (scope, params, call) => taskRequest(scope, 'tasks/update', params, call),
 
   'prompts/get': async (scope, params, call) => {
     const exposed = stringParam(params, 'name');
@@ -151,21 +174,76 @@ export async function routeRequest(scope: RouteScope, method: string, params: Pa
   return handler(scope, params ?? {}, call);
 }
 
-async function forward(scope: RouteScope, server: string, method: string, params: Params, call: CallContext): Promise<Result> {
+async function callTool(scope: RouteScope, params: Params, call: CallContext): Promise<Result> {
+  const exposed = stringParam(params, 'name');
+  objectParam(params, 'arguments');
+  const target = (await scope.catalogue.tools()).index.get(exposed);
+  // The index holds visible tools only; the predicate runs again anyway (DESIGN.md §3).
+  if (target === undefined || !scope.catalogue.toolVisible(target.server, target.name, exposed)) {
+    const down = target === undefined ? scope.catalogue.unavailableOwnerOf(exposed) : undefined;
+    if (down !== undefined) throw new GatewayError('UPSTREAM_UNAVAILABLE', `upstream "${down}" is unavailable`, { server: down });
+    throw new GatewayError('UNKNOWN_TOOL', `Unknown tool: ${exposed}`);
+  }
+  const upstreamParams = { ...params, name: target.name };
+  // Tasks are created upstream by the gateway (tasks/task-scope.ts); an upstream's own 2026
+  // task handles could not be relayed, so no upstream hears that the client takes them.
+  const upstreamCall = call.meta === undefined ? call : { ...call, meta: withoutTasksExtension(call.meta) };
+  const tasks = scope.tasks;
+  if (tasks === undefined) return forward(scope, target.server, 'tools/call', upstreamParams, upstreamCall);
+  const tool = tasks.takesTasks(target.server) ? (await scope.catalogue.tools()).tools.find((t) => t.name === exposed) : undefined;
+  return tasks.callTool(target.server, tool, upstreamParams, call, (p, observe) => forward(scope, target.server, 'tools/call', p, upstreamCall, observe));
+}
+
+/**
+ * Task support is shown only where the gateway can honour it (tasks/task-capabilities.ts);
+ * returns `tools` itself when nothing changes.
+ */
+function presentTasks(scope: RouteScope, tools: MergedTools['tools'], index: MergedTools['index'], call: CallContext): MergedTools['tools'] {
+  const tasks = scope.tasks;
+  if (tasks === undefined) return tools;
+  const takes = new Map<string, boolean>(); // asked once per server, not per tool
+  const takesTasks = (server: string | undefined) => {
+    if (server === undefined) return false;
+    if (!takes.has(server)) takes.set(server, tasks.takesTasks(server));
+    return takes.get(server) === true;
+  };
+  return tools.map((tool) => (tool.execution === undefined ? tool : presentTaskSupport(tool, takesTasks(index.get(tool.name)?.server), call.era)));
+}
+
+function taskRequest(scope: RouteScope, method: string, params: Params, call: CallContext): Promise<Result> {
+  if (scope.tasks === undefined) throw new GatewayError('NOT_SUPPORTED', `Method not found: ${method}`);
+  return scope.tasks.request(method, params, call);
+}
+
+/**
+ * Forwards one request to `server`. `observe` sees the connection and the final result while
+ * the connection is still held (a task created upstream lives on that very connection).
+ */
+async function forward(
+  scope: RouteScope,
+  server: string,
+  method: string,
+  params: Params,
+  call: CallContext,
+  observe?: (link: UpstreamLink, result: Result) => Result,
+): Promise<Result> {
   const outbound: Params = { ...params };
   delete outbound._meta;
   const meta = call.meta === undefined ? undefined : { ...call.meta };
   const progressToken = meta?.progressToken as string | number | undefined;
   if (meta !== undefined) {
     delete meta.progressToken; // the SDK sets its own token and we map progress back
+    delete meta[OPTIONS_META_KEY]; // the client's options are for the gateway, not for upstreams
     if (Object.keys(meta).length > 0) outbound._meta = meta;
   }
+  const onLink = <T>(fn: (link: UpstreamLink) => Promise<T>): Promise<T> =>
+    observe !== undefined && scope.withTaskLink !== undefined ? scope.withTaskLink(server, fn) : scope.withLink(server, fn);
   const upstreamCall = (sink: DownstreamSink, signal: AbortSignal) =>
-    scope.withLink(server, async (link) => {
+    onLink(async (link) => {
       let roundParams = outbound;
       for (let round = 0; ; round++) {
-        const result = await link.request(method, roundParams, { sink, signal, progressToken });
-        if (result.resultType !== 'input_required' || call.era === 'modern') return result;
+        const result = await link.request(method, roundParams, { sink, signal, progressToken, headers: call.headers });
+        if (result.resultType !== 'input_required' || call.era === 'modern') return observe === undefined ? result : observe(link, result);
         if (round >= MAX_INPUT_ROUNDS) {
           throw new GatewayError('UPSTREAM_UNAVAILABLE', `upstream "${server}" asked for input too many times`, { server });
         }
@@ -188,6 +266,11 @@ async function forward(scope: RouteScope, server: string, method: string, params
  */
 async function fulfilInputRequests(result: Result, call: CallContext): Promise<Params> {
   const requests = (result.inputRequests ?? {}) as Record<string, { method: string; params?: Params }>;
+  // Nothing the client did not declare reaches it: the call fails instead of asking.
+  for (const request of Object.values(requests)) {
+    const allowed = checkServerRequest(call.sink.clientCapabilities, request.method, request.params);
+    if (!allowed.ok) throw new GatewayError(allowed.code, allowed.message);
+  }
   const entries = await Promise.all(
     Object.entries(requests).map(async ([key, request]) => [key, await call.sink.request(request, call.signal)] as const),
   );

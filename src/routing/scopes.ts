@@ -10,9 +10,12 @@
  * request's principal and workspace (upstream/principal-connections.ts), the same for both eras;
  * until that connection is open its lists come from the primary.
  */
-import { SdkHttpError } from '@modelcontextprotocol/client';
+import { randomUUID } from 'node:crypto';
+import { SdkHttpError, type ClientCapabilities } from '@modelcontextprotocol/client';
 import { LRUCache } from 'lru-cache';
 import { Catalogue, type CatalogueOptions } from '../catalogue/catalogue.js';
+import { LoadedTools } from '../catalogue/surface/loaded-tools.js';
+import type { SessionTools, ToolSurface, ToolsView } from '../catalogue/surface/tool-surface.js';
 import type { Logger } from '../observability/logger.js';
 import type { UpstreamLink } from '../upstream/link.js';
 import { connectionKeyId, type ConnectionKey } from '../upstream/principal-connections.js';
@@ -22,15 +25,27 @@ import type { LinkEvent } from '../upstream/link-event.js';
 import { InputBridge } from './input-bridge.js';
 import { SessionConnection } from './session-connection.js';
 import type { RouteScope } from './router.js';
+import { acceptsToolTasks } from './tasks/task-capabilities.js';
+import { TaskScope } from './tasks/task-scope.js';
+import type { TaskTable } from './tasks/task-table.js';
 
 export interface ScopeOptions {
   registry: UpstreamRegistry;
   /** The servers this endpoint shows, in merge order. */
   servers: readonly string[];
   catalogue: Omit<CatalogueOptions, 'logger'>;
+  /** Deferral, meta-tools and `tools/list` pages of this endpoint; absent: the merged list as is. */
+  tools?: ToolSurface;
   logger: Logger;
   /** 2026 clients: how long a call suspended for input waits for the client's retry (default 5 min). */
   inputTtlMs?: number;
+  /** The endpoint's tasks (routing/tasks/); absent: tasks are not offered. */
+  tasks?: TaskTable;
+}
+
+/** Whether `server`'s upstream takes task-augmented `tools/call`, by what its primary declared. */
+function takesTasksVia(registry: UpstreamRegistry): (server: string) => boolean {
+  return (server) => acceptsToolTasks(registry.entries.get(server)?.primary.current?.capabilities);
 }
 
 /** A 404 from an HTTP upstream on a request that carried its session id: the session expired. */
@@ -97,6 +112,8 @@ export interface SessionScopeOptions {
   key?: ConnectionKey;
   /** The session's standalone stream: what no call can be credited with goes there. */
   owner: DownstreamSink;
+  /** What the session's client declared in `initialize`: its own connections declare exactly that. */
+  clientCapabilities: () => ClientCapabilities | undefined;
   /**
    * The endpoint's catalogue over the primaries, used when this session can have no connection
    * of its own (every server `isolation: "shared"`): the merged view is then the same for every
@@ -110,6 +127,9 @@ export interface SessionScopeOptions {
 export class SessionScope implements RouteScope {
   readonly servers: readonly string[];
   readonly catalogue: Catalogue;
+  readonly tools: ToolsView | undefined;
+  /** The session's deferral option and loaded tools: its own, never shared with another session. */
+  private readonly toolState: SessionTools | undefined;
   private readonly registry: UpstreamRegistry;
   private readonly own = new Map<string, SessionConnection>();
   private readonly unsubscribes: Array<() => void> = [];
@@ -118,6 +138,10 @@ export class SessionScope implements RouteScope {
   private readonly logger: Logger;
   private readonly key: ConnectionKey;
   private readonly principalServers: Set<string>;
+  readonly tasks: TaskScope | undefined;
+  private readonly taskTable: TaskTable | undefined;
+  /** The session's key in the task table: random, never the session id itself. */
+  private readonly taskOwner = `session:${randomUUID()}`;
 
   constructor(options: ScopeOptions, session: SessionScopeOptions) {
     this.servers = options.servers;
@@ -127,6 +151,29 @@ export class SessionScope implements RouteScope {
     this.key = session.key ?? { principal: undefined, workspace: undefined };
     this.principalServers = principalServersOf(options.registry, options.servers);
     const keyId = connectionKeyId(this.key);
+    const surface = options.tools;
+    this.toolState =
+      surface === undefined
+        ? undefined
+        : {
+            deferTools: undefined,
+            loaded: new LoadedTools(surface.maxLoadedTools),
+            announce: () => void this.owner.notify({ method: 'notifications/tools/list_changed' }).catch(() => undefined),
+          };
+    this.tools = this.toolState === undefined ? undefined : surface?.view(this.toolState);
+    this.taskTable = options.tasks;
+    this.tasks =
+      options.tasks === undefined
+        ? undefined
+        : new TaskScope({
+            table: options.tasks,
+            owner: this.taskOwner,
+            era: 'legacy',
+            statusSink: session.owner,
+            takesTasks: takesTasksVia(options.registry),
+            // A task on the session's own child lives as long as that child: keep it while the task does.
+            pin: (server, link) => this.own.get(server)?.pin(link),
+          });
     for (const server of options.servers) {
       const entry = options.registry.entry(server);
       const principals = entry.principals;
@@ -158,6 +205,7 @@ export class SessionScope implements RouteScope {
         server,
         registry: options.registry,
         owner: session.owner,
+        clientCapabilities: session.clientCapabilities,
         quota: entry.sessionChildren,
         idleTimeoutMs: stdio ? session.childIdleTimeoutMs : undefined,
         logger: options.logger,
@@ -183,6 +231,11 @@ export class SessionScope implements RouteScope {
   /** This session's principal connection to `server`, if it is one and open now. */
   private principalLink(server: string): UpstreamLink | undefined {
     return this.registry.entry(server).principals?.current(this.key);
+  }
+
+  /** The session's `deferTools` init option (read from its `initialize`); undefined: no preference. */
+  setDeferTools(value: boolean | undefined): void {
+    if (this.toolState !== undefined) this.toolState.deferTools = value;
   }
 
   withLink<T>(server: string, fn: (link: UpstreamLink) => Promise<T>): Promise<T> {
@@ -241,6 +294,7 @@ export class SessionScope implements RouteScope {
       this.registry.entry(server).principals?.noteSubscription(this.key, false);
     }
     this.subscriptions.clear();
+    this.taskTable?.forgetOwner(this.taskOwner);
     await Promise.all([...this.own.values()].map((connection) => connection.close()));
   }
 
@@ -255,6 +309,7 @@ export class SessionScope implements RouteScope {
         if (this.subscriptions.has(`${server}\n${String(event.params.uri)}`)) notify('notifications/resources/updated', event.params);
         return;
       case 'closed':
+      case 'taskStatus': // routed by the endpoint's task table, which knows whose task it is
         return;
       default: {
         const unreachable: never = event;
@@ -274,6 +329,7 @@ export class StatelessScope {
   readonly servers: readonly string[];
   /** The view over the primaries: every caller's when no server is isolated per principal. */
   readonly catalogue: Catalogue;
+  private readonly tools: ToolsView | undefined;
   private readonly inputBridge: InputBridge;
   private readonly registry: UpstreamRegistry;
   private readonly logger: Logger;
@@ -281,6 +337,7 @@ export class StatelessScope {
   private readonly principalServers: Set<string>;
   /** Views of callers with principal connections, by key; bounded (an evicted view is rebuilt from the link caches). */
   private readonly views = new LRUCache<string, Catalogue>({ max: 1024 });
+  private readonly taskTable: TaskTable | undefined;
 
   constructor(options: ScopeOptions) {
     this.servers = options.servers;
@@ -288,7 +345,9 @@ export class StatelessScope {
     this.logger = options.logger;
     this.options = options;
     this.principalServers = principalServersOf(options.registry, options.servers);
+    this.taskTable = options.tasks;
     this.inputBridge = new InputBridge({ max: 1000, ttlMs: options.inputTtlMs ?? 5 * 60_000 });
+    this.tools = options.tools?.view();
     this.catalogue = new Catalogue(
       { servers: this.servers, linkFor: (s) => options.registry.entry(s).primary.get(), perCaller: (s) => this.principalServers.has(s) },
       { ...options.catalogue, logger: options.logger },
@@ -304,8 +363,22 @@ export class StatelessScope {
     return {
       servers: this.servers,
       catalogue: this.principalServers.size === 0 ? this.catalogue : this.viewOf(key),
+      ...(this.tools === undefined ? {} : { tools: this.tools }),
       inputBridge: this.inputBridge.for(principal),
       withLink: (server, fn) => this.withLink(server, key, fn),
+      ...(this.taskTable === undefined
+        ? {}
+        : {
+            // Tasks are the principal's (no session to bind them to) and live on the server's
+            // primary connection, which no idle reaping or lease hands to anyone else.
+            tasks: new TaskScope({
+              table: this.taskTable,
+              owner: `principal:${JSON.stringify(principal ?? null)}`,
+              era: 'modern',
+              takesTasks: takesTasksVia(this.registry),
+            }),
+            withTaskLink: (server, fn) => this.withPrimary(server, fn),
+          }),
     };
   }
 
@@ -326,6 +399,11 @@ export class StatelessScope {
       this.views.set(id, view);
     }
     return view;
+  }
+
+  private withPrimary<T>(server: string, fn: (link: UpstreamLink) => Promise<T>): Promise<T> {
+    const primary = this.registry.entry(server).primary;
+    return withReinitialise(server, this.logger, async () => ({ link: await primary.get(), drop: (l) => primary.discard(l), release: () => undefined }), fn);
   }
 
   private withLink<T>(server: string, key: ConnectionKey, fn: (link: UpstreamLink) => Promise<T>): Promise<T> {

@@ -11,8 +11,10 @@
  *   spawns a fresh child), unless the session holds resource subscriptions on it, which only a
  *   live connection can serve.
  *
- * A log level the session set is remembered and sent to every connection opened later.
+ * A log level the session set is remembered and sent to every connection opened later. The
+ * connection is initialised with the capabilities the session's client declared, and nothing else.
  */
+import type { ClientCapabilities } from '@modelcontextprotocol/client';
 import type { Logger } from '../observability/logger.js';
 import type { ChildQuota, ChildHold } from '../upstream/child-quota.js';
 import type { UpstreamLink } from '../upstream/link.js';
@@ -25,6 +27,8 @@ export interface SessionConnectionOptions {
   registry: UpstreamRegistry;
   /** The session's standalone stream: what no call can be credited with goes there. */
   owner: DownstreamSink;
+  /** What the session's client declared in `initialize` (read when the connection opens, after it). */
+  clientCapabilities: () => ClientCapabilities | undefined;
   /** Where the server's session children are counted (stdio); absent: not capped. */
   quota: ChildQuota | undefined;
   /** Close the connection after this long without a call; absent: keep it for the session's life. */
@@ -97,6 +101,22 @@ export class SessionConnection {
     else this.stopIdleClock();
   }
 
+  /**
+   * Keeps `link` open while something lives on it (a task): like a subscription, it is not
+   * closed for idleness until the returned release is called. Undefined when `link` is not this
+   * connection's live one (nothing to keep).
+   */
+  pin(link: UpstreamLink): (() => void) | undefined {
+    if (this.slot.current !== link) return undefined;
+    this.noteSubscription(true);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.noteSubscription(false);
+    };
+  }
+
   /** Sets the level on the live connection, if any, and remembers it for connections opened later. */
   async setLogLevel(params: Record<string, unknown>): Promise<void> {
     this.logLevel = params;
@@ -116,7 +136,7 @@ export class SessionConnection {
 
   private async connect(): Promise<UpstreamLink> {
     const { registry, server, owner } = this.options;
-    const link = await registry.connect(server, { owner, era: 'legacy' });
+    const link = await registry.connect(server, { owner, era: 'legacy', clientCapabilities: this.options.clientCapabilities() ?? {} });
     if (this.logLevel !== undefined && link.capabilities.logging !== undefined) {
       await link.request('logging/setLevel', this.logLevel, { sink: owner }).catch(() => undefined);
     }

@@ -4,6 +4,8 @@
  * sink without knowing about inbound HTTP, and `inbound/` implements one without importing
  * `upstream/` (docs/architecture.md, "Module map").
  */
+import type { ClientCapabilities } from '@modelcontextprotocol/client';
+
 export interface RpcMessage {
   method: string;
   params?: Record<string, unknown>;
@@ -16,4 +18,10 @@ export interface DownstreamSink {
   notify(message: RpcMessage): Promise<void>;
   /** True when the client side can receive server→client requests on this sink. */
   readonly canRequest: boolean;
+  /**
+   * What the client behind this sink declared (its `initialize`, or a 2026 request's `_meta`).
+   * Server→client requests it did not declare are refused before they reach it; absent counts
+   * as nothing declared (client-capabilities.ts).
+   */
+  readonly clientCapabilities?: ClientCapabilities;
 }

@@ -141,3 +141,22 @@ export function judgeResume(
   if (lastOnStream === undefined || point.seq > lastOnStream) return resumeProblem('unknown');
   return point.seq === lastOnStream ? { ok: true, streamId: point.streamId, seq: point.seq } : resumeProblem('evicted');
 }
+
+/** A refused problem of a resume point, for `ResumeRefused`. */
+export type RefusedPoint = Extract<ResumePoint, { ok: false }>;
+
+/**
+ * Thrown by a store's replay when the resume point turned out unsound while replaying (evicted
+ * meanwhile, store unreachable): the transport answers it as `resumePoint` would have (410, 503),
+ * never as a bare HTTP 500.
+ */
+export class ResumeRefused extends Error {
+  readonly point: RefusedPoint;
+
+  constructor(point: ResumePoint) {
+    const refused: RefusedPoint = point.ok ? (resumeProblem('unknown') as RefusedPoint) : point;
+    super(refused.message);
+    this.name = 'ResumeRefused';
+    this.point = refused;
+  }
+}

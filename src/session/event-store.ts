@@ -6,6 +6,8 @@
  *
  * - ids are `<streamId>::<seq>` with one counter per session (`event-id.ts`);
  * - at most `limit` events per session, the oldest evicted first (insert order);
+ * - at most `maxSessionBytes` of serialised events per session and `maxTotalBytes` for the whole
+ *   process, the oldest evicted first, across sessions for the total (`history-budget.ts`);
  * - replay sends exactly the events of the resumed stream after the id, in order; the SDK's
  *   empty priming events are stored (they carry ids) but never replayed;
  * - `resumePoint` tells a sound resume point from a malformed, unknown or evicted one, so the
@@ -30,6 +32,12 @@ export interface SessionEventStore extends EventStore {
   /** Drops the session's history (session closed). Idempotent; later events are not kept. */
   forget(): Promise<void>;
   /**
+   * Shared stores only (redis): leaves the session's history in the store for another replica
+   * (the session closed here without being ended) and stops counting it against this process's
+   * byte budget, so this process never trims a history it no longer owns.
+   */
+  release?(): void;
+  /**
    * Shared stores only (redis): continues a history another replica wrote, given its events in
    * order, so new ids follow the last one and resume checks know each stream (cluster takeover).
    */
@@ -50,7 +58,9 @@ export interface GatewayEventStore {
   close(): Promise<void>;
 }
 
-export type EventStoreConfig = GatewayConfig['eventStore'];
+/** The event store section; byte budgets absent take the default policy's (library use, tests). */
+export type EventStoreConfig = Omit<GatewayConfig['eventStore'], 'maxSessionBytes' | 'maxTotalBytes'> &
+  Partial<Pick<GatewayConfig['eventStore'], 'maxSessionBytes' | 'maxTotalBytes'>>;
 
 export interface EventStoreDeps {
   logger: Logger;
@@ -70,13 +80,20 @@ export interface EventStoreDeps {
 export async function createEventStore(config: Readonly<EventStoreConfig>, deps: EventStoreDeps): Promise<GatewayEventStore> {
   switch (config.kind) {
     case 'memory':
-      return createMemoryEventStore({ limit: config.limit, maxSessions: deps.maxSessions });
+      return createMemoryEventStore({
+        limit: config.limit,
+        maxSessions: deps.maxSessions,
+        maxSessionBytes: config.maxSessionBytes,
+        maxTotalBytes: config.maxTotalBytes,
+      });
     case 'redis': {
       if (config.url === undefined) throw new TypeError('eventStore.url is required when eventStore.kind is "redis"');
       const { createRedisEventStore } = await import('./redis-event-store.js');
       return createRedisEventStore({
         url: config.url,
         limit: config.limit,
+        maxSessionBytes: config.maxSessionBytes,
+        maxTotalBytes: config.maxTotalBytes,
         historyTtlMs: deps.historyTtlMs,
         keyPrefix: deps.keyPrefix,
         allowPrivateNetwork: config.allowPrivateNetwork,

@@ -4,17 +4,26 @@
  * O(1) and a replay is a binary search plus a walk over exactly the events it sends — no sort,
  * no timestamps. Sessions with history are bounded by an LRU (least recently written dropped
  * first); a dropped or forgotten session's history is cleared, its counter keeps going.
+ *
+ * Bytes are bounded too (`history-budget.ts`): events are kept as their serialised JSON text
+ * (what the budget counts, and far smaller than the object graph a 15 MiB answer parses into),
+ * at most `maxSessionBytes` per session and `maxTotalBytes` for the process, oldest first.
  */
 import type { JSONRPCMessage } from '@modelcontextprotocol/server';
 import { LRUCache } from 'lru-cache';
 import type { GatewayEventStore, SessionEventStore } from './event-store.js';
-import { formatEventId, judgeResume, parseEventId, resumeProblem, SessionSequence, type Assigned, type ResumePoint } from './event-id.js';
+import { formatEventId, judgeResume, parseEventId, ResumeRefused, resumeProblem, SessionSequence, type Assigned, type ResumePoint } from './event-id.js';
+import { createHistoryBudget, DEFAULT_HISTORY_BUDGET, type HistoryAccount, type HistoryBudget } from './history-budget.js';
 
 export interface MemoryEventStoreOptions {
   /** Events kept per session. */
   limit: number;
   /** Sessions with history kept at once. */
   maxSessions: number;
+  /** Bytes of history kept per session; default 16 MiB. */
+  maxSessionBytes?: number;
+  /** Bytes of history kept for every session together; default 256 MiB. */
+  maxTotalBytes?: number;
 }
 
 /** A queue that remembers how many items ever left it, so positions stay valid across shifts. */
@@ -56,13 +65,12 @@ class Fifo<T> {
 }
 
 interface StoredEvent extends Assigned {
-  readonly message: JSONRPCMessage;
+  /** The message as JSON text. */
+  readonly text: string;
 }
 
 /** The SDK stores an empty object for the SSE priming event: it has an id, nothing to replay. */
-function isPrimingEvent(message: JSONRPCMessage): boolean {
-  return Object.keys(message).length === 0;
-}
+const PRIMING_TEXT = '{}';
 
 class SessionHistory {
   readonly sequence = new SessionSequence();
@@ -70,23 +78,39 @@ class SessionHistory {
   private order = new Fifo<string>();
   /** Every event up to this sequence was dropped with the whole history (LRU), not one by one. */
   private droppedThrough = 0;
+  private readonly account: HistoryAccount;
 
-  constructor(private readonly limit: number) {}
+  constructor(
+    private readonly limit: number,
+    budget: HistoryBudget,
+  ) {
+    this.account = budget.open(() => this.evictOldest());
+  }
 
   get size(): number {
     return this.order.length;
   }
 
+  get bytes(): number {
+    return this.account.bytes;
+  }
+
   append(streamId: string, message: JSONRPCMessage): number {
     const assigned = this.sequence.next(streamId);
+    const text = JSON.stringify(message);
     let events = this.streams.get(streamId);
     if (events === undefined) {
       events = new Fifo<StoredEvent>();
       this.streams.set(streamId, events);
     }
-    events.push({ ...assigned, message });
+    events.push({ ...assigned, text });
     this.order.push(streamId);
-    while (this.order.length > this.limit) this.evictOldest();
+    while (this.order.length > this.limit) {
+      this.evictOldest();
+      this.account.droppedOldest();
+    }
+    // May evict this session's oldest events, or other sessions' (the process budget).
+    this.account.record(Buffer.byteLength(text, 'utf8'));
     return assigned.seq;
   }
 
@@ -120,6 +144,7 @@ class SessionHistory {
     this.streams.clear();
     this.order = new Fifo<string>();
     this.sequence.forgetStreams();
+    this.account.clear();
   }
 
   private evictOldest(): void {
@@ -135,6 +160,10 @@ export function createMemoryEventStore(options: MemoryEventStoreOptions): Gatewa
   const { limit, maxSessions } = options;
   if (!Number.isInteger(limit) || limit < 1) throw new TypeError('eventStore.limit must be a positive integer');
   if (!Number.isInteger(maxSessions) || maxSessions < 1) throw new TypeError('maxSessions must be a positive integer');
+  const budget = createHistoryBudget({
+    maxSessionBytes: options.maxSessionBytes ?? DEFAULT_HISTORY_BUDGET.maxSessionBytes,
+    maxTotalBytes: options.maxTotalBytes ?? DEFAULT_HISTORY_BUDGET.maxTotalBytes,
+  });
 
   const histories = new LRUCache<string, SessionHistory>({
     max: maxSessions,
@@ -142,7 +171,7 @@ export function createMemoryEventStore(options: MemoryEventStoreOptions): Gatewa
   });
 
   // What a session that has stored nothing yet is judged against: never written to.
-  const empty = new SessionHistory(1);
+  const empty = new SessionHistory(1, budget);
 
   const forSession = (sessionId: string): SessionEventStore => {
     // Created on the first event: a session whose calls are all answered in one JSON body never
@@ -153,7 +182,7 @@ export function createMemoryEventStore(options: MemoryEventStoreOptions): Gatewa
 
     return {
       async storeEvent(streamId, message) {
-        history ??= new SessionHistory(limit);
+        history ??= new SessionHistory(limit, budget);
         if (forgotten) return formatEventId(streamId, history.sequence.next(streamId).seq);
         // get() marks the session recently written; a session dropped by the LRU comes back.
         if (histories.get(sessionId) !== history) histories.set(sessionId, history);
@@ -172,16 +201,16 @@ export function createMemoryEventStore(options: MemoryEventStoreOptions): Gatewa
       async replayEventsAfter(lastEventId, { send }) {
         const stored = current();
         const point = stored.judge(lastEventId);
-        if (!point.ok) throw new Error(point.message);
+        if (!point.ok) throw new ResumeRefused(point);
         const found = stored.after(point.streamId, point.seq);
         if (found === undefined) return point.streamId;
         // Walk by absolute position: events appended while `send` awaits are sent too, and an
         // eviction overtaking the walk is an error rather than a silent gap.
         for (let position = found.position; ; position += 1) {
-          if (position < found.events.firstPosition) throw new Error('history evicted during replay');
+          if (position < found.events.firstPosition) throw new ResumeRefused(resumeProblem('evicted'));
           const event = found.events.at(position);
           if (event === undefined) break;
-          if (!isPrimingEvent(event.message)) await send(formatEventId(point.streamId, event.seq), event.message);
+          if (event.text !== PRIMING_TEXT) await send(formatEventId(point.streamId, event.seq), JSON.parse(event.text) as JSONRPCMessage);
         }
         return point.streamId;
       },

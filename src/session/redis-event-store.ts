@@ -12,19 +12,32 @@
  * a write fails at once while disconnected, the outage is logged once, and a resume answers
  * "unavailable" until Redis is back. Events lost meanwhile break the `prev` links of their
  * stream, so resuming across them is refused as evicted, never replayed with a gap.
+ *
+ * Bytes are bounded as in the memory store (`history-budget.ts`): this process keeps a ledger of
+ * the serialised size of every event it wrote, and evicting one trims the session's stream
+ * below the next retained entry (`XTRIM … MINID`), so Redis holds at most `maxSessionBytes` per
+ * session and `maxTotalBytes` for what this process wrote. That also bounds every Redis reply
+ * this store reads: a replay page or a takeover's history read is never larger than one
+ * session's budget (plus, after a takeover, what the previous owner kept within its own).
+ * Events a takeover adopted are not in the ledger; the first eviction trims them first.
  */
 import type { JSONRPCMessage } from '@modelcontextprotocol/server';
 import { createClient } from 'redis';
 import type { Logger } from '../observability/logger.js';
 import type { GatewayEventStore, SessionEventStore } from './event-store.js';
 import { redisEgress } from './redis-egress.js';
-import { formatEventId, judgeResume, parseEventId, resumeProblem, SessionSequence, type ParsedEventId, type ResumePoint } from './event-id.js';
+import { formatEventId, judgeResume, parseEventId, ResumeRefused, resumeProblem, SessionSequence, type ParsedEventId, type ResumePoint } from './event-id.js';
+import { createHistoryBudget, DEFAULT_HISTORY_BUDGET } from './history-budget.js';
 
 export interface RedisEventStoreOptions {
   /** `redis://…` URL; it is never logged (it may carry a password). */
   url: string;
   /** Events kept per session. */
   limit: number;
+  /** Bytes of history kept per session; default 16 MiB. */
+  maxSessionBytes?: number;
+  /** Bytes of history this process keeps in Redis for every session together; default 256 MiB. */
+  maxTotalBytes?: number;
   /** TTL of a session's key, refreshed as events are written. */
   historyTtlMs: number;
   /** Prefix of every key this store writes (default `portcullis:events:`). */
@@ -95,6 +108,10 @@ export function createRedisEventStore(options: RedisEventStoreOptions): GatewayE
   }
   if (url.protocol !== 'redis:' && url.protocol !== 'rediss:') throw new TypeError('eventStore.url must be a redis:// or rediss:// URL');
   const prefix = options.keyPrefix ?? DEFAULT_PREFIX;
+  const budget = createHistoryBudget({
+    maxSessionBytes: options.maxSessionBytes ?? DEFAULT_HISTORY_BUDGET.maxSessionBytes,
+    maxTotalBytes: options.maxTotalBytes ?? DEFAULT_HISTORY_BUDGET.maxTotalBytes,
+  });
 
   const health = outageLog(logger);
   const egress = redisEgress({ url: options.url, allowPrivateNetwork: options.allowPrivateNetwork, connectTimeoutMs: COMMAND_TIMEOUT_MS, logger });
@@ -137,6 +154,39 @@ export function createRedisEventStore(options: RedisEventStoreOptions): GatewayE
     let ttlRefreshedAt = Number.NEGATIVE_INFINITY;
     /** The last `resumePoint` verdict: the transport asks again for the same id right after. */
     let judged: { id: string; point: ResumePoint } | undefined;
+    /** Sequences of the entries in the ledger, oldest first (parallel to the account's). */
+    const kept: number[] = [];
+    let keptHead = 0;
+    /** Entries below this sequence are to be trimmed from the key (one XTRIM per batch). */
+    let trimBelow = 0;
+    let trimQueued = false;
+    /** The history was left to another replica: this process no longer counts or trims it. */
+    let released = false;
+    const shiftKept = (): number | undefined => {
+      if (keptHead >= kept.length) return undefined;
+      const seq = kept[keptHead]!;
+      keptHead += 1;
+      if (keptHead >= 1024 && keptHead * 2 >= kept.length) {
+        kept.splice(0, keptHead);
+        keptHead = 0;
+      }
+      return seq;
+    };
+    const trim = (): void => {
+      trimQueued = false;
+      if (forgotten || released) return;
+      // After the XADD that caused it (one connection runs commands in order).
+      client.xTrim(key, 'MINID', `0-${trimBelow}`).then(() => health.succeeded(), (error: unknown) => health.failed(error));
+    };
+    const account = budget.open(() => {
+      const seq = shiftKept();
+      if (seq === undefined) return;
+      trimBelow = Math.max(trimBelow, seq + 1);
+      if (!trimQueued) {
+        trimQueued = true;
+        queueMicrotask(trim);
+      }
+    });
 
     /** Pushes the key's expiry out again, at most every quarter TTL (the session is in use). */
     const refreshTtl = (): void => {
@@ -152,7 +202,8 @@ export function createRedisEventStore(options: RedisEventStoreOptions): GatewayE
     };
 
     const write = (streamId: string, seq: number, prev: number, message: JSONRPCMessage): void => {
-      const fields = { s: streamId, p: String(prev), m: JSON.stringify(message) };
+      const text = JSON.stringify(message);
+      const fields = { s: streamId, p: String(prev), m: text };
       try {
         client
           .xAdd(key, `0-${seq}`, fields, { TRIM: { strategy: 'MAXLEN', strategyModifier: '=', threshold: limit } })
@@ -160,7 +211,16 @@ export function createRedisEventStore(options: RedisEventStoreOptions): GatewayE
         refreshTtl();
       } catch (error) {
         health.failed(error);
+        return;
       }
+      if (released) return;
+      kept.push(seq);
+      // MAXLEN dropped the oldest entry in Redis itself.
+      if (kept.length - keptHead > limit) {
+        shiftKept();
+        account.droppedOldest();
+      }
+      account.record(Buffer.byteLength(text, 'utf8'));
     };
 
     const judge = async (lastEventId: string): Promise<ResumePoint> => {
@@ -201,19 +261,26 @@ export function createRedisEventStore(options: RedisEventStoreOptions): GatewayE
 
       async replayEventsAfter(lastEventId, { send }) {
         const point = parseEventId(lastEventId);
-        if (point === undefined) throw new Error('malformed event id');
+        if (point === undefined) throw new ResumeRefused(resumeProblem('malformed'));
         const last = sequence.lastOf(point.streamId); // before the first read, as in `judge`
         // Each entry must name the one sent before it (`prev`): a missing link is a gap.
         let expectPrev = point.seq;
         let cursor = point.seq;
         for (;;) {
-          const entries = await page(key, cursor);
+          let entries: Entry[];
+          try {
+            entries = await page(key, cursor);
+          } catch (error) {
+            health.failed(error);
+            throw new ResumeRefused(resumeProblem('unavailable'));
+          }
           for (const entry of entries) {
             cursor = entry.seq;
             if (entry.streamId !== point.streamId) continue;
             if (entry.prev !== expectPrev) {
+              // Trimmed (count or byte budget) or lost between the check and this read.
               const verdict = judgeResume({ streamId: point.streamId, seq: expectPrev }, entry, undefined);
-              throw new Error(verdict.ok ? 'history changed during replay' : verdict.message);
+              throw new ResumeRefused(verdict.ok ? resumeProblem('evicted') : verdict);
             }
             expectPrev = entry.seq;
             const message = JSON.parse(entry.message) as JSONRPCMessage;
@@ -223,7 +290,7 @@ export function createRedisEventStore(options: RedisEventStoreOptions): GatewayE
         }
         if (expectPrev === point.seq) {
           const verdict = judgeResume(point, undefined, last);
-          if (!verdict.ok) throw new Error(verdict.message);
+          if (!verdict.ok) throw new ResumeRefused(verdict);
         }
         return point.streamId;
       },
@@ -236,9 +303,19 @@ export function createRedisEventStore(options: RedisEventStoreOptions): GatewayE
         for (const event of history) sequence.observe(event.streamId, event.seq);
       },
 
+      release() {
+        released = true;
+        account.clear();
+        kept.length = 0;
+        keptHead = 0;
+      },
+
       async forget() {
         if (forgotten) return;
         forgotten = true;
+        account.clear();
+        kept.length = 0;
+        keptHead = 0;
         await client.del(key).catch((error: unknown) => health.failed(error));
       },
     };

@@ -30,6 +30,8 @@ const LINK_LEVEL_NOTIFICATIONS = new Set([
   'notifications/prompts/list_changed',
   'notifications/resources/list_changed',
   'notifications/resources/updated',
+  // A task outlives its call: its status belongs to the task's owner, whoever's call is open now.
+  'notifications/tasks/status',
   'notifications/cancelled',
   'notifications/subscriptions/acknowledged',
 ]);

@@ -23,7 +23,7 @@ export function createConnector(server: string, config: ServerConfig, deps: Conn
   switch (config.transport) {
     case 'stdio':
       // Most stdio servers are 2025-era; probing in place would cost a timeout on silent ones.
-      return { transport: createStdioTransport(server, config, deps.parentEnv, logger), negotiation: 'legacy' };
+      return { transport: createStdioTransport(server, config, deps.parentEnv, logger, deps.maxMessageBytes), negotiation: 'legacy' };
     case 'streamableHttp':
       return { transport: createHttpTransport(server, config, deps, logger), negotiation: 'auto' };
     case 'sse':

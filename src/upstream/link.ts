@@ -9,11 +9,13 @@
  * connection serves again only once none are open (`idle`, `whenIdle`).
  */
 import { Client, ProtocolError, type Transport } from '@modelcontextprotocol/client';
-import type { ServerCapabilities } from '@modelcontextprotocol/client';
+import type { ClientCapabilities, ServerCapabilities } from '@modelcontextprotocol/client';
 import type { Logger } from '../observability/logger.js';
-import { UpstreamError } from '../errors.js';
+import { GatewayError, toJsonRpcError, UpstreamError } from '../errors.js';
+import { checkServerRequest, CLIENT_CAPABILITIES_META_KEY } from '../rpc/client-capabilities.js';
 import { classifyUpstreamFailure, safeReason } from './failure.js';
 import { ChangeListener } from './change-listener.js';
+import { describeStartFailure } from './start-failure.js';
 import { ListCache, type HintedList, type ListKind } from './list-cache.js';
 import { Attribution } from './attribution.js';
 import { passThroughResult } from '../rpc/pass-through.js';
@@ -31,6 +33,11 @@ export interface LinkOptions {
   negotiation: 'auto' | 'legacy';
   requestTimeoutMs: number;
   logger: Logger;
+  /**
+   * The client capabilities the connection declares: its one client's for a session's own
+   * connection, else only what the gateway can honour on it (client-capabilities.ts).
+   */
+  clientCapabilities: ClientCapabilities;
   /** Receives what cannot be tied to one call (session isolation); absent for shared links. */
   owner?: DownstreamSink;
   /**
@@ -46,6 +53,8 @@ export interface ForwardOptions {
   signal?: AbortSignal;
   /** The downstream client's progress token, restored on every relayed progress notification. */
   progressToken?: string | number;
+  /** Headers for this request's HTTP exchange (2026-era connections only; stdio has none). */
+  headers?: Record<string, string>;
 }
 
 /** Envelope keys of the 2026 revision; a 2025 upstream must not see them (it would answer 400). */
@@ -102,7 +111,7 @@ export class UpstreamLink {
     const client = new Client(
       { name: 'portcullis', version: '0.1.0' },
       {
-        capabilities: { sampling: {}, elicitation: { form: {}, url: {} }, roots: { listChanged: true } },
+        capabilities: options.clientCapabilities,
         versionNegotiation: { mode: options.negotiation },
         inputRequired: { autoFulfill: false },
       },
@@ -118,7 +127,7 @@ export class UpstreamLink {
       await client.connect(transport, { timeout: HANDSHAKE_TIMEOUT_MS });
     } catch (error) {
       await client.close().catch(() => undefined);
-      throw new UpstreamError('UPSTREAM_START_FAILED', options.server, `could not connect (${safeReason(error)})`, error);
+      throw new UpstreamError('UPSTREAM_START_FAILED', options.server, describeStartFailure(options.server, error, options.transport), error);
     }
     if (link.modern) link.changes.start();
     return link;
@@ -179,6 +188,10 @@ export class UpstreamLink {
     }
     let meta = params?._meta as Record<string, unknown> | undefined;
     if (meta !== undefined && !this.modern) meta = withoutEnvelope(meta);
+    // 2026-07-28: capabilities travel with each request; the requesting client's, not the link's.
+    if (this.modern && options.sink.clientCapabilities !== undefined) {
+      meta = { ...meta, [CLIENT_CAPABILITIES_META_KEY]: options.sink.clientCapabilities };
+    }
     const call = this.attribution.begin(options.sink, options.progressToken);
     // Our own token upstream, mapped back to the client's on every relayed notification.
     if (call.progressToken !== undefined) meta = { ...meta, progressToken: call.progressToken };
@@ -191,6 +204,7 @@ export class UpstreamLink {
           signal: options.signal,
           timeout: this.requestTimeoutMs,
           allowInputRequired: true,
+          ...(options.headers !== undefined && this.modern ? { headers: options.headers } : {}),
         }),
       );
       await call.chain;
@@ -274,6 +288,9 @@ export class UpstreamLink {
         case 'notifications/resources/updated':
           this.emit({ kind: 'resourceUpdated', params: params ?? {} });
           return;
+        case 'notifications/tasks/status':
+          this.emit({ kind: 'taskStatus', params: params ?? {} });
+          return;
         default:
           return; // relayed in arrival order by `claim`
       }
@@ -282,12 +299,18 @@ export class UpstreamLink {
     this.client.fallbackRequestHandler = async (request, ctx) => {
       const sink = this.attribution.takeRequestSink(ctx.mcpReq.id, request.method);
       if (sink === undefined || !sink.canRequest) {
-        throw new ProtocolError(
-          -32603,
-          sink === undefined
-            ? 'gateway cannot attribute this request to a client call'
-            : 'the client of this call cannot receive server requests',
+        throw refusal(
+          new GatewayError(
+            'UNATTRIBUTABLE',
+            sink === undefined ? 'gateway cannot attribute this request to a client call' : 'the client of this call cannot receive server requests',
+          ),
         );
+      }
+      const params = request.params as Record<string, unknown> | undefined;
+      const allowed = checkServerRequest(sink.clientCapabilities, request.method, params);
+      if (!allowed.ok) {
+        this.logger.debug({ method: request.method, code: allowed.code }, 'refused an upstream request the client did not declare');
+        throw refusal(new GatewayError(allowed.code, allowed.message));
       }
       return sink.request(
         { method: request.method, params: request.params as Record<string, unknown> | undefined },
@@ -295,6 +318,12 @@ export class UpstreamLink {
       ) as never;
     };
   }
+}
+
+/** A gateway refusal as the JSON-RPC error the SDK answers the upstream's request with. */
+function refusal(error: GatewayError): ProtocolError {
+  const wire = toJsonRpcError(error);
+  return new ProtocolError(wire.code, wire.message, wire.data);
 }
 
 function withoutEnvelope(meta: Record<string, unknown>): Record<string, unknown> | undefined {

@@ -7,10 +7,12 @@
  * `sessionChildren` bounds how many of those (child processes) live at once, gateway-wide.
  * Every connection opened here is followed by its server's `changes` (server-changes.ts).
  */
+import type { ClientCapabilities } from '@modelcontextprotocol/client';
 import type { ServerConfig } from '../config/schema.js';
 import { GatewayError } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
 import { ChildQuota } from './child-quota.js';
+import { POOLED_CONNECTION_CAPABILITIES, SHARED_CONNECTION_CAPABILITIES } from '../rpc/client-capabilities.js';
 import { createConnector, type ConnectorDeps } from './connector.js';
 import { LeasePool, type Lease } from './lease-pool.js';
 import { UpstreamLink } from './link.js';
@@ -60,6 +62,11 @@ export interface ConnectOptions {
    * (one call at a time), or a principal's own connection (every call on it is that principal's).
    */
   exclusive?: boolean;
+  /**
+   * The capabilities to declare: a session's own connection passes its client's. Absent: what
+   * the gateway can honour on a connection no client owns (pooled or shared; client-capabilities.ts).
+   */
+  clientCapabilities?: ClientCapabilities;
 }
 
 export interface ServerStatus {
@@ -139,6 +146,7 @@ export class UpstreamRegistry {
 
   private async open(name: string, options: ConnectOptions): Promise<UpstreamLink> {
     const { owner, era = 'any', exclusive = false } = options;
+    const clientCapabilities = options.clientCapabilities ?? (exclusive ? POOLED_CONNECTION_CAPABILITIES : SHARED_CONNECTION_CAPABILITIES);
     const config = this.entry(name).config;
     const logger = this.logger.child({ server: name });
     const open = (negotiation?: 'legacy') => {
@@ -152,6 +160,7 @@ export class UpstreamRegistry {
         logger,
         owner,
         exclusive,
+        clientCapabilities,
       });
     };
     if (era === 'legacy' && config.transport === 'streamableHttp') {

@@ -28,12 +28,13 @@ import type { Dispatcher } from 'undici';
 import type { SseServerConfig } from '../config/schema.js';
 import { UpstreamError } from '../errors.js';
 import { discardBody } from '../net/discard-body.js';
+import { messageTooLarge } from '../net/dispatch-hop.js';
 import type { GuardedFetch } from '../net/guarded-fetch.js';
 import type { Logger } from '../observability/logger.js';
 import { createSseEventReader, type SseEvent } from './sse-events.js';
 import { createUpstreamFetch, type HttpConnectorDeps } from './streamable-http.js';
 
-/** The per-message cap: the most one upstream message (here, one SSE event) may hold. */
+/** The default per-message cap (policy `limits.maxUpstreamMessageBytes`): the most one SSE event may hold. */
 export const MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
 
 /**
@@ -49,7 +50,14 @@ const quietStreams: Dispatcher.DispatcherComposeInterceptor = (dispatch) =>
 export function createSseTransport(server: string, config: SseServerConfig, deps: HttpConnectorDeps, logger: Logger): Transport {
   const dispatcher = deps.dispatcherFor(server, config).compose(quietStreams);
   const fetch = createUpstreamFetch(server, config, deps, logger, dispatcher);
-  return new SseClientTransport({ server, url: new URL(config.url), fetch, connectTimeoutMs: config.connectTimeoutMs, logger });
+  return new SseClientTransport({
+    server,
+    url: new URL(config.url),
+    fetch,
+    connectTimeoutMs: config.connectTimeoutMs,
+    logger,
+    maxMessageBytes: deps.maxMessageBytes ?? MAX_MESSAGE_BYTES,
+  });
 }
 
 export interface SseClientTransportOptions {
@@ -168,7 +176,7 @@ export class SseClientTransport implements Transport {
         if (done) break;
         const pushed = events.push(value);
         if (!pushed.ok) {
-          this.fail(new UpstreamError('UPSTREAM_UNAVAILABLE', this.options.server, 'sent an SSE event over the per-message cap'));
+          this.fail(messageTooLarge(this.options.server, this.options.maxMessageBytes ?? MAX_MESSAGE_BYTES));
           break;
         }
         for (const event of pushed.events) {
@@ -176,8 +184,10 @@ export class SseClientTransport implements Transport {
           this.dispatch(event);
         }
       }
-    } catch {
-      // Cut, aborted by close, or a body error: the stream is gone either way.
+    } catch (error) {
+      // Cut, aborted by close, or a body error: the stream is gone either way. The fetch's own
+      // bound (the same cap) may have refused an event first: that is reported as such.
+      if (error instanceof UpstreamError && error.code === 'UPSTREAM_MESSAGE_TOO_LARGE') this.fail(error);
     } finally {
       reader.cancel().catch(() => undefined);
     }

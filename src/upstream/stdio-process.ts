@@ -16,6 +16,7 @@ import type { Writable } from 'node:stream';
 import type { Logger } from 'pino';
 import { GatewayError } from '../errors.js';
 import { createLineSplitter, type LineSplitter } from './line-splitter.js';
+import { exitedAtStart, quotableLine, spawnFailure, STDERR_TAIL_LINES } from './start-failure.js';
 
 export interface ChildExitStatus {
   code: number | null;
@@ -93,6 +94,9 @@ export class StdioProcess {
   private readonly options: StdioProcessOptions;
   private readonly handlers: StdioProcessHandlers;
   private readonly stderrLines: LineSplitter = createLineSplitter();
+  /** The last few stderr lines, redacted and quotable: what a start failure quotes. */
+  private readonly stderrTail: string[] = [];
+  private spawnErrorCode: string | undefined;
 
   private child: ChildProcess | undefined;
   private state: 'new' | 'starting' | 'open' | 'closed' = 'new';
@@ -121,6 +125,16 @@ export class StdioProcess {
   /** How the child exited, once it has. */
   get exitStatus(): ChildExitStatus | undefined {
     return this.exitStatusValue;
+  }
+
+  /**
+   * What went wrong, when the child could not be spawned or exited without being asked to: the
+   * error code, or the exit status with the last stderr lines (redacted). Undefined otherwise.
+   */
+  get failure(): string | undefined {
+    if (this.spawnErrorCode !== undefined) return spawnFailure(this.options.serverName, this.spawnErrorCode);
+    if (this.exitStatusValue === undefined || this.terminating) return undefined;
+    return exitedAtStart(this.exitStatusValue, this.stderrTail);
   }
 
   /** True from the spawn until the process has finished. */
@@ -293,6 +307,9 @@ export class StdioProcess {
       const cut = line.endsWith(TRUNCATED);
       const text = cut ? `${this.options.redact(line.slice(0, -TRUNCATED.length), true)}${TRUNCATED}` : this.options.redact(line);
       this.options.log.debug({ stderr: text }, 'stdio server stderr');
+      if (text.trim() === '') continue;
+      this.stderrTail.push(quotableLine(text));
+      if (this.stderrTail.length > STDERR_TAIL_LINES) this.stderrTail.shift();
     }
   }
 
@@ -307,7 +324,8 @@ export class StdioProcess {
   /** No `cause`: Node's spawn errors quote the command, its arguments and env values. */
   private startError(error: unknown): GatewayError {
     const server = this.options.serverName;
-    const message = `stdio server "${server}": command could not be started (${codeOf(error)})`;
+    this.spawnErrorCode = codeOf(error);
+    const message = `stdio server "${server}": ${spawnFailure(server, this.spawnErrorCode)}`;
     return new GatewayError('UPSTREAM_START_FAILED', message, { server });
   }
 }

@@ -124,6 +124,11 @@ export class StdioUpstreamTransport implements Transport {
     return this.child.exitStatus;
   }
 
+  /** What went wrong with the child (see `StdioProcess.failure`); read by a failed handshake. */
+  startFailure(): string | undefined {
+    return this.child.failure;
+  }
+
   /** Spawns the child; resolves once it runs, rejects (code UPSTREAM_START_FAILED) if it cannot start. */
   start(): Promise<void> {
     return this.child.start();

@@ -13,6 +13,7 @@ export function createStdioTransport(
   config: StdioServerConfig,
   parentEnv: Readonly<Record<string, string | undefined>>,
   logger: Logger,
+  maxMessageBytes?: number,
 ): Transport {
   return new StdioUpstreamTransport({
     serverName: server,
@@ -22,5 +23,6 @@ export function createStdioTransport(
     cwd: config.cwd,
     framing: config.framing,
     logger,
+    maxMessageBytes,
   });
 }

@@ -3,14 +3,19 @@
  * headers are rebuilt from an allowlist of what the SDK set plus the configured `headers` and
  * `envHeaders` (read when each request is built, so a rotated secret is picked up without a
  * restart), and it goes out through the server's egress dispatcher, which checks the address
- * actually dialled; redirects are followed same-origin only, each hop checked (src/net).
+ * actually dialled; redirects are followed same-origin only, each hop checked (src/net). Every
+ * answer is read bounded: a JSON answer or SSE event up to `maxMessageBytes` (over it the call
+ * fails with `UPSTREAM_MESSAGE_TOO_LARGE` naming the server, and the connection is reset), an
+ * error body up to 64 KiB.
  */
 import { StreamableHTTPClientTransport, type Transport } from '@modelcontextprotocol/client';
 import type { Dispatcher } from 'undici';
 import type { HttpServerConfig, RemoteServerConfig } from '../config/schema.js';
+import { DEFAULT_BODY_LIMITS } from '../net/bounded-body.js';
 import { createGuardedFetch, type GuardedFetch } from '../net/guarded-fetch.js';
 import type { Logger } from '../observability/logger.js';
 import { compileOutboundHeaders } from '../policy/outbound-headers.js';
+import { oversizedAnswers } from './oversized-answer.js';
 
 export interface HttpConnectorDeps {
   /** The egress dispatcher for this server (one per server: the guard is per-server policy). */
@@ -19,7 +24,12 @@ export interface HttpConnectorDeps {
   readEnv(name: string): string | undefined;
   /** Environment variable names the policy lets `envHeaders` read; `undefined` allows any. */
   allowedEnvNames?: readonly string[];
+  /** The most one upstream message may hold (policy `limits.maxUpstreamMessageBytes`); default 16 MiB. */
+  maxMessageBytes?: number;
 }
+
+/** Bodies read only for an error message (an error status, an unexpected type) are cut here. */
+const MAX_ERROR_BODY_BYTES = 64 * 1024;
 
 /**
  * The `fetch` every HTTP upstream kind sends through: the request's headers rebuilt from what the
@@ -38,7 +48,14 @@ export function createUpstreamFetch(
     envHeaders: config.envHeaders,
     allowedEnvNames: deps.allowedEnvNames,
   });
-  const guarded = createGuardedFetch({ server, dispatcher, logger });
+  const maxMessageBytes = deps.maxMessageBytes ?? DEFAULT_BODY_LIMITS.maxMessageBytes;
+  const guarded = createGuardedFetch({
+    server,
+    dispatcher,
+    logger,
+    limits: { maxMessageBytes, maxOtherBodyBytes: MAX_ERROR_BODY_BYTES },
+    oversizedEvent: (body) => oversizedAnswers(server, maxMessageBytes, body),
+  });
   const reported = new Set<string>();
 
   return async function fetchUpstream(url: string | URL, init?: RequestInit): Promise<Response> {

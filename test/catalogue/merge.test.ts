@@ -28,6 +28,19 @@ function permutations<T>(items: readonly T[]): T[][] {
 }
 
 describe('mergeTools', () => {
+  it('lists the same set of tools in the same order whatever order upstreams answer and list in', () => {
+    const a = { server: 'alpha', tools: [tool('zeta'), tool('beta'), tool('mid')] };
+    const b = { server: 'beta', tools: [tool('one'), tool('two')] };
+    const shuffledA = { server: 'alpha', tools: [tool('mid'), tool('zeta'), tool('beta')] };
+    const shuffledB = { server: 'beta', tools: [tool('two'), tool('one')] };
+    const names = (parts: Parameters<typeof mergeTools>[0], separator: string | null) =>
+      mergeTools(parts, { separator, filter: all }).tools.map((t) => t.name);
+    expect(names([a, b], '__')).toEqual(['alpha__beta', 'alpha__mid', 'alpha__zeta', 'beta__one', 'beta__two']);
+    expect(names([shuffledB, shuffledA], '__')).toEqual(names([a, b], '__'));
+    expect(names([shuffledA, shuffledB], null)).toEqual(['beta', 'mid', 'one', 'two', 'zeta']);
+    expect(names([b, a], null)).toEqual(names([shuffledA, shuffledB], null));
+  });
+
   it('renames each tool to its exposed name and keeps every other field', () => {
     const read = tool('read', {
       title: 'Read a file',
@@ -47,7 +60,7 @@ describe('mergeTools', () => {
     expect(tools[0]).not.toHaveProperty('title');
   });
 
-  it('lists servers in the given order, and each server’s tools in its own order', () => {
+  it('lists tools by exposed name, not in the order servers or their tools came', () => {
     const { tools } = mergeTools(
       [
         { server: 'zeta', tools: [tool('b'), tool('a')] },
@@ -55,7 +68,7 @@ describe('mergeTools', () => {
       ],
       { separator: '__', filter: all },
     );
-    expect(tools.map((t) => t.name)).toEqual(['zeta__b', 'zeta__a', 'alpha__c']);
+    expect(tools.map((t) => t.name)).toEqual(['alpha__c', 'zeta__a', 'zeta__b']);
   });
 
   it('exposes names unprefixed with separator null and resolves the collision deterministically', () => {
@@ -67,7 +80,7 @@ describe('mergeTools', () => {
       { separator: null, filter: all },
     );
     const renamed = `search_${nameHash('web\u0000search')}`;
-    expect(tools.map((t) => t.name)).toEqual([renamed, 'search', 'fetch']);
+    expect(tools.map((t) => t.name)).toEqual(['fetch', 'search', renamed]);
     expect(index.get('search')).toEqual({ server: 'docs', name: 'search' });
     expect(index.get(renamed)).toEqual({ server: 'web', name: 'search' });
     expect(collisions).toHaveLength(1);

@@ -44,7 +44,19 @@ describe('parseConfig: the policy a config runs under', () => {
       maxChildrenPerServer: 32,
       childIdleTimeoutMs: 300_000,
     });
-    expect(config.limits).toEqual({ maxBodyBytes: 1_048_576, maxJsonDepth: 64, maxHeaderBytes: 16_384 });
+    expect(config.limits).toEqual({ maxBodyBytes: 1_048_576, maxJsonDepth: 64, maxHeaderBytes: 16_384, maxUpstreamMessageBytes: 16 * 1024 * 1024 });
+    expect(config.eventStore).toMatchObject({ maxSessionBytes: 16 * 1024 * 1024, maxTotalBytes: 256 * 1024 * 1024 });
+  });
+
+  it('takes the strict policy’s tighter message and history budgets', () => {
+    const config = parseConfig({ policy: 'strict', servers: {} });
+    expect(config.limits.maxUpstreamMessageBytes).toBe(8 * 1024 * 1024);
+    expect(config.eventStore).toMatchObject({ maxSessionBytes: 8 * 1024 * 1024, maxTotalBytes: 128 * 1024 * 1024 });
+  });
+
+  it('never promises one session more history than the whole process keeps', () => {
+    const config = parseConfig({ servers: {}, eventStore: { maxTotalBytes: 4 * 1024 * 1024 } });
+    expect(config.eventStore).toMatchObject({ maxSessionBytes: 4 * 1024 * 1024, maxTotalBytes: 4 * 1024 * 1024 });
   });
 
   it('loads a shipped policy by name', () => {
@@ -67,10 +79,12 @@ describe('parseConfig: the policy a config runs under', () => {
     const config = parseConfig({
       servers: {},
       sessions: { max: 10, idleTimeoutMs: 60_000, maxPerPrincipal: 4, initializePerMinute: 30, maxChildrenPerServer: 3, childIdleTimeoutMs: 20_000 },
-      limits: { maxBodyBytes: 4096, maxJsonDepth: 16, maxHeaderBytes: 8192 },
+      limits: { maxBodyBytes: 4096, maxJsonDepth: 16, maxHeaderBytes: 8192, maxUpstreamMessageBytes: 65_536 },
+      eventStore: { maxSessionBytes: 100_000, maxTotalBytes: 1_000_000 },
     });
     expect(config.sessions).toEqual({ max: 10, idleTimeoutMs: 60_000, maxPerPrincipal: 4, initializePerMinute: 30, maxChildrenPerServer: 3, childIdleTimeoutMs: 20_000 });
-    expect(config.limits).toEqual({ maxBodyBytes: 4096, maxJsonDepth: 16, maxHeaderBytes: 8192 });
+    expect(config.limits).toEqual({ maxBodyBytes: 4096, maxJsonDepth: 16, maxHeaderBytes: 8192, maxUpstreamMessageBytes: 65_536 });
+    expect(config.eventStore).toMatchObject({ maxSessionBytes: 100_000, maxTotalBytes: 1_000_000 });
   });
 
   it('gives each principal the policy’s session quota when authentication is on', () => {
@@ -111,7 +125,7 @@ describe('parseConfig: a config may not widen its policy', () => {
   const envAllow = writePolicy('env-allow.json', { envHeaderNames: { allow: ['DOCS_TOKEN'] } });
   const noSse = writePolicy('no-sse.json', { legacySse: { upstream: false } });
   const small = writePolicy('small.json', {
-    limits: { maxBodyBytes: 2048, maxJsonDepth: 8, maxSessions: 10, sessionIdleTimeoutMs: 60_000, maxHeaderBytes: 4096, maxSessionsPerPrincipal: 2, initializePerMinute: 5, maxSessionChildrenPerServer: 3 },
+    limits: { maxBodyBytes: 2048, maxJsonDepth: 8, maxSessions: 10, sessionIdleTimeoutMs: 60_000, maxHeaderBytes: 4096, maxSessionsPerPrincipal: 2, initializePerMinute: 5, maxSessionChildrenPerServer: 3, maxUpstreamMessageBytes: 4096, maxSessionHistoryBytes: 8192, maxHistoryBytes: 16_384 },
   });
 
   const cases: Array<[string, unknown, string]> = [
@@ -139,6 +153,9 @@ describe('parseConfig: a config may not widen its policy', () => {
     ['limits.maxBodyBytes above the policy', { policy: small, servers: {}, limits: { maxBodyBytes: 4096 } }, 'limits.maxBodyBytes: exceeds the policy limit (policy limits.maxBodyBytes is 2048)'],
     ['limits.maxJsonDepth above the policy', { policy: small, servers: {}, limits: { maxJsonDepth: 9 } }, 'limits.maxJsonDepth: exceeds the policy limit (policy limits.maxJsonDepth is 8)'],
     ['limits.maxHeaderBytes above the policy', { policy: small, servers: {}, limits: { maxHeaderBytes: 8192 } }, 'limits.maxHeaderBytes: exceeds the policy limit (policy limits.maxHeaderBytes is 4096)'],
+    ['limits.maxUpstreamMessageBytes above the policy', { policy: small, servers: {}, limits: { maxUpstreamMessageBytes: 4097 } }, 'limits.maxUpstreamMessageBytes: exceeds the policy limit (policy limits.maxUpstreamMessageBytes is 4096)'],
+    ['eventStore.maxSessionBytes above the policy', { policy: small, servers: {}, eventStore: { maxSessionBytes: 8193 } }, 'eventStore.maxSessionBytes: exceeds the policy limit (policy limits.maxSessionHistoryBytes is 8192)'],
+    ['eventStore.maxTotalBytes above the policy', { policy: small, servers: {}, eventStore: { maxTotalBytes: 16_385 } }, 'eventStore.maxTotalBytes: exceeds the policy limit (policy limits.maxHistoryBytes is 16384)'],
     ['sessions.max above the default policy', { servers: {}, sessions: { max: 5000 } }, 'sessions.max: exceeds the policy limit (policy limits.maxSessions is 1000)'],
   ];
   it.each(cases)('refuses %s', (_what, raw, problem) => {

@@ -141,3 +141,13 @@ describe('parseConfig: diagnostics', () => {
     expect(problems.length).toBeGreaterThanOrEqual(2);
   });
 });
+
+describe('parseConfig: the transport diagnostic', () => {
+  it('names servers.<name>.transport once, whether zod reports the entry or its transport key', () => {
+    const problems = [...problemsOf({ servers: { a: { transport: { nested: true }, command: 'x' } } }), ...problemsOf({ servers: { b: { transport: 'carrier-pigeon' } } })];
+    expect(problems).toContain('servers.a.transport: must be "stdio", "streamableHttp" or "sse"');
+    expect(problems).toContain('servers.b.transport: must be "stdio", "streamableHttp" or "sse"');
+    expect(problems.join('\n')).not.toContain('transport.transport');
+  });
+});
+

@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { SessionHttpTransport } from '../../src/inbound/session-transport.js';
 import type { SessionEventStore } from '../../src/session/event-store.js';
 import { createMemoryEventStore } from '../../src/session/memory-event-store.js';
+import { ResumeRefused, resumeProblem } from '../../src/session/event-id.js';
 import { readSse, type SseEvent } from '../session/sse-client.js';
 
 const SESSION = 'session-1';
@@ -204,6 +205,61 @@ describe('SessionHttpTransport: polling and resumption', () => {
     await transport.send(result(id));
     const events = (await eventsOf(resumed)).map((e) => JSON.parse(e.data));
     expect(events).toEqual([progress(1), progress(2), progress(3), progress(4), result(8)]);
+  });
+
+  it.each([
+    ['410 when the history was evicted while it was being replayed', new ResumeRefused(resumeProblem('evicted')), 410],
+    ['503 when the store fails while replaying', new Error('connection lost'), 503],
+  ] as const)('answers a replay that fails part way %s, never a bare 500', async (_what, failure, status) => {
+    const base = createMemoryEventStore({ limit: 1_000, maxSessions: 4 }).forSession(SESSION);
+    const store: SessionEventStore = {
+      ...base,
+      replayEventsAfter: async (lastEventId, options) => {
+        // Something was sent before it failed: none of it may reach the client.
+        await options.send(`${lastEventId}0`, progress(99));
+        throw failure;
+      },
+    };
+    const { transport } = await setup((message, extra, t) => {
+      void t.send(progress(1), { relatedRequestId: (message as { id: number }).id }).then(() => extra!.closeSSEStream!());
+    }, { store });
+    const first = await eventsOf(await call(transport, 12));
+    const resumed = await transport.handleRequest(get({ 'last-event-id': first[0]!.id! }));
+    expect(resumed.status).toBe(status);
+    const body = (await resumed.json()) as { error: { code: number; message: string } };
+    expect(body.error.message).not.toMatch(/Error replaying events/);
+  });
+
+  it('cuts a call’s stream whose client leaves more than 32 MiB unread; what it missed stays resumable', async () => {
+    const big = (n: number): JSONRPCMessage => ({ jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: 'x'.repeat(1024 * 1024), n } });
+    let sent!: Promise<void>;
+    const { transport } = await setup((message, _extra, t) => {
+      const id = (message as { id: number }).id;
+      sent = (async () => {
+        for (let n = 0; n < 48; n += 1) await t.send(big(n), { relatedRequestId: id });
+      })();
+    }, { store: createMemoryEventStore({ limit: 1_000, maxSessions: 4, maxSessionBytes: 64 * 1024 * 1024, maxTotalBytes: 64 * 1024 * 1024 }).forSession(SESSION) });
+    const response = await call(transport, 30);
+    // The client reads the priming event, then stops reading.
+    const reader = response.body!.getReader();
+    const first = new TextDecoder().decode((await reader.read()).value);
+    const primingId = /id: (\S+)/.exec(first)![1]!;
+    await sent;
+    // Cut: what was queued is dropped, the connection fails.
+    await expect(reader.read()).rejects.toThrow(/aborted/);
+    // The client resumes from the last id it read and gets every event from the history.
+    const resumed = await transport.handleRequest(get({ 'last-event-id': primingId }));
+    expect(resumed.status).toBe(200);
+    const again = resumed.body!.getReader();
+    let text = '';
+    const count = () => text.split('"n":').length - 1;
+    while (count() < 48) {
+      const { value, done } = await again.read();
+      if (done) break;
+      text += new TextDecoder().decode(value);
+    }
+    await again.cancel();
+    expect(count()).toBe(48);
   });
 
   it('refuses a second connection to a stream that has one with 409', async () => {

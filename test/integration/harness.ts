@@ -7,7 +7,8 @@
  * - `clients`: an in-process gateway on 127.0.0.1:0 and SDK v2 clients of both eras;
  * - `raw-http`: node:http requests and hand-driven 2025 sessions;
  * - `cli`: the `portcullis` executable as a child process;
- * - `principals`: bearer principals and a gateway that authenticates them.
+ * - `principals`: bearer principals and a gateway that authenticates them;
+ * - `catalogue-upstream`: the search benchmark's ~5,000 tools as real HTTP upstreams.
  */
 export * from './harness/wait.js';
 export * from './harness/paths.js';
@@ -18,3 +19,4 @@ export * from './harness/raw-http.js';
 export * from './harness/cli.js';
 export * from './harness/gateway-scope.js';
 export * from './harness/principals.js';
+export * from './harness/catalogue-upstream.js';

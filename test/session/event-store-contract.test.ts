@@ -13,14 +13,25 @@ import { assertSharedRedis, deleteKeysUnder, SHARED_REDIS_URL, uniquePrefix } fr
 
 const prefix = uniquePrefix();
 
-const KINDS: Array<{ kind: string; make: (limit: number) => GatewayEventStore }> = [
-  { kind: 'memory', make: (limit) => createMemoryEventStore({ limit, maxSessions: 64 }) },
+interface Budget {
+  maxSessionBytes?: number;
+  maxTotalBytes?: number;
+}
+
+const KINDS: Array<{ kind: string; make: (limit: number, budget?: Budget) => GatewayEventStore }> = [
+  { kind: 'memory', make: (limit, budget) => createMemoryEventStore({ limit, maxSessions: 64, ...budget }) },
   {
     kind: 'redis',
-    make: (limit) =>
-      createRedisEventStore({ url: SHARED_REDIS_URL, limit, historyTtlMs: 60_000, keyPrefix: prefix, allowPrivateNetwork: true, logger: silentLogger() }),
+    make: (limit, budget) =>
+      createRedisEventStore({ url: SHARED_REDIS_URL, limit, historyTtlMs: 60_000, keyPrefix: prefix, allowPrivateNetwork: true, logger: silentLogger(), ...budget }),
   },
 ];
+
+/** A notification whose serialised JSON is exactly `bytes` long. */
+function sized(n: number, bytes: number): JSONRPCMessage {
+  const base = JSON.stringify({ jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: n, pad: '' } }).length;
+  return { jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: n, pad: 'x'.repeat(bytes - base) } } as JSONRPCMessage;
+}
 
 const note = (n: number): JSONRPCMessage => ({ jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: n } });
 
@@ -52,8 +63,8 @@ describe.each(KINDS)('the $kind event store', ({ make }) => {
   const open: GatewayEventStore[] = [];
   let sessions = 0;
 
-  async function store(limit = 100): Promise<GatewayEventStore> {
-    const made = make(limit);
+  async function store(limit = 100, budget?: Budget): Promise<GatewayEventStore> {
+    const made = make(limit, budget);
     open.push(made);
     await made.start();
     return made;
@@ -180,6 +191,47 @@ describe.each(KINDS)('the $kind event store', ({ make }) => {
     for (let i = 0; i < 50; i += 1) await chatty.storeEvent('a', note(i));
     expect(await calm.retained()).toBe(2);
     expect((await replay(calm, first)).sent.map(([, data]) => data)).toEqual([2]);
+  });
+
+  it('keeps at most maxSessionBytes of a session’s history, evicting the oldest first, and answers a resume past them as evicted', async () => {
+    const s = session(await store(1_000, { maxSessionBytes: 4_000 }));
+    const ids: string[] = [];
+    for (let i = 0; i < 10; i += 1) ids.push(await s.storeEvent('a', sized(i, 1_000)));
+    expect(await s.retained()).toBe(4);
+    expect(await verdict(s, ids[5]!)).toBe('ok');
+    expect((await replay(s, ids[5]!)).sent.map(([, data]) => data)).toEqual([6, 7, 8, 9]);
+    expect(await verdict(s, ids[4]!)).toBe('evicted');
+    await expect(replay(s, ids[4]!)).rejects.toMatchObject({ name: 'ResumeRefused', point: { code: 'evicted' } });
+  });
+
+  it('keeps no event larger than the session budget, and never replays past it', async () => {
+    const s = session(await store(1_000, { maxSessionBytes: 4_000 }));
+    const before = await s.storeEvent('a', sized(1, 500));
+    await s.storeEvent('a', sized(2, 10_000));
+    const after = await s.storeEvent('a', sized(3, 500));
+    expect(await s.retained()).toBe(1);
+    expect(await verdict(s, before)).toBe('evicted');
+    expect(await verdict(s, after)).toBe('ok');
+  });
+
+  it('keeps at most maxTotalBytes for every session together, the process’s oldest events going first', async () => {
+    const gateway = await store(1_000, { maxSessionBytes: 4_000, maxTotalBytes: 6_000 });
+    const early = session(gateway);
+    const late = session(gateway);
+    const earlyIds: string[] = [];
+    for (let i = 0; i < 4; i += 1) earlyIds.push(await early.storeEvent('a', sized(i, 1_000)));
+    // The late session's writes push out the early session's oldest events first.
+    for (let i = 0; i < 4; i += 1) await late.storeEvent('a', sized(10 + i, 1_000));
+    expect(await early.retained()).toBe(2);
+    expect(await late.retained()).toBe(4);
+    expect(await verdict(early, earlyIds[0]!)).toBe('evicted');
+    expect((await replay(early, earlyIds[1]!)).sent.map(([, data]) => data)).toEqual([2, 3]);
+    // A closed session's bytes are free again: a third session's writes take nothing of the late one's.
+    await early.forget();
+    const third = session(gateway);
+    for (let i = 0; i < 2; i += 1) await third.storeEvent('a', sized(20 + i, 1_000));
+    expect(await late.retained()).toBe(4);
+    expect(await third.retained()).toBe(2);
   });
 
   it('never resumes one session from another session’s event id', async () => {

@@ -228,7 +228,7 @@ describe('a hostile or broken sse upstream', () => {
     const transport = new SseClientTransport({
       server: 'legacy',
       url: new URL(`${upstream.origin}/sse`),
-      fetch: createUpstreamFetch('legacy', config(`${upstream.origin}/sse`), deps(), silentLogger()),
+      fetch: createUpstreamFetch('legacy', config(`${upstream.origin}/sse`), { ...deps(), maxMessageBytes: cap }, silentLogger()),
       connectTimeoutMs: 2_000,
       logger: silentLogger(),
       maxMessageBytes: cap,
@@ -239,7 +239,7 @@ describe('a hostile or broken sse upstream', () => {
     transport.onclose = () => (closed = true);
     await transport.start();
     await waitUntil(() => closed, 'the transport to close');
-    expect(errors.map((e) => e.message)).toContain('upstream "legacy": sent an SSE event over the per-message cap');
+    expect(errors.map((e) => (e as { code?: string }).code)).toContain('UPSTREAM_MESSAGE_TOO_LARGE');
     await waitUntil(() => upstream.closed() === upstream.connections(), 'the upstream connection to be closed');
   });
 

@@ -218,7 +218,7 @@ describe('StdioUpstreamTransport process supervision', () => {
     );
     expect(failure).toBeInstanceOf(GatewayError);
     expect((failure as GatewayError).code).toBe('UPSTREAM_START_FAILED');
-    expect((failure as Error).message).toBe('stdio server "test": command could not be started (ENOENT)');
+    expect((failure as Error).message).toBe('stdio server "test": command not found (ENOENT): install it, or give its full path in servers.test.command (a bare name is looked up on PATH)');
     await expect(transport.send({ jsonrpc: '2.0', id: 1, method: 'ping' })).rejects.toThrow('not connected');
     await transport.close();
     await transport.close();

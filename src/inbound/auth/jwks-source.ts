@@ -31,6 +31,8 @@ export interface JwksSource {
 export const JWKS_EGRESS_NAME = 'auth-jwks';
 const JWKS_CONNECT_TIMEOUT_MS = 5_000;
 const JWKS_FETCH_TIMEOUT_MS = 5_000;
+/** The most of a JWKS answer that is read; past it the fetch fails (a JSON answer) or is cut. */
+export const MAX_JWKS_BYTES = 256 * 1024;
 /** An unknown `kid` triggers a refetch at most this often: a stream of forged kids cannot hammer the IdP. */
 const JWKS_COOLDOWN_MS = 30_000;
 
@@ -91,7 +93,9 @@ function urlSource(url: string, allowPrivateNetwork: boolean, deps: AuthDeps): J
       connectTimeoutMs: JWKS_CONNECT_TIMEOUT_MS,
       logger,
     });
-    fetchJwks = createGuardedFetch({ server: JWKS_EGRESS_NAME, dispatcher, logger });
+    // A key set is a few KiB: whatever its type, more than this is not one (and is never held).
+    const limits = { maxMessageBytes: MAX_JWKS_BYTES, maxOtherBodyBytes: MAX_JWKS_BYTES };
+    fetchJwks = createGuardedFetch({ server: JWKS_EGRESS_NAME, dispatcher, logger, limits });
     let closed: Promise<void> | undefined;
     close = () => (closed ??= dispatcher.close().catch(() => undefined));
   }

@@ -14,20 +14,19 @@ import type { JSONRPCMessage, MessageExtraInfo } from '@modelcontextprotocol/ser
 import { jsonRpcErrorResponse, WireCode } from '../../errors.js';
 import type { SessionWire, SessionWireHooks } from '../legacy-session.js';
 import { messageKind } from '../message-kind.js';
-import { SSE_HEADERS, SseWriter } from '../sse-writer.js';
+import { MAX_UNREAD_BYTES, SSE_HEADERS, SseWriter } from '../sse-writer.js';
 
 /** The code the Streamable HTTP transport answers an unknown session with (clients match on it). */
 const SESSION_NOT_FOUND = -32001;
 const SERVER_ERROR = -32000;
 
 /**
- * Unread bytes a session's stream may hold: a client that keeps POSTing calls but never reads
- * the stream their answers go to would otherwise pile them up without end (on this wire, unlike
- * Streamable HTTP, answers do not travel on the POST's own response). Twice the per-message cap
- * of 16 MiB, so one message of the largest size still fits while the one before drains. Past it
- * the stream is cut and the session closed.
+ * Unread bytes a session's stream may hold (`MAX_UNREAD_BYTES`, as every SSE answer): a client
+ * that keeps POSTing calls but never reads the stream their answers go to would otherwise pile
+ * them up without end (on this wire, unlike Streamable HTTP, answers do not travel on the POST's
+ * own response). Past it the stream is cut and the session closed.
  */
-export const MAX_UNREAD_BYTES = 32 * 1024 * 1024;
+export { MAX_UNREAD_BYTES };
 
 export interface SseSessionTransportOptions {
   hooks: SessionWireHooks;

@@ -18,6 +18,8 @@ interface KeyServer {
   connections: number;
   requests: number;
   status: number;
+  /** Whether the last huge answer was written to its end (undefined until its connection closed). */
+  hugeFinished?: boolean;
 }
 
 let privateKey: CryptoKey;
@@ -32,6 +34,23 @@ beforeAll(async () => {
   jwk = { ...(await exportJWK(pair.publicKey)), kid: 'k1', alg: 'ES256', use: 'sig' };
   const server = createServer((req, res) => {
     keys.requests += 1;
+    if (req.url === '/huge.json') {
+      // A valid key set padded to 20 MiB, streamed: only a reader with no bound takes it all.
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.on('close', () => (keys.hugeFinished = res.writableFinished));
+      const pad = 'x'.repeat(64 * 1024);
+      res.write(`{"keys":[${JSON.stringify(jwk)}],"pad":"`);
+      let left = 320;
+      const pump = (): void => {
+        while (left > 0 && !res.destroyed) {
+          left -= 1;
+          if (!res.write(pad)) return void res.once('drain', pump);
+        }
+        if (!res.destroyed) res.end('"}');
+      };
+      pump();
+      return;
+    }
     if (req.url !== '/jwks.json' || keys.status !== 200) {
       res.writeHead(keys.status === 200 ? 404 : keys.status).end();
       return;
@@ -147,6 +166,14 @@ describe('JWT authentication with a remote JWKS through the egress guard', () =>
     expect(await authenticator.authenticate([`Bearer ${await token()}`])).toMatchObject({ ok: false, code: 'AUTH_INVALID' });
     expect(keys.requests).toBe(1);
     expect(parsed(log)).toContainEqual(expect.objectContaining({ level: 40, reason: 'key set unavailable' }));
+  });
+
+  it('refuses a key set answer over 256 KiB without reading it all, and answers 401', async () => {
+    const { authenticator, log } = remote(url('http', '/huge.json'), true);
+    expect(await authenticator.authenticate([`Bearer ${await token()}`])).toMatchObject({ ok: false, status: 401, code: 'AUTH_INVALID' });
+    expect(parsed(log)).toContainEqual(expect.objectContaining({ level: 40, reason: 'key set fetch failed (UPSTREAM_MESSAGE_TOO_LARGE)' }));
+    // The gateway reset the connection instead of reading 20 MiB.
+    await expect.poll(() => keys.hugeFinished).toBe(false);
   });
 
   it('uses an injected fetch instead of the network when one is given', async () => {

@@ -1,0 +1,50 @@
+/**
+ * The tool surface's settings, compiled once from the gateway config: the global deferral rule,
+ * each server's `defer` and `alwaysLoad`, the `tools/list` page size and the per-session bound on
+ * loaded tools. Pure and frozen; the hot paths only look things up.
+ */
+import type { DeferToolsSetting, ServerDeferSetting } from '../search/deferral.js';
+
+/** Which of a server's tools are pinned (`alwaysLoad`): all of them, some upstream names, or none. */
+export type PinnedTools = 'all' | ReadonlySet<string>;
+
+export interface ServerSurfaceSettings {
+  readonly defer: ServerDeferSetting;
+  readonly alwaysLoad: PinnedTools;
+}
+
+export interface ToolSurfaceOptions {
+  readonly deferTools: DeferToolsSetting;
+  /** Per server; a server absent here follows the global setting and pins nothing. */
+  readonly servers: ReadonlyMap<string, ServerSurfaceSettings>;
+  /** `tools/list` page size; undefined: one page. */
+  readonly pageSize: number | undefined;
+  readonly maxLoadedTools: number;
+}
+
+export interface SurfaceConfig {
+  readonly catalogue: { readonly deferTools: DeferToolsSetting; readonly pageSize?: number | undefined; readonly maxLoadedTools: number };
+  readonly servers: Readonly<Record<string, { readonly defer?: boolean | null | undefined; readonly alwaysLoad: boolean | readonly string[] }>>;
+}
+
+const NONE: ReadonlySet<string> = new Set();
+
+export function compileToolSurfaceOptions(config: SurfaceConfig): ToolSurfaceOptions {
+  const servers = new Map<string, ServerSurfaceSettings>();
+  for (const [name, server] of Object.entries(config.servers)) {
+    const alwaysLoad: PinnedTools = server.alwaysLoad === true ? 'all' : server.alwaysLoad === false ? NONE : new Set(server.alwaysLoad);
+    servers.set(name, Object.freeze({ defer: server.defer ?? undefined, alwaysLoad }));
+  }
+  return Object.freeze({
+    deferTools: config.catalogue.deferTools,
+    servers,
+    pageSize: config.catalogue.pageSize,
+    maxLoadedTools: config.catalogue.maxLoadedTools,
+  });
+}
+
+/** Whether upstream tool `name` of `server` is pinned. */
+export function isPinned(options: ToolSurfaceOptions, server: string, name: string): boolean {
+  const pinned = options.servers.get(server)?.alwaysLoad;
+  return pinned === 'all' || (pinned !== undefined && pinned.has(name));
+}

@@ -1,0 +1,31 @@
+/**
+ * The JSON Schema of a gateway config file, generated from the zod schema (the only definition
+ * of config), for editors: a file with `"$schema": "…/schema/gateway.schema.json"` gets
+ * completion and checking. It describes the gateway's own form (`servers` entries with
+ * `transport`); the shorthand the loader also accepts (`mcpServers`, `type`, an entry with only
+ * `command` or `url`) is not in it. `schema/gateway.schema.json` is this output, kept equal by a
+ * test; `portcullis schema` prints it.
+ */
+import { z } from 'zod';
+import { gatewayConfigSchema } from './schema.js';
+
+export function gatewayJsonSchema(): Record<string, unknown> {
+  // Input side: fields with defaults are optional, as in a file a person writes.
+  const generated = z.toJSONSchema(gatewayConfigSchema, { io: 'input', unrepresentable: 'any', target: 'draft-2020-12' }) as Record<string, unknown>;
+  const properties = (generated.properties ?? {}) as Record<string, unknown>;
+  return {
+    $schema: generated.$schema,
+    title: 'Portcullis gateway configuration',
+    description: 'A Portcullis config file (JSON with comments). See the README, section "Running it for real", and policies/README.md.',
+    ...generated,
+    properties: {
+      $schema: { type: 'string', description: 'Where editors find this schema; ignored by the gateway.' },
+      ...properties,
+    },
+  };
+}
+
+/** The schema file's text: stable key order as generated, two-space indent, final newline. */
+export function gatewayJsonSchemaText(): string {
+  return `${JSON.stringify(gatewayJsonSchema(), null, 2)}\n`;
+}

@@ -1,0 +1,146 @@
+/**
+ * The tool surface on merged catalogues built by the real merge (no I/O): config semantics from
+ * the parsed config (three-valued per-server `defer` against the global setting and the session
+ * option), pins and hints, pass-through of tool `_meta`, per-view loaded sets, the loaded bound,
+ * and pages.
+ */
+import type { Tool } from '@modelcontextprotocol/server';
+import { describe, expect, it } from 'vitest';
+import { parseConfig } from '../../../src/config/load.js';
+import { LoadedTools } from '../../../src/catalogue/surface/loaded-tools.js';
+import { pageOf } from '../../../src/catalogue/surface/list-page.js';
+import { compileToolSurfaceOptions } from '../../../src/catalogue/surface/surface-options.js';
+import { ToolSurface, type SessionTools, type SurfaceCall } from '../../../src/catalogue/surface/tool-surface.js';
+import { mergeTools } from '../../../src/catalogue/merge.js';
+
+const tool = (name: string, extra: Partial<Tool> = {}): Tool => ({ name, description: `does ${name.replace(/_/g, ' ')}`, inputSchema: { type: 'object' }, ...extra });
+
+/** Server "pinned" (5 tools, the `defer` under test) and "other" (6 tools, no `defer`): 11 visible tools. */
+const parts = [
+  { server: 'pinned', tools: ['a1', 'a2', 'a3', 'a4', 'a5'].map((n) => tool(`make_${n}`)) },
+  { server: 'other', tools: ['b1', 'b2', 'b3', 'b4', 'b5', 'b6'].map((n) => tool(`list_${n}`)) },
+];
+const merged = mergeTools(parts, { separator: '__', filter: () => true });
+const legacy: SurfaceCall = { era: 'legacy', meta: undefined };
+
+function surfaceFor(catalogue: Record<string, unknown>, servers: Record<string, Record<string, unknown>> = {}) {
+  const config = parseConfig({
+    catalogue,
+    servers: Object.fromEntries(['pinned', 'other'].map((name) => [name, { command: 'node', ...servers[name] }])),
+  });
+  return new ToolSurface(compileToolSurfaceOptions(config), { servers: ['pinned', 'other'], instructionsOf: () => undefined });
+}
+
+function session(max = 64, deferTools?: boolean): SessionTools & { announced: number } {
+  const state = { deferTools, loaded: new LoadedTools(max), announced: 0, announce: () => (state.announced += 1) };
+  return state;
+}
+
+const namesOf = (result: Record<string, unknown>) => (result.tools as Tool[]).map((t) => t.name);
+const deferredServers = (result: Record<string, unknown>) => {
+  const shown = new Set(namesOf(result));
+  return ['pinned', 'other'].filter((server) => !shown.has(`${server}__${server === 'pinned' ? 'make_a1' : 'list_b1'}`));
+};
+
+describe('deferral as configured, through the parsed config', () => {
+  // global, pinned server's `defer` as written in the config (null = absent), session option → deferred servers
+  const TABLE: Array<[unknown, boolean | null | undefined, boolean | undefined, string[]]> = [
+    [false, undefined, undefined, []],
+    [false, null, undefined, []],
+    [false, true, undefined, ['pinned']],
+    [false, false, true, ['other']],
+    [false, undefined, true, ['pinned', 'other']],
+    [true, undefined, undefined, ['pinned', 'other']],
+    [true, false, undefined, ['other']],
+    [true, true, false, ['pinned']],
+    [true, null, false, []],
+    [{ above: 10 }, undefined, undefined, ['pinned', 'other']],
+    [{ above: 11 }, undefined, undefined, []],
+    [{ above: 11 }, true, undefined, ['pinned']],
+    [{ above: 10 }, false, undefined, ['other']],
+  ];
+  it.each(TABLE)('global %j, server defer %j, session %j → defers %j', (global, defer, option, expected) => {
+    const surface = surfaceFor({ deferTools: global }, { pinned: defer === undefined ? {} : { defer } });
+    const result = surface.view(session(64, option)).list(merged, {}, legacy);
+    expect(deferredServers(result)).toEqual(expected);
+    expect(namesOf(result).includes('search_tools')).toBe(expected.length > 0);
+  });
+
+  it('leaves at most the two meta-tools when everything is deferred', () => {
+    expect(namesOf(surfaceFor({ deferTools: true }).view(session()).list(merged, {}, legacy))).toEqual(['search_tools', 'call_tool']);
+  });
+});
+
+describe('pins and hints', () => {
+  it('lists an alwaysLoad tool directly with anthropic/alwaysLoad, even when its server is deferred', () => {
+    const surface = surfaceFor({ deferTools: true }, { pinned: { alwaysLoad: ['make_a2'] }, other: { alwaysLoad: true } });
+    const tools = surface.view(session()).list(merged, {}, legacy).tools as Tool[];
+    expect(tools.map((t) => t.name)).toEqual(['search_tools', 'call_tool', 'pinned__make_a2', ...parts[1]!.tools.map((t) => `other__${t.name}`)]);
+    expect(tools.slice(2).every((t) => t._meta?.['anthropic/alwaysLoad'] === true)).toBe(true);
+  });
+
+  it('passes an upstream tool\'s own _meta through intact', () => {
+    const hinted = mergeTools([{ server: 'pinned', tools: [tool('x', { _meta: { 'anthropic/searchHint': 'spreadsheets', other: { deep: 1 } } })] }], {
+      separator: '__',
+      filter: () => true,
+    });
+    const [listed] = surfaceFor({ deferTools: false }, { pinned: { alwaysLoad: true } }).view(session()).list(hinted, {}, legacy).tools as Tool[];
+    expect(listed?._meta).toEqual({ 'anthropic/searchHint': 'spreadsheets', other: { deep: 1 }, 'anthropic/alwaysLoad': true });
+  });
+});
+
+describe('loaded tools', () => {
+  it('belong to the view that loaded them, never to another view of the same surface', async () => {
+    const surface = surfaceFor({ deferTools: true, maxLoadedTools: 4 });
+    const a = session(4);
+    const b = session(4);
+    const viewA = surface.view(a);
+    const viewB = surface.view(b);
+    const stateless = surface.view();
+    const result = (await viewA.callMeta(merged, { name: 'search_tools', arguments: { query: 'make a3', limit: 1, load: true } }, legacy, () => Promise.reject(new Error('no call'))))!;
+    expect((result.structuredContent as { loaded: string[] }).loaded).toEqual(['pinned__make_a3']);
+    expect(a.announced).toBe(1);
+    expect(namesOf(viewA.list(merged, {}, legacy))).toContain('pinned__make_a3');
+    expect(namesOf(viewB.list(merged, {}, legacy))).toEqual(['search_tools', 'call_tool']);
+    expect(namesOf(stateless.list(merged, {}, { era: 'modern', meta: undefined }))).toEqual(['search_tools', 'call_tool']);
+    expect(b.announced).toBe(0);
+  });
+
+  it('are bounded, the oldest dropped first', () => {
+    const loaded = new LoadedTools(3);
+    expect(loaded.load(['a', 'b'])).toEqual({ loaded: ['a', 'b'], dropped: [] });
+    expect(loaded.load(['b', 'c', 'd'])).toEqual({ loaded: ['c', 'd'], dropped: ['a'] });
+    expect(loaded.load(['e', 'f', 'g', 'h'])).toEqual({ loaded: ['f', 'g', 'h'], dropped: ['b', 'c', 'd'] });
+    expect(loaded.size).toBe(3);
+    expect(() => new LoadedTools(0)).toThrow(TypeError);
+  });
+});
+
+describe('pages', () => {
+  const items = Array.from({ length: 25 }, (_, i) => `t${i}`);
+  const print = () => 'ABCDEFGHIJKLMNOP';
+
+  it('walks a list through nextCursor and back to the end', () => {
+    const seen: string[] = [];
+    let cursor: unknown;
+    do {
+      const page = pageOf(items, print, 10, cursor);
+      seen.push(...page.items);
+      cursor = page.nextCursor;
+    } while (cursor !== undefined);
+    expect(seen).toEqual(items);
+  });
+
+  it('refuses a cursor of another list, a forged offset and garbage with -32602', () => {
+    const { nextCursor } = pageOf(items, print, 10, undefined);
+    expect(() => pageOf(items, () => 'QRSTUVWXYZABCDEF', 10, nextCursor)).toThrow(/changed/);
+    for (const bad of ['0.ABCDEFGHIJKLMNOP', 'zz.ABCDEFGHIJKLMNOP', 'nope', 42, 'a'.repeat(500)]) {
+      expect(() => pageOf(items, print, 10, bad)).toThrow(expect.objectContaining({ code: 'INVALID_PARAMS' }));
+    }
+  });
+
+  it('answers one page, and refuses any cursor, when no page size is set', () => {
+    expect(pageOf(items, print, undefined, undefined)).toEqual({ items, nextCursor: undefined });
+    expect(() => pageOf(items, print, undefined, '1.ABCDEFGHIJKLMNOP')).toThrow(/does not paginate/);
+  });
+});

@@ -1,0 +1,84 @@
+/**
+ * The tasks extension (`io.modelcontextprotocol/tasks`, 2026-07-28) in front of a 2025-11-25
+ * task server: server-everything over stdio. The gateway advertises the extension, shows no
+ * per-tool `execution.taskSupport` (not part of that revision), answers a call of a tool that
+ * requires a task with `resultType: "task"` to a client that declared the extension and with
+ * -32021 to one that did not, and `tasks/get` inlines the report once the task is done.
+ */
+import { randomUUID } from 'node:crypto';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { Cleanup, connectClient, errorOf, startTestGateway } from '../harness.js';
+import { everythingServer, modernRequest, RESEARCH_TOOL, TASKS_EXTENSION, untilTerminal } from './everything.js';
+
+const suite = new Cleanup();
+const perTest = new Cleanup();
+let url: string;
+
+beforeAll(async () => {
+  url = (await startTestGateway(suite, { everything: everythingServer() })).url;
+});
+afterEach(() => perTest.run());
+afterAll(() => suite.run());
+
+type Json = Record<string, unknown>;
+const withExtension = { extensions: { [TASKS_EXTENSION]: {} } };
+
+describe('the tasks extension for 2026-07-28 clients', () => {
+  it('advertises the extension, not the 2025 capability, and lists tools without execution.taskSupport', async () => {
+    const { client } = await connectClient(perTest, url, '2026');
+    expect(client.getNegotiatedProtocolVersion()).toBe('2026-07-28');
+    const capabilities = client.getServerCapabilities() as Json;
+    expect(capabilities.extensions).toEqual({ [TASKS_EXTENSION]: {} });
+    expect(capabilities.tasks).toBeUndefined();
+    const { tools } = await client.listTools();
+    const research = tools.find((t) => t.name === RESEARCH_TOOL);
+    expect(research).toBeDefined();
+    expect(research?.execution).toBeUndefined();
+  });
+
+  it('refuses a task-required tool to a client without the extension with -32021 naming it', async () => {
+    const { client } = await connectClient(perTest, url, '2026');
+    const refused = await errorOf(client.callTool({ name: RESEARCH_TOOL, arguments: { topic: 'x' } }));
+    expect(refused.code).toBe(-32021);
+    expect(refused.data).toMatchObject({ requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } } });
+  });
+
+  it('answers with a task and inlines the report in tasks/get once it completed', async () => {
+    const topic = `topic-${randomUUID()}`;
+    const created = await modernRequest(url, 'tools/call', { name: RESEARCH_TOOL, arguments: { topic } }, withExtension);
+    expect(created.result).toMatchObject({ resultType: 'task', status: 'working', ttlMs: expect.any(Number), createdAt: expect.any(String) });
+    const taskId = created.result!.taskId as string;
+
+    const done = await untilTerminal(async () => (await modernRequest(url, 'tasks/get', { taskId }, withExtension)).result as Json);
+    expect(done).toMatchObject({ resultType: 'complete', taskId, status: 'completed' });
+    expect(JSON.stringify(done.result)).toContain(`# Research Report: ${topic}`);
+    // 2026 tasks name the task in the task object; the 2025 related-task key is not carried over.
+    expect(JSON.stringify(done.result)).not.toContain('related-task');
+  });
+
+  it('does not leave a task waiting for input the gateway cannot ask a 2026 client for: it goes on to its end', async () => {
+    const created = await modernRequest(url, 'tools/call', { name: RESEARCH_TOOL, arguments: { topic: 'python', ambiguous: true } }, withExtension);
+    const taskId = created.result!.taskId as string;
+    const done = await untilTerminal(async () => (await modernRequest(url, 'tasks/get', { taskId }, withExtension)).result as Json);
+    expect(done.status).toBe('completed');
+    expect(JSON.stringify(done.result)).toContain('# Research Report: python');
+  });
+
+  it('acknowledges tasks/cancel and tasks/update, and the cancelled task ends cancelled', async () => {
+    const created = await modernRequest(url, 'tools/call', { name: RESEARCH_TOOL, arguments: { topic: 'cancel me' } }, withExtension);
+    const taskId = created.result!.taskId as string;
+    expect((await modernRequest(url, 'tasks/update', { taskId, inputResponses: { unknown: { action: 'accept' } } }, withExtension)).result).toMatchObject({
+      resultType: 'complete',
+    });
+    expect((await modernRequest(url, 'tasks/cancel', { taskId }, withExtension)).result).toMatchObject({ resultType: 'complete' });
+    expect(((await modernRequest(url, 'tasks/get', { taskId }, withExtension)).result as Json).status).toBe('cancelled');
+  });
+
+  it('refuses tasks/get to a client without the extension, and 2025-only task methods', async () => {
+    const created = await modernRequest(url, 'tools/call', { name: RESEARCH_TOOL, arguments: { topic: 'y' } }, withExtension);
+    const taskId = created.result!.taskId as string;
+    expect((await modernRequest(url, 'tasks/get', { taskId })).error?.code).toBe(-32021);
+    expect((await modernRequest(url, 'tasks/result', { taskId }, withExtension)).error?.code).toBe(-32601);
+    expect((await modernRequest(url, 'tasks/list', {}, withExtension)).error?.code).toBe(-32601);
+  });
+});
