@@ -81,9 +81,10 @@ const handlers: Record<string, Handler> = {
     const listed = presented === merged.tools ? merged : { ...merged, tools: presented };
     const result = scope.tools === undefined ? { tools: listed.tools } : await scope.tools.list(listed, params, call);
     if (call.era !== 'modern') return result;
-    // A session's loaded or deferred tools make the list this caller's own.
+    // 2026 requests have no session: their tool surface view keeps nothing per caller, so the
+    // merged list's own hint holds (per-principal parts already made it private).
     const { hint } = await scope.catalogue.listing('tools');
-    return { ...result, ttlMs: hint.ttlMs, cacheScope: scope.tools === undefined ? hint.cacheScope : 'private' };
+    return { ...result, ttlMs: hint.ttlMs, cacheScope: hint.cacheScope };
   },
   'prompts/list': (scope, _params, call) => listResult(scope, 'prompts', 'prompts', call),
   'resources/list': (scope, _params, call) => listResult(scope, 'resources', 'resources', call),
