@@ -46,6 +46,7 @@ export type GatewayErrorCode =
   | 'PRINCIPAL_SESSION_LIMIT'
   | 'RATE_LIMITED'
   | 'SESSION_CHILD_LIMIT'
+  | 'PRINCIPAL_CONNECTION_LIMIT'
   | 'UNKNOWN_TASK'
   | 'TASK_LIMIT'
   | 'MISSING_CLIENT_CAPABILITY'
@@ -152,6 +153,7 @@ const wireCodeByGatewayCode: Record<GatewayErrorCode, number> = {
   PRINCIPAL_SESSION_LIMIT: WireCode.InvalidRequest,
   RATE_LIMITED: WireCode.InvalidRequest,
   SESSION_CHILD_LIMIT: WireCode.UpstreamUnavailable,
+  PRINCIPAL_CONNECTION_LIMIT: WireCode.UpstreamUnavailable,
   UNKNOWN_TASK: WireCode.InvalidParams,
   TASK_LIMIT: WireCode.InvalidRequest,
   MISSING_CLIENT_CAPABILITY: WireCode.MissingRequiredClientCapability,
@@ -172,6 +174,7 @@ const httpStatusByGatewayCode: Partial<Record<GatewayErrorCode, number>> = {
   PRINCIPAL_SESSION_LIMIT: 429,
   RATE_LIMITED: 429,
   SESSION_CHILD_LIMIT: 503,
+  PRINCIPAL_CONNECTION_LIMIT: 503,
   INVALID_REQUEST: 400,
   INVALID_PARAMS: 400,
   DUPLICATE_REQUEST_ID: 400,

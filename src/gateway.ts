@@ -166,6 +166,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     servers,
     statelessPool: config.statelessPool,
     maxSessionChildren: config.sessions.maxChildrenPerServer,
+    principalIdleTimeoutMs: config.sessions.childIdleTimeoutMs,
     logger,
     deps: {
       parentEnv: env,

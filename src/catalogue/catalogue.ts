@@ -8,7 +8,7 @@
 import type { Prompt, Resource, ResourceTemplateType, Tool } from '@modelcontextprotocol/server';
 import type { Logger } from '../observability/logger.js';
 import type { UpstreamLink } from '../upstream/link.js';
-import type { ListKind } from '../upstream/list-cache.js';
+import type { CacheHint, ListKind } from '../upstream/list-cache.js';
 import {
   mergePrompts,
   mergeResources,
@@ -25,6 +25,14 @@ export interface CatalogueSource {
   readonly servers: readonly string[];
   /** The link to list from (the scope decides: a session's own link, or the primary). */
   linkFor(server: string): Promise<UpstreamLink>;
+  /** True when this view's list of `server` is the caller's own (a principal's connection): never public. */
+  perCaller?(server: string): boolean;
+}
+
+/** A merged list and the freshness and scope the gateway can honestly promise for it. */
+export interface Listing<T> {
+  value: T;
+  hint: CacheHint;
 }
 
 export interface CatalogueOptions {
@@ -47,7 +55,25 @@ export interface MergedTemplates {
 interface Parts {
   key: string;
   lists: Array<{ server: string; items: unknown[] }>;
+  hint: CacheHint;
 }
+
+/**
+ * What the merge of several parts may promise: the shortest lifetime any part has left (a part
+ * whose upstream promised nothing, or that failed, has 0), and `public` only when every part is
+ * public. A bound no part sets (no server offers the list) is 0: nothing to promise about.
+ */
+function mergeHints(hints: readonly CacheHint[]): CacheHint {
+  let ttlMs = Number.POSITIVE_INFINITY;
+  let cacheScope: CacheHint['cacheScope'] = 'public';
+  for (const hint of hints) {
+    ttlMs = Math.min(ttlMs, hint.ttlMs);
+    if (hint.cacheScope === 'private') cacheScope = 'private';
+  }
+  return { ttlMs: Number.isFinite(ttlMs) ? Math.floor(ttlMs) : 0, cacheScope };
+}
+
+const FAILED_PART: CacheHint = { ttlMs: 0, cacheScope: 'private' };
 
 const allowAll: VisibilityFilter = () => true;
 
@@ -83,6 +109,48 @@ export class Catalogue {
   }
 
   async tools(): Promise<MergedTools> {
+    return (await this.toolListing()).value;
+  }
+
+  async prompts(): Promise<MergedPrompts> {
+    return (await this.promptListing()).value;
+  }
+
+  async resources(): Promise<MergedResources> {
+    return (await this.resourceListing()).value;
+  }
+
+  async templates(): Promise<MergedTemplates> {
+    return (await this.templateListing()).value;
+  }
+
+  /** A list result as a 2026 client gets it: the items, and what the gateway can promise about them. */
+  async listing(kind: ListKind): Promise<Listing<unknown[]>> {
+    switch (kind) {
+      case 'tools': {
+        const { value, hint } = await this.toolListing();
+        return { value: value.tools, hint };
+      }
+      case 'prompts': {
+        const { value, hint } = await this.promptListing();
+        return { value: value.prompts, hint };
+      }
+      case 'resources': {
+        const { value, hint } = await this.resourceListing();
+        return { value: value.resources, hint };
+      }
+      case 'resourceTemplates': {
+        const { value, hint } = await this.templateListing();
+        return { value: value.resourceTemplates, hint };
+      }
+      default: {
+        const unreachable: never = kind;
+        return unreachable;
+      }
+    }
+  }
+
+  private toolListing(): Promise<Listing<MergedTools>> {
     return this.merged('tools', (lists) => {
       const merged = mergeTools(
         lists.map((l) => ({ server: l.server, tools: l.items as Tool[] })),
@@ -93,7 +161,7 @@ export class Catalogue {
     });
   }
 
-  async prompts(): Promise<MergedPrompts> {
+  private promptListing(): Promise<Listing<MergedPrompts>> {
     return this.merged('prompts', (lists) => {
       const merged = mergePrompts(
         lists.map((l) => ({ server: l.server, prompts: l.items as Prompt[] })),
@@ -104,14 +172,14 @@ export class Catalogue {
     });
   }
 
-  async resources(): Promise<MergedResources> {
+  private resourceListing(): Promise<Listing<MergedResources>> {
     return this.merged('resources', (lists) => {
       const merged = mergeResources(lists.map((l) => ({ server: l.server, resources: l.items as Resource[] })));
       return { resources: merged.resources, index: merged.index };
     });
   }
 
-  async templates(): Promise<MergedTemplates> {
+  private templateListing(): Promise<Listing<MergedTemplates>> {
     return this.merged('resourceTemplates', (lists) => {
       const merged = mergeResourceTemplates(
         lists.map((l) => ({ server: l.server, resourceTemplates: l.items as ResourceTemplateType[] })),
@@ -123,13 +191,13 @@ export class Catalogue {
     });
   }
 
-  private async merged<T>(kind: ListKind, merge: (lists: Parts['lists']) => T): Promise<T> {
+  private async merged<T>(kind: ListKind, merge: (lists: Parts['lists']) => T): Promise<Listing<T>> {
     const parts = await this.collect(kind);
     const cached = this.memo.get(kind);
-    if (cached !== undefined && cached.key === parts.key) return cached.value as T;
+    if (cached !== undefined && cached.key === parts.key) return { value: cached.value as T, hint: parts.hint };
     const value = merge(parts.lists);
     this.memo.set(kind, { key: parts.key, value });
-    return value;
+    return { value, hint: parts.hint };
   }
 
   private async collect(kind: ListKind): Promise<Parts> {
@@ -140,15 +208,16 @@ export class Catalogue {
           // The version is read before the list: a change announced while the list is fetched
           // must make the next merge rebuild, not be stored under the new version.
           const version = link.listVersion;
-          const items = await link.list(kind);
+          const { items, hint } = await link.hintedList(kind);
           const settledVersion = link.listVersion === version ? version : `${version}~${Math.random()}`;
-          return { server, items, key: `${this.idOf(link)}.${settledVersion}`, failed: false };
+          const own = this.source.perCaller?.(server) === true;
+          return { server, items, key: `${this.idOf(link)}.${settledVersion}`, failed: false, hint: own ? { ...hint, cacheScope: 'private' as const } : hint };
         } catch (error) {
           this.options.logger.warn(
             { server, list: kind, err: error instanceof Error ? error.message : String(error) },
             'upstream left out of a merged list',
           );
-          return { server, items: [] as unknown[], key: 'x' + Math.random(), failed: true };
+          return { server, items: [] as unknown[], key: 'x' + Math.random(), failed: true, hint: FAILED_PART };
         }
       }),
     );
@@ -156,6 +225,7 @@ export class Catalogue {
     return {
       key: settled.map((s) => s.key).join('|'),
       lists: settled.map(({ server, items }) => ({ server, items })),
+      hint: mergeHints(settled.map((s) => s.hint)),
     };
   }
 

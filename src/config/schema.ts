@@ -18,7 +18,12 @@ const toolList = z.array(z.string().min(1)).default([]);
 
 const common = {
   mode: z.enum(['required', 'optional']).default('required'),
-  isolation: z.enum(['session', 'shared']).default('session'),
+  /**
+   * Which clients share an upstream connection: `session` (each 2025 session its own; 2026
+   * requests lease pooled ones), `shared` (one for everyone), `principal` (one per authenticated
+   * principal and workspace, for both eras). docs/architecture.md, "Choosing an isolation".
+   */
+  isolation: z.enum(['session', 'shared', 'principal']).default('session'),
   enabledTools: toolList,
   disabledTools: toolList,
   /** Milliseconds an upstream request may take before the gateway gives up on it. */

@@ -9,8 +9,10 @@ import { createMcpHandler, isLegacyRequest, type AuthInfo, type McpHttpHandler, 
 import { errorResponse, jsonRpcErrorResponse, WireCode } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
 import { mergeCapabilities, mergeInstructions } from '../catalogue/merge.js';
-import { onPrimaryListChanged, primaryInfo } from '../routing/primaries.js';
+import { feedListeners } from '../routing/listen-feed.js';
+import { primaryInfo } from '../routing/primaries.js';
 import { StatelessScope, type ScopeOptions } from '../routing/scopes.js';
+import { workspaceError, workspaceOf } from '../routing/workspace.js';
 import type { GatewayEventStore } from '../session/event-store.js';
 import type { SessionAdmission, SessionTicket } from '../session/session-admission.js';
 import { SessionRegistry } from '../session/session-registry.js';
@@ -65,6 +67,8 @@ export class McpEndpoint {
   private readonly modern: McpHttpHandler;
   private readonly stateless: StatelessScope;
   private readonly unsubscribes: Array<() => void> = [];
+  /** The workspace each 2026 request named, for the factory that builds its `Server` (keyed by the request itself). */
+  private readonly workspaces = new WeakMap<Request, string>();
   private readonly tasks: TaskTable | undefined;
   /** The deprecated HTTP+SSE transport (2024-11-05) on this endpoint's sessions (legacy-sse/). */
   readonly legacySse: LegacySseEndpoint;
@@ -93,16 +97,17 @@ export class McpEndpoint {
     this.modern = createMcpHandler(
       // Built per request: the request's principal arrives in `authInfo` (see `fetch`).
       (context) => {
-        const scope = stateless.forPrincipal(context.authInfo?.clientId);
+        const workspace = context.requestInfo === undefined ? undefined : this.workspaces.get(context.requestInfo);
+        const scope = stateless.forPrincipal(context.authInfo?.clientId, workspace);
         const identity = this.identity('modern');
         const capabilities = modernServerCapabilities(identity.capabilities);
         return createGatewayServer({ ...identity, capabilities, era: 'modern', logger: options.logger }, () => scope);
       },
       { legacy: 'reject', onerror: (error) => options.logger.debug({ err: error.message }, 'modern request rejected') },
     );
-    // 2026 clients learn of list changes through `subscriptions/listen`, fed by the primaries.
+    // 2026 clients learn of list changes through `subscriptions/listen` (listen-feed.ts says which).
     this.unsubscribes.push(
-      onPrimaryListChanged(options.scope.registry, options.scope.servers, (list) => {
+      feedListeners(options.scope.registry, options.scope.servers, stateless.catalogue, (list) => {
         if (list === 'tools') this.modern.notify.toolsChanged();
         else if (list === 'prompts') this.modern.notify.promptsChanged();
         else this.modern.notify.resourcesChanged();
@@ -133,6 +138,9 @@ export class McpEndpoint {
     const sessionId = request.headers.get('mcp-session-id');
     const known = sessionId !== null && this.sessions.get(sessionId) !== undefined;
     if (!known && !(await isLegacyRequest(request, parsedBody))) {
+      const workspace = workspaceOf(parsedBody);
+      if (!workspace.ok) return errorResponse(workspaceError(workspace.message));
+      if (workspace.workspace !== undefined) this.workspaces.set(request, workspace.workspace);
       return this.modern.fetch(request, {
         ...(parsedBody === undefined ? {} : { parsedBody }),
         ...(principal === undefined ? {} : { authInfo: principalAuthInfo(principal) }),
@@ -191,9 +199,11 @@ export class McpEndpoint {
     if ((parsedBody as { method?: unknown }).method !== 'initialize') {
       return jsonRpcErrorResponse(400, WireCode.InvalidRequest, 'Bad Request: Mcp-Session-Id header is required');
     }
+    const workspace = workspaceOf(parsedBody);
+    if (!workspace.ok) return errorResponse(workspaceError(workspace.message));
     const admitted = this.options.admission.admitInitialize(principal);
     if (!admitted.ok) return errorResponse(admitted.error);
-    const session = this.newSession(principal, admitted.ticket);
+    const session = this.newSession(principal, admitted.ticket, undefined, undefined, workspace.workspace);
     try {
       await session.start();
       const response = await session.handle(request, parsedBody);
@@ -231,11 +241,18 @@ export class McpEndpoint {
    * A session of this endpoint, not yet started; `sessionId` only for one taken over (cluster),
    * `wire` for one on another transport than Streamable HTTP.
    */
-  private newSession(principal: string | undefined, ticket: SessionTicket, sessionId?: string, wire?: LegacySessionOptions['wire']): LegacySession {
+  private newSession(
+    principal: string | undefined,
+    ticket: SessionTicket,
+    sessionId?: string,
+    wire?: LegacySessionOptions['wire'],
+    workspace?: string,
+  ): LegacySession {
     const cluster = wire === undefined ? this.options.cluster : undefined;
     return new LegacySession({
       ...this.identity('legacy'),
       principal,
+      ...(workspace === undefined ? {} : { workspace }),
       scope: this.options.scope,
       sharedCatalogue: this.stateless.catalogue,
       ticket,

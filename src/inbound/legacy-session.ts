@@ -38,6 +38,8 @@ export interface SessionWireHooks {
 export interface LegacySessionOptions {
   /** The authenticated principal that opened the session (undefined when auth is off). */
   principal: string | undefined;
+  /** The workspace the session's `initialize` named (`_meta["portcullis/workspace"]`), if any. */
+  workspace?: string;
   name: string;
   version: string;
   capabilities: ServerCapabilities;
@@ -113,6 +115,7 @@ export class LegacySession {
       () => this.scope,
     );
     this.scope = new SessionScope(options.scope, {
+      key: { principal: options.principal, workspace: options.workspace },
       owner: sessionSink(this.server),
       clientCapabilities: () => this.server.getClientCapabilities(),
       ...(options.sharedCatalogue === undefined ? {} : { shared: options.sharedCatalogue }),

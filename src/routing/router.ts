@@ -14,6 +14,7 @@ import { OPTIONS_META_KEY } from '../catalogue/surface/session-option.js';
 import { routeResourceUri } from '../catalogue/build-index.js';
 import { checkServerRequest } from '../rpc/client-capabilities.js';
 import type { UpstreamLink } from '../upstream/link.js';
+import type { ListKind } from '../upstream/list-cache.js';
 import type { DownstreamSink, RpcMessage } from '../rpc/sink.js';
 import type { InputRounds } from './input-bridge.js';
 import { presentTaskSupport, withoutTasksExtension } from './tasks/task-capabilities.js';
@@ -63,18 +64,31 @@ const INPUT_CAPABLE = new Set(['tools/call', 'prompts/get', 'resources/read']);
 
 type Handler = (scope: RouteScope, params: Params, call: CallContext) => Promise<Result>;
 
+/**
+ * A merged list as the client's era wants it. A 2026 result carries `ttlMs` and `cacheScope`
+ * (MCP 2026-07-28, server/utilities/caching): never a longer life than every upstream part still
+ * has, and `private` unless every part is public and none is the caller's own.
+ */
+async function listResult(scope: RouteScope, kind: ListKind, field: string, call: CallContext): Promise<Result> {
+  const { value, hint } = await scope.catalogue.listing(kind);
+  return call.era === 'modern' ? { [field]: value, ttlMs: hint.ttlMs, cacheScope: hint.cacheScope } : { [field]: value };
+}
+
 const handlers: Record<string, Handler> = {
   'tools/list': async (scope, params, call) => {
     const merged = await scope.catalogue.tools();
     const presented = presentTasks(scope, merged.tools, merged.index, call);
     const listed = presented === merged.tools ? merged : { ...merged, tools: presented };
-    return scope.tools === undefined ? { tools: listed.tools } : scope.tools.list(listed, params, call);
+    const result = scope.tools === undefined ? { tools: listed.tools } : await scope.tools.list(listed, params, call);
+    if (call.era !== 'modern') return result;
+    // 2026 requests have no session: their tool surface view keeps nothing per caller, so the
+    // merged list's own hint holds (per-principal parts already made it private).
+    const { hint } = await scope.catalogue.listing('tools');
+    return { ...result, ttlMs: hint.ttlMs, cacheScope: hint.cacheScope };
   },
-  'prompts/list': async (scope) => ({ prompts: (await scope.catalogue.prompts()).prompts }),
-  'resources/list': async (scope) => ({ resources: (await scope.catalogue.resources()).resources }),
-  'resources/templates/list': async (scope) => ({
-    resourceTemplates: (await scope.catalogue.templates()).resourceTemplates,
-  }),
+  'prompts/list': (scope, _params, call) => listResult(scope, 'prompts', 'prompts', call),
+  'resources/list': (scope, _params, call) => listResult(scope, 'resources', 'resources', call),
+  'resources/templates/list': (scope, _params, call) => listResult(scope, 'resourceTemplates', 'resourceTemplates', call),
 
   // A meta-tool (search_tools, call_tool) when tools are deferred; else, and for call_tool's
   // own target, the one path every tool call takes.

@@ -6,14 +6,19 @@
  *   servers use the registry's primary connection.
  * - `StatelessScope` (2026 clients): no session; lists come from the primaries' caches and each
  *   call leases a connection for its duration, charged to the principal that made the request.
+ * In both, an `isolation: "principal"` server is reached through the connection of the
+ * request's principal and workspace (upstream/principal-connections.ts), the same for both eras;
+ * until that connection is open its lists come from the primary.
  */
 import { randomUUID } from 'node:crypto';
 import type { ClientCapabilities } from '@modelcontextprotocol/client';
+import { LRUCache } from 'lru-cache';
 import { Catalogue, type CatalogueOptions } from '../catalogue/catalogue.js';
 import { LoadedTools } from '../catalogue/surface/loaded-tools.js';
 import type { SessionTools, ToolSurface, ToolsView } from '../catalogue/surface/tool-surface.js';
 import type { Logger } from '../observability/logger.js';
 import type { UpstreamLink } from '../upstream/link.js';
+import { connectionKeyId, type ConnectionKey } from '../upstream/principal-connections.js';
 import type { UpstreamRegistry } from '../upstream/registry.js';
 import type { DownstreamSink, RpcMessage } from '../rpc/sink.js';
 import type { LinkEvent } from '../upstream/link-event.js';
@@ -80,8 +85,23 @@ async function withReinitialise<T>(
   }
 }
 
+/** The principal connection of `key` to `server`, held for one call. */
+function principalHeld(registry: UpstreamRegistry, server: string, key: ConnectionKey): () => Promise<Held> {
+  return async () => {
+    const lease = await registry.principalLease(server, key);
+    return { link: lease.link, drop: () => lease.discard(), release: () => lease.release() };
+  };
+}
+
+/** The servers of `servers` that are isolated per principal. */
+function principalServersOf(registry: UpstreamRegistry, servers: readonly string[]): Set<string> {
+  return new Set(servers.filter((server) => registry.entry(server).config.isolation === 'principal'));
+}
+
 /** What a session adds to its endpoint's scope options. */
 export interface SessionScopeOptions {
+  /** The principal that opened the session and the workspace its `initialize` named: its key on principal servers. */
+  key?: ConnectionKey;
   /** The session's standalone stream: what no call can be credited with goes there. */
   owner: DownstreamSink;
   /** What the session's client declared in `initialize`: its own connections declare exactly that. */
@@ -108,6 +128,8 @@ export class SessionScope implements RouteScope {
   private readonly subscriptions = new Set<string>();
   private readonly owner: DownstreamSink;
   private readonly logger: Logger;
+  private readonly key: ConnectionKey;
+  private readonly principalServers: Set<string>;
   readonly tasks: TaskScope | undefined;
   private readonly taskTable: TaskTable | undefined;
   /** The session's key in the task table: random, never the session id itself. */
@@ -118,6 +140,9 @@ export class SessionScope implements RouteScope {
     this.registry = options.registry;
     this.owner = session.owner;
     this.logger = options.logger;
+    this.key = session.key ?? { principal: undefined, workspace: undefined };
+    this.principalServers = principalServersOf(options.registry, options.servers);
+    const keyId = connectionKeyId(this.key);
     const surface = options.tools;
     this.toolState =
       surface === undefined
@@ -143,6 +168,20 @@ export class SessionScope implements RouteScope {
           });
     for (const server of options.servers) {
       const entry = options.registry.entry(server);
+      const principals = entry.principals;
+      if (principals !== undefined) {
+        // This principal's connection is the session's: its changes and updates reach the session,
+        // and the primary's list changes do while the session's lists come from the primary.
+        this.unsubscribes.push(
+          principals.on((key, event) => {
+            if (connectionKeyId(key) === keyId) this.onLinkEvent(server, event);
+          }),
+          entry.primary.on((event) => {
+            if (event.kind === 'listChanged' && principals.current(this.key) === undefined) this.onLinkEvent(server, event);
+          }),
+        );
+        continue;
+      }
       if (entry.config.isolation !== 'session') {
         this.unsubscribes.push(entry.primary.on((event) => this.onLinkEvent(server, event)));
         continue;
@@ -169,12 +208,21 @@ export class SessionScope implements RouteScope {
     // Until the session's first use of a server, its lists come from that server's primary (a
     // connection of the same server, configured the same way); from then on, from its own.
     this.catalogue =
-      this.own.size === 0 && session.shared !== undefined
+      this.own.size === 0 && this.principalServers.size === 0 && session.shared !== undefined
         ? session.shared
         : new Catalogue(
-            { servers: this.servers, linkFor: async (s) => this.own.get(s)?.current ?? this.registry.entry(s).primary.get() },
+            {
+              servers: this.servers,
+              linkFor: async (s) => this.own.get(s)?.current ?? this.principalLink(s) ?? this.registry.entry(s).primary.get(),
+              perCaller: (s) => this.principalServers.has(s),
+            },
             { ...options.catalogue, logger: options.logger },
           );
+  }
+
+  /** This session's principal connection to `server`, if it is one and open now. */
+  private principalLink(server: string): UpstreamLink | undefined {
+    return this.registry.entry(server).principals?.current(this.key);
   }
 
   /** The session's `deferTools` init option (read from its `initialize`); undefined: no preference. */
@@ -185,6 +233,7 @@ export class SessionScope implements RouteScope {
   withLink<T>(server: string, fn: (link: UpstreamLink) => Promise<T>): Promise<T> {
     const own = this.own.get(server);
     if (own !== undefined) return withReinitialise(server, this.registry, this.logger, () => own.acquire(), fn);
+    if (this.principalServers.has(server)) return withReinitialise(server, this.registry, this.logger, principalHeld(this.registry, server, this.key), fn);
     const primary = this.registry.entry(server).primary;
     return withReinitialise(server, this.registry, this.logger, async () => ({ link: await primary.get(), drop: (l) => primary.discard(l), release: () => undefined }), fn);
   }
@@ -195,6 +244,7 @@ export class SessionScope implements RouteScope {
     if (subscribed) this.subscriptions.add(key);
     else this.subscriptions.delete(key);
     this.own.get(server)?.noteSubscription(subscribed);
+    this.registry.entry(server).principals?.noteSubscription(this.key, subscribed);
   }
 
   /**
@@ -205,10 +255,16 @@ export class SessionScope implements RouteScope {
     await Promise.all(
       this.servers.map((server) => {
         const own = this.own.get(server);
+        // A principal connection is shared by the principal's sessions: set on it only while open.
+        const principal = this.principalServers.has(server) ? this.principalLink(server) : undefined;
         const setting =
           own !== undefined
             ? own.setLogLevel(params)
-            : this.withLink(server, async (link) => {
+            : this.principalServers.has(server)
+              ? principal !== undefined && principal.capabilities.logging !== undefined
+                ? principal.request('logging/setLevel', params, { sink }).then(() => undefined)
+                : Promise.resolve()
+              : this.withLink(server, async (link) => {
                 if (link.capabilities.logging !== undefined) await link.request('logging/setLevel', params, { sink });
               });
         // One upstream that fails does not fail the others.
@@ -224,6 +280,12 @@ export class SessionScope implements RouteScope {
 
   async close(): Promise<void> {
     for (const unsubscribe of this.unsubscribes.splice(0)) unsubscribe();
+    // The principal connection outlives the session: the subscriptions it held there go with it.
+    for (const key of this.subscriptions) {
+      const server = key.slice(0, key.indexOf('\n'));
+      this.registry.entry(server).principals?.noteSubscription(this.key, false);
+    }
+    this.subscriptions.clear();
     this.taskTable?.forgetOwner(this.taskOwner);
     await Promise.all([...this.own.values()].map((connection) => connection.close()));
   }
@@ -257,34 +319,45 @@ export class SessionScope implements RouteScope {
  */
 export class StatelessScope {
   readonly servers: readonly string[];
+  /** The view over the primaries: every caller's when no server is isolated per principal. */
   readonly catalogue: Catalogue;
   private readonly tools: ToolsView | undefined;
   private readonly inputBridge: InputBridge;
   private readonly registry: UpstreamRegistry;
   private readonly logger: Logger;
+  private readonly options: ScopeOptions;
+  private readonly principalServers: Set<string>;
+  /** Views of callers with principal connections, by key; bounded (an evicted view is rebuilt from the link caches). */
+  private readonly views = new LRUCache<string, Catalogue>({ max: 1024 });
   private readonly taskTable: TaskTable | undefined;
 
   constructor(options: ScopeOptions) {
     this.servers = options.servers;
     this.registry = options.registry;
     this.logger = options.logger;
+    this.options = options;
+    this.principalServers = principalServersOf(options.registry, options.servers);
     this.taskTable = options.tasks;
     this.inputBridge = new InputBridge({ max: 1000, ttlMs: options.inputTtlMs ?? 5 * 60_000 });
     this.tools = options.tools?.view();
     this.catalogue = new Catalogue(
-      { servers: this.servers, linkFor: (s) => options.registry.entry(s).primary.get() },
+      { servers: this.servers, linkFor: (s) => options.registry.entry(s).primary.get(), perCaller: (s) => this.principalServers.has(s) },
       { ...options.catalogue, logger: options.logger },
     );
   }
 
-  /** The scope as the requests of `principal` (undefined without authentication) see it. */
-  forPrincipal(principal: string | undefined): RouteScope {
+  /**
+   * The scope as the requests of `principal` (undefined without authentication) see it, in
+   * `workspace` (the request's `_meta["portcullis/workspace"]`, if any).
+   */
+  forPrincipal(principal: string | undefined, workspace?: string): RouteScope {
+    const key: ConnectionKey = { principal, workspace };
     return {
       servers: this.servers,
-      catalogue: this.catalogue,
+      catalogue: this.principalServers.size === 0 ? this.catalogue : this.viewOf(key),
       ...(this.tools === undefined ? {} : { tools: this.tools }),
       inputBridge: this.inputBridge.for(principal),
-      withLink: (server, fn) => this.withLink(server, principal, fn),
+      withLink: (server, fn) => this.withLink(server, key, fn),
       ...(this.taskTable === undefined
         ? {}
         : {
@@ -301,12 +374,33 @@ export class StatelessScope {
     };
   }
 
+  /** The catalogue of one caller: principal servers listed from its own connection once open. */
+  private viewOf(key: ConnectionKey): Catalogue {
+    const id = connectionKeyId(key);
+    let view = this.views.get(id);
+    if (view === undefined) {
+      const registry = this.registry;
+      view = new Catalogue(
+        {
+          servers: this.servers,
+          linkFor: async (s) => registry.entry(s).principals?.current(key) ?? registry.entry(s).primary.get(),
+          perCaller: (s) => this.principalServers.has(s),
+        },
+        { ...this.options.catalogue, logger: this.logger },
+      );
+      this.views.set(id, view);
+    }
+    return view;
+  }
+
   private withPrimary<T>(server: string, fn: (link: UpstreamLink) => Promise<T>): Promise<T> {
     const primary = this.registry.entry(server).primary;
     return withReinitialise(server, this.registry, this.logger, async () => ({ link: await primary.get(), drop: (l) => primary.discard(l), release: () => undefined }), fn);
   }
 
-  private withLink<T>(server: string, principal: string | undefined, fn: (link: UpstreamLink) => Promise<T>): Promise<T> {
+  private withLink<T>(server: string, key: ConnectionKey, fn: (link: UpstreamLink) => Promise<T>): Promise<T> {
+    if (this.principalServers.has(server)) return withReinitialise(server, this.registry, this.logger, principalHeld(this.registry, server, key), fn);
+    const principal = key.principal;
     return withReinitialise(server, this.registry, this.logger, async () => {
       const lease = await this.registry.lease(server, principal);
       return { link: lease.link, drop: async () => lease.discard(), release: () => lease.release() };

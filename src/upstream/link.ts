@@ -16,7 +16,7 @@ import { checkServerRequest, CLIENT_CAPABILITIES_META_KEY } from '../rpc/client-
 import { classifyUpstreamFailure, safeReason } from './failure.js';
 import { ChangeListener } from './change-listener.js';
 import { describeStartFailure } from './start-failure.js';
-import { ListCache, type ListKind } from './list-cache.js';
+import { ListCache, type HintedList, type ListKind } from './list-cache.js';
 import { Attribution } from './attribution.js';
 import { passThroughResult } from '../rpc/pass-through.js';
 import { tapSends } from './send-tap.js';
@@ -231,6 +231,19 @@ export class UpstreamLink {
   /** The full list (all pages) of one kind, from the connection's cache (see list-cache.ts). */
   list(kind: ListKind): Promise<unknown[]> {
     return this.lists.list(kind);
+  }
+
+  /** The full list with what the upstream promised about its freshness and scope. */
+  hintedList(kind: ListKind): Promise<HintedList> {
+    return this.lists.hinted(kind);
+  }
+
+  /**
+   * Drops cached lists because another connection to the same server announced a change: the
+   * upstream's state may be shared between its connections (server-changes.ts).
+   */
+  invalidateLists(kinds: readonly ListKind[]): void {
+    this.lists.invalidate(kinds);
   }
 
   async close(): Promise<void> {

@@ -1,8 +1,14 @@
 /**
  * The list results of one upstream connection (all pages of `tools/list`, `prompts/list`,
- * `resources/list`, `resources/templates/list`), cached until the upstream announces a change or,
- * when a 2026 upstream gives a lifetime (`ttlMs`) and no live subscription reports its changes,
- * until that lifetime ends. `version` moves on every drop, so merged views know to rebuild.
+ * `resources/list`, `resources/templates/list`), cached until the upstream announces a change (on
+ * this connection or, through `server-changes.ts`, on any other connection to the same server)
+ * or, when a 2026 upstream gives a lifetime (`ttlMs`) and no live subscription reports its
+ * changes, until that lifetime ends. `version` moves on every drop, so merged views know to rebuild.
+ *
+ * Each list also keeps what the upstream promised about it (MCP 2026-07-28, server/utilities/
+ * caching): the lifetime left of its `ttlMs` and its `cacheScope`, so the gateway never tells its
+ * own clients more than the upstream told it. A 2025 upstream promises nothing: lifetime 0,
+ * scope private.
  */
 import type { ServerCapabilities } from '@modelcontextprotocol/client';
 import { UpstreamError } from '../errors.js';
@@ -19,6 +25,22 @@ export const LIST_METHOD: Record<ListKind, { method: string; capability: keyof S
 
 export const ALL_LISTS: readonly ListKind[] = ['tools', 'prompts', 'resources', 'resourceTemplates'];
 
+/** What a list's source promises its reader (the 2026 `ttlMs` / `cacheScope` pair). */
+export interface CacheHint {
+  /** Milliseconds the list may still be considered fresh; `Infinity`: this part sets no bound. */
+  ttlMs: number;
+  cacheScope: 'public' | 'private';
+}
+
+/** A list and what its upstream promised about it. */
+export interface HintedList {
+  items: unknown[];
+  hint: CacheHint;
+}
+
+/** A list the upstream does not offer: empty, and it bounds nothing. */
+const NO_LIST: HintedList = Object.freeze({ items: [], hint: Object.freeze({ ttlMs: Number.POSITIVE_INFINITY, cacheScope: 'public' as const }) });
+
 /** The most pages a list may have; a runaway cursor loop is an upstream fault, not a hang. */
 const MAX_LIST_PAGES = 100;
 
@@ -31,9 +53,18 @@ export interface ListCacheOptions {
   hearsChangesOf(kind: ListKind): boolean;
 }
 
+interface Entry {
+  items: Promise<unknown[]>;
+  /** When the gateway itself re-fetches (the upstream's lifetime, unless a subscription reports changes). */
+  expiresAt: number;
+  /** When the upstream's own promise ends (`fetched + ttlMs`); undefined: it gave none. */
+  freshUntil: number | undefined;
+  scope: 'public' | 'private';
+}
+
 export class ListCache {
   private readonly options: ListCacheOptions;
-  private readonly entries = new Map<ListKind, { items: Promise<unknown[]>; expiresAt: number }>();
+  private readonly entries = new Map<ListKind, Entry>();
   version = 0;
 
   constructor(options: ListCacheOptions) {
@@ -41,16 +72,31 @@ export class ListCache {
   }
 
   list(kind: ListKind): Promise<unknown[]> {
-    if (this.options.capabilities()[LIST_METHOD[kind].capability] === undefined) return Promise.resolve([]);
+    return this.hinted(kind).then((list) => list.items);
+  }
+
+  /** The list with what the upstream promised about it, as of now. */
+  async hinted(kind: ListKind): Promise<HintedList> {
+    if (this.options.capabilities()[LIST_METHOD[kind].capability] === undefined) return NO_LIST;
+    const entry = this.entry(kind);
+    const items = await entry.items;
+    const ttlMs = entry.freshUntil === undefined ? 0 : Math.max(0, entry.freshUntil - Date.now());
+    return { items, hint: { ttlMs, cacheScope: entry.scope } };
+  }
+
+  private entry(kind: ListKind): Entry {
     const cached = this.entries.get(kind);
-    if (cached !== undefined && cached.expiresAt > Date.now()) return cached.items;
+    if (cached !== undefined && cached.expiresAt > Date.now()) return cached;
     if (cached !== undefined) this.version++; // expired: merged views must rebuild
-    const entry = { items: Promise.resolve<unknown[]>([]), expiresAt: Number.POSITIVE_INFINITY };
+    const entry: Entry = { items: Promise.resolve<unknown[]>([]), expiresAt: Number.POSITIVE_INFINITY, freshUntil: undefined, scope: 'private' };
     entry.items = this.fetchAll(kind).then(
-      ({ items, ttlMs }) => {
+      ({ items, ttlMs, scope }) => {
+        const now = Date.now();
         // SDK servers answer ttlMs 0 by default, which would send every list upstream; a live
         // subscription tells us of changes, so the list is kept until it says so.
-        if (ttlMs !== undefined && !this.options.hearsChangesOf(kind)) entry.expiresAt = Date.now() + ttlMs;
+        if (ttlMs !== undefined && !this.options.hearsChangesOf(kind)) entry.expiresAt = now + ttlMs;
+        entry.freshUntil = ttlMs === undefined ? undefined : now + ttlMs;
+        entry.scope = scope;
         return items;
       },
       (error: unknown) => {
@@ -59,7 +105,7 @@ export class ListCache {
       },
     );
     this.entries.set(kind, entry);
-    return entry.items;
+    return entry;
   }
 
   invalidate(kinds: readonly ListKind[] = ALL_LISTS): void {
@@ -67,18 +113,23 @@ export class ListCache {
     this.version++;
   }
 
-  private async fetchAll(kind: ListKind): Promise<{ items: unknown[]; ttlMs: number | undefined }> {
+  private async fetchAll(kind: ListKind): Promise<{ items: unknown[]; ttlMs: number | undefined; scope: 'public' | 'private' }> {
     const { method } = LIST_METHOD[kind];
     const items: unknown[] = [];
     let ttlMs: number | undefined;
+    // Public only if every page says so: one private page makes the whole list private.
+    let scope: 'public' | 'private' = 'public';
     let cursor: string | undefined;
     for (let page = 0; page < MAX_LIST_PAGES; page++) {
       const result = await this.options.fetchPage(method, cursor);
       const pageItems = result[kind];
       if (Array.isArray(pageItems)) items.push(...pageItems);
-      if (typeof result.ttlMs === 'number' && result.ttlMs >= 0) ttlMs = Math.min(ttlMs ?? result.ttlMs, result.ttlMs);
+      if (typeof result.ttlMs === 'number' && Number.isSafeInteger(result.ttlMs) && result.ttlMs >= 0) {
+        ttlMs = Math.min(ttlMs ?? result.ttlMs, result.ttlMs);
+      }
+      if (result.cacheScope !== 'public') scope = 'private';
       cursor = typeof result.nextCursor === 'string' ? result.nextCursor : undefined;
-      if (cursor === undefined) return { items, ttlMs };
+      if (cursor === undefined) return { items, ttlMs, scope };
     }
     throw new UpstreamError('UPSTREAM_UNAVAILABLE', this.options.server, `${method} returned more than ${MAX_LIST_PAGES} pages`);
   }

@@ -1,9 +1,11 @@
 /**
  * Every configured upstream server, with its primary connection (eager: it proves the server is
  * up, supplies capabilities and instructions, serves lists to sessionless clients and carries all
- * traffic for `isolation: "shared"`), and for `isolation: "session"` a bounded lease pool for
- * sessionless calls. Sessions create their own links through `connect`; a stdio server's
+ * traffic for `isolation: "shared"`), for `isolation: "session"` a bounded lease pool for
+ * sessionless calls, and for `isolation: "principal"` the per-principal connections
+ * (principal-connections.ts). Sessions create their own links through `connect`; a stdio server's
  * `sessionChildren` bounds how many of those (child processes) live at once, gateway-wide.
+ * Every connection opened here is followed by its server's `changes` (server-changes.ts).
  */
 import type { ClientCapabilities } from '@modelcontextprotocol/client';
 import type { ServerConfig } from '../config/schema.js';
@@ -14,6 +16,8 @@ import { POOLED_CONNECTION_CAPABILITIES, SHARED_CONNECTION_CAPABILITIES } from '
 import { connectLegacyEra, createConnector, upstreamSessionLost, type ConnectorDeps } from './connector.js';
 import { LeasePool, type Lease } from './lease-pool.js';
 import { UpstreamLink } from './link.js';
+import { PrincipalConnections, type ConnectionKey } from './principal-connections.js';
+import { ServerChanges } from './server-changes.js';
 import type { DownstreamSink } from '../rpc/sink.js';
 import { UpstreamSlot, type SlotState } from './slot.js';
 
@@ -27,8 +31,10 @@ export interface UpstreamRegistryOptions {
     maxPerPrincipal?: number;
     cancelGraceMs: number;
   };
-  /** Sessions' own children one stdio server may have alive at once (`sessions.maxChildrenPerServer`). */
+  /** Sessions' own children one stdio server may have alive at once (`sessions.maxChildrenPerServer`); also the principal connections of a server. */
   maxSessionChildren: number;
+  /** A principal connection with nothing in flight is closed after this long (`sessions.childIdleTimeoutMs`). */
+  principalIdleTimeoutMs: number;
   deps: ConnectorDeps;
   logger: Logger;
 }
@@ -40,6 +46,10 @@ export interface ServerEntry {
   readonly pool: LeasePool | undefined;
   /** Places for sessions' own child processes (stdio, `isolation: "session"`); undefined otherwise. */
   readonly sessionChildren: ChildQuota | undefined;
+  /** One connection per principal and workspace (`isolation: "principal"`); undefined otherwise. */
+  readonly principals: PrincipalConnections | undefined;
+  /** List changes heard on any connection of the server. */
+  readonly changes: ServerChanges;
 }
 
 export interface ConnectOptions {
@@ -47,7 +57,10 @@ export interface ConnectOptions {
   owner?: DownstreamSink;
   /** `legacy`: prefer the 2025 revision (a 2025 session's own connection). */
   era?: 'legacy' | 'any';
-  /** One call at a time (a pooled lease). */
+  /**
+   * What arrives while one call's request is the only one open is that call's: a pooled lease
+   * (one call at a time), or a principal's own connection (every call on it is that principal's).
+   */
   exclusive?: boolean;
   /**
    * The capabilities to declare: a session's own connection passes its client's. Absent: what
@@ -96,7 +109,19 @@ export class UpstreamRegistry {
           : undefined;
       const sessionChildren =
         config.isolation === 'session' && config.transport === 'stdio' ? new ChildQuota(name, options.maxSessionChildren, this.logger) : undefined;
-      entries.set(name, { name, config, primary, pool, sessionChildren });
+      const principals =
+        config.isolation === 'principal'
+          ? new PrincipalConnections({
+              server: name,
+              max: options.maxSessionChildren,
+              maxPerPrincipal: Math.max(1, Math.ceil(options.maxSessionChildren / 2)),
+              idleTimeoutMs: options.principalIdleTimeoutMs,
+              // The 2025 revision where offered: 2025 sessions share it (subscriptions, log levels).
+              connect: () => this.connect(name, { era: 'legacy', exclusive: true }),
+              logger: this.logger,
+            })
+          : undefined;
+      entries.set(name, { name, config, primary, pool, sessionChildren, principals, changes: new ServerChanges() });
     }
     this.entries = entries;
   }
@@ -113,6 +138,12 @@ export class UpstreamRegistry {
    * that offers it (`connectLegacyEra`: how depends on the upstream kind).
    */
   async connect(name: string, options: ConnectOptions = {}): Promise<UpstreamLink> {
+    const link = await this.open(name, options);
+    this.entry(name).changes.track(link);
+    return link;
+  }
+
+  private async open(name: string, options: ConnectOptions): Promise<UpstreamLink> {
     const { owner, era = 'any', exclusive = false } = options;
     const clientCapabilities = options.clientCapabilities ?? (exclusive ? POOLED_CONNECTION_CAPABILITIES : SHARED_CONNECTION_CAPABILITIES);
     const config = this.entry(name).config;
@@ -148,6 +179,13 @@ export class UpstreamRegistry {
     if (entry.pool !== undefined) return entry.pool.acquire(principal);
     const link = await entry.primary.get();
     return { link, release: () => undefined, discard: () => entry.primary.discard(link) };
+  }
+
+  /** The connection of `key` to an `isolation: "principal"` server, for one call. */
+  principalLease(name: string, key: ConnectionKey): Promise<Lease> {
+    const principals = this.entry(name).principals;
+    if (principals === undefined) throw new GatewayError('UNKNOWN_SERVER', `server "${name}" is not isolated per principal`);
+    return principals.acquire(key).then((hold) => ({ link: hold.link, release: () => hold.release(), discard: () => hold.drop(hold.link) }));
   }
 
   /**
@@ -187,6 +225,6 @@ export class UpstreamRegistry {
   }
 
   async close(): Promise<void> {
-    await Promise.all([...this.entries.values()].flatMap((e) => [e.primary.close(), e.pool?.close()]));
+    await Promise.all([...this.entries.values()].flatMap((e) => [e.primary.close(), e.pool?.close(), e.principals?.close()]));
   }
 }
