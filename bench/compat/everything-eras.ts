@@ -19,6 +19,9 @@ import { compatConfig, startGatewayProcess } from './gateway-process.js';
 
 type Json = Record<string, unknown>;
 type Era = '2025' | '2026';
+const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
+const TASK_REQUIRED = new Set<string>();
+const CAPABILITIES = { sampling: {}, elicitation: { form: {}, url: {} }, roots: { listChanged: true } };
 
 /** Arguments for tools whose schema a generic filler would not satisfy meaningfully. */
 const ARGUMENTS: Record<string, Json> = {
@@ -78,7 +81,7 @@ async function connect(url: string, era: Era): Promise<{ client: Client; transpo
   const client = new Client(
     { name: `compat-${era}`, version: '1.0.0' },
     {
-      capabilities: { sampling: {}, elicitation: { form: {}, url: {} }, roots: { listChanged: true } },
+      capabilities: CAPABILITIES,
       ...(era === '2026' ? { versionNegotiation: { mode: 'auto' as const } } : {}),
     },
   );
@@ -90,17 +93,89 @@ async function connect(url: string, era: Era): Promise<{ client: Client; transpo
   return { client, transport };
 }
 
-async function callOne(client: Client, era: Era, tool: Json): Promise<string> {
+/** One sessionless 2026-07-28 request over plain HTTP (the SDK 2.x client does not parse a `task` result). */
+async function modernRequest(url: string, method: string, params: Json, capabilities: Json): Promise<Json> {
+  const name = method === 'tools/call' ? params.name : params.taskId;
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': '2026-07-28',
+      'mcp-method': method,
+      ...(typeof name === 'string' ? { 'mcp-name': name } : {}),
+    },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method,
+      params: {
+        ...params,
+        _meta: {
+          'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+          'io.modelcontextprotocol/clientInfo': { name: 'compat-2026-raw', version: '1.0.0' },
+          'io.modelcontextprotocol/clientCapabilities': capabilities,
+        },
+      },
+    }),
+  });
+  const text = await response.text();
+  const bodies = (response.headers.get('content-type') ?? '').includes('text/event-stream')
+    ? text.split('\n').filter((line) => line.startsWith('data:')).map((line) => line.slice(5).trim()).filter((d) => d !== '')
+    : [text];
+  for (const body of bodies) {
+    const message = JSON.parse(body) as { id?: unknown; result?: Json; error?: { code: number; message: string } };
+    if (message.id !== 1) continue;
+    if (message.error !== undefined) throw Object.assign(new Error(message.error.message), { code: message.error.code });
+    return message.result ?? {};
+  }
+  throw new Error(`no answer to ${method} (HTTP ${response.status})`);
+}
+
+/**
+ * A 2026 call of a task-required tool by a client that declares the tasks extension
+ * (`io.modelcontextprotocol/tasks`): the answer is a task, polled with `tasks/get` until terminal.
+ */
+async function callWithTasksExtension(url: string, name: string, args: Json): Promise<string> {
+  const capabilities = { ...CAPABILITIES, extensions: { [TASKS_EXTENSION]: {} } };
+  try {
+    const created = await modernRequest(url, 'tools/call', { name, arguments: args }, capabilities);
+    if (created.resultType !== 'task') return `with it: answered ${String(created.resultType)}, not a task`;
+    const taskId = created.taskId as string;
+    for (let polls = 0; polls < 150; polls += 1) {
+      const task = await modernRequest(url, 'tasks/get', { taskId }, capabilities);
+      if (task.status === 'completed') return `with it (raw HTTP): ok as a task, \`tasks/get\` inlines the result`;
+      if (task.status === 'failed' || task.status === 'cancelled') return `with it: task ${String(task.status)}`;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    return 'with it: task still running after 30 s';
+  } catch (error) {
+    const e = error as { code?: number; message?: string };
+    return `with it: error ${e.code ?? ''}: ${(e.message ?? String(error)).slice(0, 80)}`;
+  }
+}
+
+async function callOne(url: string, client: Client, era: Era, tool: Json): Promise<string> {
   const name = tool.name as string;
   const bare = name.replace(/^everything__/, '');
   const args = ARGUMENTS[bare] ?? fillArguments(tool.inputSchema as never);
-  const taskRequired = (tool.execution as Json | undefined)?.taskSupport === 'required';
+  // 2026 lists carry no `execution.taskSupport` (the tasks extension says it per call), so the
+  // 2025 listing, measured first, tells which tools require a task.
+  if ((tool.execution as Json | undefined)?.taskSupport === 'required') TASK_REQUIRED.add(name);
+  const taskRequired = TASK_REQUIRED.has(name);
   try {
     if (taskRequired && era === '2025') {
       const created = await rpc(client, 'tools/call', { name, arguments: args, task: { ttl: 60_000 } });
       const taskId = (created.task as Json).taskId as string;
       const result = await rpc(client, 'tasks/result', { taskId }, 60_000);
       return `ok (as a task): ${summarise(result)}`;
+    }
+    if (taskRequired && era === '2026') {
+      const refused = await rpc(client, 'tools/call', { name, arguments: args }).then(
+        () => 'answered without the tasks extension',
+        (error: { code?: number }) => `refused ${error.code ?? '?'} without the tasks extension`,
+      );
+      return `${refused}; ${await callWithTasksExtension(url, name, args)}`;
     }
     const result = await rpc(client, 'tools/call', { name, arguments: args });
     return result.isError === true ? `tool error: ${firstText(result).slice(0, 100)}` : `ok: ${summarise(result)}`;
@@ -124,7 +199,7 @@ async function measure(url: string, era: Era): Promise<Map<string, string>> {
     out.set('(negotiated)', client.getNegotiatedProtocolVersion?.() ?? '?');
     out.set('(tools listed before / after the first call)', `${first.length} / ${tools.length}`);
     for (const tool of tools) {
-      const result = await callOne(client, era, tool);
+      const result = await callOne(url, client, era, tool);
       out.set(tool.name as string, before.has(tool.name as string) ? result : `${result} (listed after the first call)`);
     }
   } finally {
