@@ -10,9 +10,10 @@ import type { RunningGateway } from '../../src/gateway.js';
 import { connectClient, errorOf, sideChannelUrl, startTestGateway } from '../integration/harness/clients.js';
 import { newMarker } from '../integration/harness/paths.js';
 import { bearerPrincipals, startGatewayFor } from '../integration/harness/principals.js';
-import { rawRequest } from '../integration/harness/raw-http.js';
+import { openRawSession, rawRequest } from '../integration/harness/raw-http.js';
 import { stdioServer } from '../integration/harness/upstreams.js';
-import { Cleanup } from '../integration/harness/wait.js';
+import { Cleanup, waitUntil } from '../integration/harness/wait.js';
+import { killPids, processesWithMarker } from '../integration/harness/processes.js';
 import { parseExposition, promtoolCheck, type Exposition } from './exposition.js';
 
 const cleanup = new Cleanup();
@@ -122,6 +123,45 @@ describe('/metrics', () => {
     expect(one.value(`${DURATION}_count`, { gen_ai_tool_name: 'a__test_simple_text' })).toBe(1);
     expect(other.find(`${DURATION}_count`, { gen_ai_tool_name: 'a__test_simple_text' })).toEqual([]);
     expect(other.value('portcullis_sessions', { era: 'legacy' })).toBe(0);
+  });
+
+  it('counts a restart when a crashed stdio upstream comes back, and tracks its children', async () => {
+    const marker = newMarker();
+    const gateway = await startTestGateway(cleanup, { a: stdioServer(marker) });
+    const before = (await scrape(gateway)).parsed;
+    expect(before.find('portcullis_upstream_restarts_total', { server: 'a' })).toEqual([]);
+    expect(before.value('portcullis_stdio_children', { server: 'a' })).toBe(1);
+    const pids = processesWithMarker(marker);
+    expect(pids.length).toBeGreaterThan(0);
+    killPids(pids);
+    const after = await waitUntil(async () => {
+      const { parsed } = await scrape(gateway);
+      return parsed.find('portcullis_upstream_restarts_total', { server: 'a' })[0]?.value === 1 &&
+        parsed.value('portcullis_upstream_state', { server: 'a', state: 'ready' }) === 1 && parsed;
+    }, 'restart counted and upstream ready again');
+    expect(after.value('portcullis_stdio_children', { server: 'a' })).toBe(1);
+  });
+
+  it('reports the events and bytes the event store keeps', async () => {
+    // streamAfterMs 0: every call of a 2025 session is a resumable SSE stream, so its events are kept.
+    const gateway = await startTestGateway(cleanup, { a: stdioServer(newMarker()) }, { eventStore: { streamAfterMs: 0 } });
+    expect((await scrape(gateway)).parsed.value('portcullis_event_store_bytes')).toBe(0);
+    const { client } = await connectClient(cleanup, gateway.url, '2025');
+    await client.callTool({ name: 'a__test_simple_text', arguments: {} });
+    const { parsed } = await scrape(gateway);
+    expect(parsed.value('portcullis_event_store_events')).toBeGreaterThanOrEqual(1);
+    expect(parsed.value('portcullis_event_store_bytes')).toBeGreaterThan(0);
+  });
+
+  it('labels a method outside MCP as unknown', async () => {
+    const gateway = await startTestGateway(cleanup, {});
+    const session = await openRawSession(gateway.url);
+    cleanup.add(async () => void (await session.delete()));
+    const response = await session.post({ id: 2, method: 'x-made-up/method-4711', params: {} });
+    expect(JSON.stringify(response.body)).toContain('-32601');
+    const { body, parsed } = await scrape(gateway);
+    expect(body).not.toContain('4711');
+    expect(parsed.value(`${DURATION}_count`, { mcp_method_name: 'unknown', outcome: 'error' })).toBe(1);
   });
 
   it('counts egress refusals by server and refused address class', async () => {
