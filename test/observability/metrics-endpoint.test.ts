@@ -7,7 +7,7 @@
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { killAllStdioChildren } from '../../src/upstream/stdio-transport.js';
 import type { RunningGateway } from '../../src/gateway.js';
-import { connectClient, errorOf, sideChannelUrl, startTestGateway } from '../integration/harness/clients.js';
+import { connectClient, errorOf, sideChannelUrl, startTestGateway, textOf } from '../integration/harness/clients.js';
 import { newMarker } from '../integration/harness/paths.js';
 import { bearerPrincipals, startGatewayFor } from '../integration/harness/principals.js';
 import { openRawSession, rawRequest } from '../integration/harness/raw-http.js';
@@ -162,6 +162,24 @@ describe('/metrics', () => {
     const { body, parsed } = await scrape(gateway);
     expect(body).not.toContain('4711');
     expect(parsed.value(`${DURATION}_count`, { mcp_method_name: 'unknown', outcome: 'error' })).toBe(1);
+  });
+
+  it('counts a call that waits for a stateless-pool connection', async () => {
+    const gateway = await startTestGateway(cleanup, { a: stdioServer(newMarker()) }, { statelessPool: { maxPerServer: 1, maxWaitMs: 30_000, cancelGraceMs: 100 } });
+    const first = await connectClient(cleanup, gateway.url, '2026');
+    const second = await connectClient(cleanup, gateway.url, '2026');
+    const abort = new AbortController();
+    let progressed: () => void = () => undefined;
+    const holding = new Promise<void>((resolve) => (progressed = resolve));
+    const slow = first.client
+      .callTool({ name: 'a__slow', arguments: { ms: 60_000, steps: 600 } }, { signal: abort.signal, onprogress: () => progressed() })
+      .catch(() => 'cancelled');
+    await holding; // the only pooled connection is leased to the slow call
+    const quick = second.client.callTool({ name: 'a__echo', arguments: { text: 'hi' } });
+    await waitUntil(async () => (await scrape(gateway)).parsed.find('portcullis_lease_pool_waits_total', { server: 'a' })[0]?.value === 1, 'the wait counted');
+    abort.abort();
+    expect(textOf(await quick)).toBe('hi');
+    expect(await slow).toBe('cancelled');
   });
 
   it('counts egress refusals by server and refused address class', async () => {
