@@ -2,7 +2,8 @@
  * Assembles the Hono app in a fixed, visible order: access log → health routes → edge guards
  * (Host, Origin) → the MCP endpoints (the aggregate, then one side channel per server) → the
  * deprecated HTTP+SSE routes of each endpoint (`<endpoint>/sse`, `<endpoint>/messages`). The
- * customisation list (`<path>/customizations`) sits behind the same guards and authentication.
+ * customisation list (`<path>/customizations`) and the Prometheus metrics (`/metrics`) sit behind
+ * the same guards and authentication.
  */
 import { Hono, type Context } from 'hono';
 import { jsonRpcErrorResponse, WireCode } from './errors.js';
@@ -17,6 +18,7 @@ import type { UpstreamRegistry } from './upstream/registry.js';
 import { sessionTag } from './observability/session-tag.js';
 import type { CustomizationList } from './customizations/customization-list.js';
 import { mountCustomizations } from './customizations/routes.js';
+import type { GatewayMetrics } from './observability/metrics.js';
 
 export interface AppOptions {
   path: string;
@@ -32,6 +34,8 @@ export interface AppOptions {
   logger: Logger;
   /** The customisation list served at `<path>/customizations`; absent: not served. */
   customizations?: CustomizationList;
+  /** Served at `/metrics` in the Prometheus text format; absent: not served. */
+  metrics?: GatewayMetrics;
 }
 
 const notFound = () => jsonRpcErrorResponse(404, WireCode.InvalidRequest, 'Not found');
@@ -61,7 +65,8 @@ export function createApp(options: AppOptions): Hono {
 
   app.get('/healthz', (c) => c.json({ status: 'ok' }));
   // Everything past liveness needs a principal when auth is on: /readyz names the servers.
-  if (options.authenticator !== undefined) app.use('*', authMiddleware(options.authenticator));
+  const metrics = options.metrics;
+  if (options.authenticator !== undefined) app.use('*', authMiddleware(options.authenticator, (code) => metrics?.authFailed(code)));
   app.get('/readyz', (c) => {
     const ready = options.registry.ready();
     return c.json({ status: ready ? 'ready' : 'not ready', servers: options.registry.status() }, ready ? 200 : 503);
@@ -73,6 +78,12 @@ export function createApp(options: AppOptions): Hono {
     const incoming = incomingBodyOf(c);
     return endpoint.fetch(stripAuthorization(c.req.raw, incoming !== undefined), principalOf(c), incoming);
   };
+  if (metrics !== undefined) {
+    app.get('/metrics', async () => {
+      const { body, contentType } = await metrics.render();
+      return new Response(body, { status: 200, headers: { 'content-type': contentType, 'cache-control': 'no-store' } });
+    });
+  }
   if (options.customizations !== undefined) mountCustomizations(app, { base, list: options.customizations });
   app.all(base || '/', (c) => serve(options.aggregate, c));
   app.all(`${base}/servers/:name`, (c) => {

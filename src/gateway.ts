@@ -35,6 +35,8 @@ import { warnAboutMissingEnabledTools } from './upstream/enabled-tools-check.js'
 import { UpstreamRegistry } from './upstream/registry.js';
 import { loadPlugins, type LoadedPlugins } from './plugins/plugin-servers.js';
 import { customizationListFor } from './customizations/from-gateway.js';
+import { GatewayMetrics } from './observability/metrics.js';
+import { countRestarts } from './upstream/restart-counter.js';
 
 export const GATEWAY_VERSION = '0.1.0';
 
@@ -150,6 +152,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     if (refused !== undefined) throw refused;
   }
   const authenticator = await compileAuthentication(config, env, logger);
+  // One registry per gateway: gateways sharing a process never share a series.
+  const metrics = new GatewayMetrics();
   // Resumability (docs/decisions.md): one event store for every endpoint's sessions, closed last.
   const keys = clusterKeys(config.eventStore.keyPrefix);
   const eventStore = await createEventStore(config.eventStore, {
@@ -168,6 +172,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     maxSessionChildren: config.sessions.maxChildrenPerServer,
     principalIdleTimeoutMs: config.sessions.childIdleTimeoutMs,
     logger,
+    onLeaseWait: (server) => metrics.leaseWaited(server),
     deps: {
       parentEnv: env,
       readEnv: (name) => env[name],
@@ -179,6 +184,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
           allowPrivateNetwork: server.allowPrivateNetwork,
           connectTimeoutMs: server.connectTimeoutMs,
           logger,
+          onRefusal: (range) => metrics.egressRefused(name, range),
         }),
     },
   });
@@ -207,6 +213,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     throw refused;
   }
 
+  // Subscribed before the first connection attempt, like the customisation list below.
+  const stopCountingRestarts = countRestarts(registry, (server) => metrics.upstreamRestarted(server));
   // Subscribed before the first connection attempt, so the list sees every state from `starting` on.
   const customizations = await customizationListFor(config, plugins, registry);
   try {
@@ -267,6 +275,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       pollAfterMs: config.eventStore.pollAfterMs,
       streamAfterMs: config.eventStore.streamAfterMs,
       tasks: config.tasks,
+      metrics,
     });
   };
   const aggregate = endpoint(serverNames, config.catalogue.separator, 'aggregate');
@@ -283,6 +292,13 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     legacySse: config.policy.legacySse.inbound,
     logger,
     customizations,
+    metrics,
+  });
+  metrics.attach({
+    legacySessions: () => [aggregate, ...sideChannels.values()].reduce((sum, e) => sum + e.sessionCount, 0),
+    upstreams: () => registry.status(),
+    stdioChildren: () => registry.stdioChildren(),
+    eventHistory: () => eventStore.retained(),
   });
   handler = (request, env) => app.fetch(request, env);
   const hostForUrl = address.family === 'IPv6' ? `[${address.address}]` : address.address;
@@ -297,6 +313,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       closing ??= (async () => {
         const stopped = new Promise<void>((resolve) => http.close(() => resolve()));
         customizations.close(); // ends every watch stream
+        stopCountingRestarts();
         await cluster?.close(); // cluster: hand leases back first; sessions then close keeping history
         await Promise.all([aggregate.close(), ...[...sideChannels.values()].map((e) => e.close())]);
         await registry.close();

@@ -52,6 +52,7 @@ export function clusterEventStore(inner: GatewayEventStore, hooks: ClusterStoreH
   return {
     kind: inner.kind,
     forSession,
+    retained: () => inner.retained(),
     start: () => inner.start(),
     close: () => inner.close(),
   };

@@ -24,11 +24,16 @@ import { LegacySseEndpoint } from './legacy-sse/sse-endpoint.js';
 import { modernServerCapabilities } from './modern-capabilities.js';
 import type { EndpointCluster } from '../cluster/cluster.js';
 import { sessionTag } from '../observability/session-tag.js';
+import type { GatewayMetrics } from '../observability/metrics.js';
 import { mergeTaskCapability, TASKS_EXTENSION } from '../routing/tasks/task-capabilities.js';
 import { relayTaskStatus } from '../routing/tasks/task-scope.js';
 import { TaskTable, type TaskTableOptions } from '../routing/tasks/task-table.js';
 
+const metricsOption = (metrics: GatewayMetrics | undefined) => (metrics === undefined ? {} : { metrics });
+
 export interface EndpointOptions {
+  /** Counts every request this endpoint answers (observability/metrics.ts); absent: not counted. */
+  metrics?: GatewayMetrics;
   name: string;
   version: string;
   /** The gateway's own instructions (persona text), placed before each upstream's. */
@@ -101,7 +106,7 @@ export class McpEndpoint {
         const scope = stateless.forPrincipal(context.authInfo?.clientId, workspace);
         const identity = this.identity('modern');
         const capabilities = modernServerCapabilities(identity.capabilities);
-        return createGatewayServer({ ...identity, capabilities, era: 'modern', logger: options.logger }, () => scope);
+        return createGatewayServer({ ...identity, capabilities, era: 'modern', logger: options.logger, ...metricsOption(options.metrics) }, () => scope);
       },
       { legacy: 'reject', onerror: (error) => options.logger.debug({ err: error.message }, 'modern request rejected') },
     );
@@ -261,6 +266,7 @@ export class McpEndpoint {
       eventStore: wire === undefined ? this.options.eventStore : undefined,
       pollAfterMs: this.options.pollAfterMs,
       streamAfterMs: this.options.streamAfterMs,
+      ...metricsOption(this.options.metrics),
       onInitialized: (s) => {
         this.sessions.add(s);
         this.options.logger.info({ session: sessionTag(s.id) }, 'session opened');

@@ -17,6 +17,8 @@ import type { DownstreamSink } from '../rpc/sink.js';
 import { paramHeadersOf } from './param-headers.js';
 import { sessionTag } from '../observability/session-tag.js';
 import { TASKS_EXTENSION } from '../routing/tasks/task-capabilities.js';
+import type { GatewayMetrics } from '../observability/metrics.js';
+import { requestLabels } from '../routing/request-labels.js';
 
 export type Era = 'legacy' | 'modern';
 
@@ -32,6 +34,8 @@ export interface GatewayServerOptions {
   logger: Logger;
   /** Close a long call's SSE response after this long (resumable sessions only); absent: never. */
   pollAfterMs?: number;
+  /** Where each request's duration and outcome is counted; absent: not counted. */
+  metrics?: GatewayMetrics;
 }
 
 
@@ -140,13 +144,24 @@ export function createGatewayServer(options: GatewayServerOptions, scope: () => 
     if (paramHeaders !== undefined) call.headers = paramHeaders;
     const line: Record<string, unknown> = { rpc: request.method, session: sessionTag(ctx.sessionId), era: options.era };
     if (request.method === 'tools/call' || request.method === 'prompts/get') line.name = params.name;
+    const metrics = options.metrics;
+    // Labels come from the catalogue, never from the request as sent (metrics.ts).
+    const labels = metrics === undefined ? undefined : requestLabels(scope(), request.method, params);
+    // Counted before the answer leaves, so a scrape after a response always includes it.
+    const observe = async (outcome: 'ok' | 'error') => {
+      if (metrics === undefined || labels === undefined) return;
+      const seconds = (performance.now() - started) / 1000;
+      metrics.observeRequest({ ...(await labels), outcome, seconds });
+    };
     try {
       const result = withoutUpstreamIdentity(await routeRequest(scope(), request.method, params, call));
       rpcLog.info({ ...line, outcome: 'ok', ms: Math.round(performance.now() - started) }, 'rpc');
+      await observe('ok');
       return result as never;
     } catch (error) {
       const wire = toJsonRpcError(error);
       rpcLog.info({ ...line, outcome: 'error', code: wire.code, ms: Math.round(performance.now() - started) }, 'rpc');
+      await observe('error');
       throw new ProtocolError(wire.code, wire.message, wire.data);
     } finally {
       if (poll !== undefined) clearTimeout(poll);

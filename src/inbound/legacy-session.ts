@@ -17,6 +17,7 @@ import { createGatewayServer, sessionSink } from './gateway-server.js';
 import { refusedResume } from './resume.js';
 import { SessionHttpTransport } from './session-transport.js';
 import { keyOf, requestIdOf, responseIdOf, type RequestId } from '../session/jsonrpc-id.js';
+import type { GatewayMetrics } from '../observability/metrics.js';
 
 /** What a session needs of the transport its client speaks (`SessionHttpTransport` is one). */
 export interface SessionWire extends Transport {
@@ -56,6 +57,8 @@ export interface LegacySessionOptions {
   eventStore?: GatewayEventStore;
   /** Close a long call's SSE response after this long (needs the event store). */
   pollAfterMs?: number;
+  /** Counts each request of the session (observability/metrics.ts); absent: not counted. */
+  metrics?: GatewayMetrics;
   /** A call unanswered after this long is answered as a resumable SSE stream; 0: every call streams. */
   streamAfterMs: number;
   onInitialized(session: LegacySession): void;
@@ -111,6 +114,7 @@ export class LegacySession {
         era: 'legacy',
         logger: options.logger,
         pollAfterMs: options.pollAfterMs,
+        ...(options.metrics === undefined ? {} : { metrics: options.metrics }),
       },
       () => this.scope,
     );

@@ -40,6 +40,8 @@ export interface EgressDispatcherOptions {
   resolve?: Resolve;
   /** Refusals are logged here at warn, with the server and the address class only. */
   logger?: Logger;
+  /** Told of each refusal with the refused address class (a bounded set): metrics. */
+  onRefusal?: (range: string) => void;
 }
 
 function validate(options: EgressDispatcherOptions): void {
@@ -75,6 +77,7 @@ export function createAddressPicker(options: EgressDispatcherOptions): (hostname
 
   const refused = (refusal: ConnectRefusal): UpstreamError => {
     logger?.warn({ server, code: refusal.code, range: refusal.range, allowPrivateNetwork }, 'egress guard refused an upstream connection');
+    options.onRefusal?.(refusal.range);
     return new UpstreamError(refusal.code, server, refusal.message);
   };
 

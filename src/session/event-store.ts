@@ -57,6 +57,8 @@ export interface GatewayEventStore {
   start(): Promise<void>;
   /** Drops every history it holds in memory and closes its connection, if any. */
   close(): Promise<void>;
+  /** Events and bytes this process keeps in its history ledger now (history-budget.ts). */
+  retained(): { events: number; bytes: number };
 }
 
 /** The event store section; byte budgets absent take the default policy's (library use, tests). */

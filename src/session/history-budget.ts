@@ -44,6 +44,8 @@ export interface HistoryBudget {
   readonly maxTotalBytes: number;
   /** Bytes every account keeps together right now. */
   readonly totalBytes: number;
+  /** Events every account keeps together right now. */
+  readonly totalEvents: number;
   /** Opens an account; `evictOldest` must drop the owner's oldest recorded event. */
   open(evictOldest: () => void): HistoryAccount;
 }
@@ -145,6 +147,10 @@ class Ledger implements HistoryBudget {
   constructor(options: HistoryBudgetOptions) {
     this.maxSessionBytes = options.maxSessionBytes;
     this.maxTotalBytes = options.maxTotalBytes;
+  }
+
+  get totalEvents(): number {
+    return this.live;
   }
 
   open(evictOldest: () => void): HistoryAccount {

@@ -230,6 +230,7 @@ export function createMemoryEventStore(options: MemoryEventStoreOptions): Gatewa
 
   return {
     kind: 'memory',
+    retained: () => ({ events: budget.totalEvents, bytes: budget.totalBytes }),
     forSession,
     async start() {},
     async close() {

@@ -323,6 +323,7 @@ export function createRedisEventStore(options: RedisEventStoreOptions): GatewayE
 
   return {
     kind: 'redis',
+    retained: () => ({ events: budget.totalEvents, bytes: budget.totalBytes }),
     forSession,
     async start() {
       if (client.isReady) return;

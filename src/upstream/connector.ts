@@ -2,6 +2,7 @@
  * The closed union of upstream kinds: one function picks the connector for a server entry, with an
  * exhaustive switch, so adding a kind is a compile error until every place handles it.
  */
+import type { ChildCensus } from './child-census.js';
 import type { Transport } from '@modelcontextprotocol/client';
 import type { ServerConfig } from '../config/schema.js';
 import type { Logger } from '../observability/logger.js';
@@ -12,6 +13,8 @@ import { createStdioTransport } from './stdio.js';
 export interface ConnectorDeps extends HttpConnectorDeps {
   /** The gateway's environment, from which a child inherits only a minimal set. */
   parentEnv: Readonly<Record<string, string | undefined>>;
+  /** Counts live stdio children (the gateway's metrics). */
+  census?: ChildCensus;
 }
 
 export interface Connector {
@@ -23,7 +26,7 @@ export function createConnector(server: string, config: ServerConfig, deps: Conn
   switch (config.transport) {
     case 'stdio':
       // Most stdio servers are 2025-era; probing in place would cost a timeout on silent ones.
-      return { transport: createStdioTransport(server, config, deps.parentEnv, logger, deps.maxMessageBytes), negotiation: 'legacy' };
+      return { transport: createStdioTransport(server, config, deps.parentEnv, logger, deps.maxMessageBytes, deps.census), negotiation: 'legacy' };
     case 'streamableHttp':
       return { transport: createHttpTransport(server, config, deps, logger), negotiation: 'auto' };
     case 'sse':

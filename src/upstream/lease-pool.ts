@@ -30,6 +30,8 @@ export interface Lease {
 }
 
 export interface LeasePoolOptions {
+  /** Told each time a caller has to wait for a connection (metrics). */
+  onWait?: () => void;
   server: string;
   max: number;
   idleTimeoutMs: number;
@@ -149,6 +151,7 @@ export class LeasePool {
     if (this.options.maxWaitMs === 0 || this.waiters.length >= (this.options.maxWaiters ?? 1024)) {
       return Promise.reject(this.busyError());
     }
+    this.options.onWait?.();
     return new Promise((resolve, reject) => {
       const waiter: Waiter = { principal, resolve, reject };
       waiter.timer = setTimeout(() => {

@@ -12,6 +12,7 @@ import type { ServerConfig } from '../config/schema.js';
 import { GatewayError } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
 import { ChildQuota } from './child-quota.js';
+import { ChildCensus } from './child-census.js';
 import { POOLED_CONNECTION_CAPABILITIES, SHARED_CONNECTION_CAPABILITIES } from '../rpc/client-capabilities.js';
 import { connectLegacyEra, createConnector, upstreamSessionLost, type ConnectorDeps } from './connector.js';
 import { LeasePool, type Lease } from './lease-pool.js';
@@ -22,6 +23,8 @@ import type { DownstreamSink } from '../rpc/sink.js';
 import { UpstreamSlot, type SlotState } from './slot.js';
 
 export interface UpstreamRegistryOptions {
+  /** Told each time a call waits for a free stateless-pool connection of a server (metrics). */
+  onLeaseWait?: (server: string) => void;
   servers: Readonly<Record<string, ServerConfig>>;
   statelessPool: {
     maxPerServer: number;
@@ -79,6 +82,7 @@ export class UpstreamRegistry {
   readonly entries: ReadonlyMap<string, ServerEntry>;
   private readonly options: UpstreamRegistryOptions;
   private readonly logger: Logger;
+  private readonly census = new ChildCensus();
 
   constructor(options: UpstreamRegistryOptions) {
     this.options = options;
@@ -103,6 +107,7 @@ export class UpstreamRegistry {
               maxPerPrincipal: settings.maxPerPrincipal ?? Math.max(1, Math.ceil(settings.maxPerServer / 2)),
               cancelGraceMs: settings.cancelGraceMs,
               logger: this.logger,
+              ...(options.onLeaseWait === undefined ? {} : { onWait: () => options.onLeaseWait?.(name) }),
               createSlot: () =>
                 new UpstreamSlot({ server: name, logger: this.logger, connect: () => this.connect(name, { exclusive: true }) }),
             })
@@ -150,7 +155,7 @@ export class UpstreamRegistry {
     const logger = this.logger.child({ server: name });
     const open = (negotiation?: 'legacy') => {
       // Connectors name their server in their own log fields; only the link needs the child.
-      const connector = createConnector(name, config, this.options.deps, this.logger);
+      const connector = createConnector(name, config, { ...this.options.deps, census: this.census }, this.logger);
       return UpstreamLink.connect({
         server: name,
         transport: connector.transport,
@@ -213,6 +218,11 @@ export class UpstreamRegistry {
     if (failed.length > 0) {
       throw new GatewayError('UPSTREAM_START_FAILED', `required upstream servers failed to start:\n  - ${failed.join('\n  - ')}`);
     }
+  }
+
+  /** Live stdio children of this registry, by server. */
+  stdioChildren(): ReadonlyMap<string, number> {
+    return this.census.snapshot();
   }
 
   status(): ServerStatus[] {

@@ -12,6 +12,7 @@
  * - errors never name the command, its arguments or environment values.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildCensus } from './child-census.js';
 import type { Writable } from 'node:stream';
 import type { Logger } from 'pino';
 import { GatewayError } from '../errors.js';
@@ -38,6 +39,8 @@ export interface StdioProcessOptions {
   /** Masks secrets in stderr lines before they are logged. */
   /** Masks secrets; `cut` says the text was truncated at its end (a secret may be half there). */
   redact: (text: string, cut?: boolean) => string;
+  /** Counts this child while it runs (the gateway's metrics); absent: not counted. */
+  census?: ChildCensus;
 }
 
 /** What the owner of a process hears; called synchronously, from the child's events. */
@@ -167,7 +170,7 @@ export class StdioProcess {
       throw this.startError(error);
     }
     this.child = child;
-    if (child.pid !== undefined) liveGroups.set(this, child.pid);
+    if (child.pid !== undefined) this.track(child.pid);
     this.wire(child);
     await new Promise<void>((resolve, reject) => {
       child.once('spawn', () => {
@@ -255,12 +258,23 @@ export class StdioProcess {
     child.stdin?.on('error', (error) => log.debug({ code: codeOf(error) }, 'stdin error'));
   }
 
+  private track(pid: number): void {
+    liveGroups.set(this, pid);
+    this.options.census?.spawned(this.options.serverName);
+  }
+
+  /** Once, whichever of exit and finish comes first. */
+  private untrack(): void {
+    if (!liveGroups.delete(this)) return;
+    this.options.census?.gone(this.options.serverName);
+  }
+
   private handleExit(code: number | null, signal: NodeJS.Signals | null): void {
     this.exitStatusValue = { code, signal };
     const pid = this.child?.pid;
     // Leftovers of the group (grandchildren) go now, while they still hold the group id.
     if (pid !== undefined) signalGroup(pid, 'SIGKILL');
-    liveGroups.delete(this);
+    this.untrack();
     clearTimeout(this.killTimer);
     this.handlers.onExit();
     this.options.log.debug({ code, signal }, 'stdio server exited');
@@ -276,7 +290,7 @@ export class StdioProcess {
     this.finished = true;
     this.state = 'closed';
     clearTimeout(this.drainTimer);
-    liveGroups.delete(this);
+    this.untrack();
     this.child?.stdout?.destroy();
     this.child?.stderr?.destroy();
     this.child?.stdin?.destroy();

@@ -5,6 +5,7 @@
  * framing negotiation (`framing-negotiation.ts`) and maps what goes wrong to `GatewayError`s that
  * name only the server: never the command, its arguments, environment values or the child's output.
  */
+import type { ChildCensus } from './child-census.js';
 import {
   parseJSONRPCMessage,
   type JSONRPCMessage,
@@ -48,6 +49,8 @@ export interface StdioUpstreamTransportOptions {
    * entries that are not inherited names (i.e. the entry's explicit env) are always masked.
    */
   redactor?: Redactor;
+  /** Counts the child while it runs (the gateway's metrics). */
+  census?: ChildCensus;
 }
 
 const DEFAULT_KILL_GRACE_MS = 2000;
@@ -96,6 +99,7 @@ export class StdioUpstreamTransport implements Transport {
         killGraceMs: options.killGraceMs ?? DEFAULT_KILL_GRACE_MS,
         log: this.log,
         redact: this.redact,
+        ...(options.census === undefined ? {} : { census: options.census }),
       },
       {
         onStdout: (chunk) => this.handleChunk(chunk),

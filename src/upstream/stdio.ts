@@ -2,6 +2,7 @@
  * stdio connector: a supervised child process per connection (argv only, never a shell; a minimal
  * inherited environment plus the entry's explicit `env`; stderr to the debug log).
  */
+import type { ChildCensus } from './child-census.js';
 import type { Transport } from '@modelcontextprotocol/client';
 import type { StdioServerConfig } from '../config/schema.js';
 import type { Logger } from '../observability/logger.js';
@@ -14,6 +15,7 @@ export function createStdioTransport(
   parentEnv: Readonly<Record<string, string | undefined>>,
   logger: Logger,
   maxMessageBytes?: number,
+  census?: ChildCensus,
 ): Transport {
   return new StdioUpstreamTransport({
     serverName: server,
@@ -24,5 +26,6 @@ export function createStdioTransport(
     framing: config.framing,
     logger,
     maxMessageBytes,
+    ...(census === undefined ? {} : { census }),
   });
 }

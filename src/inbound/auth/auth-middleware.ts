@@ -15,7 +15,7 @@
  */
 import type { Context, MiddlewareHandler } from 'hono';
 import { WireCode, jsonRpcErrorBody } from '../../errors.js';
-import type { Authenticator } from './authenticate.js';
+import type { AuthFailureCode, Authenticator } from './authenticate.js';
 import { headerLines } from '../header-lines.js';
 
 declare module 'hono' {
@@ -36,10 +36,11 @@ export function authorizationLines(c: Context): string[] {
  * Refuse unauthenticated requests with 401; on success set `c.var.principal` and continue.
  * The authenticator is compiled beforehand (`compileAuthenticator`), so bad config fails at boot.
  */
-export function authMiddleware(authenticator: Authenticator): MiddlewareHandler {
+export function authMiddleware(authenticator: Authenticator, onFailure?: (code: AuthFailureCode) => void): MiddlewareHandler {
   return async function authMiddleware(c, next) {
     const result = await authenticator.authenticate(authorizationLines(c));
     if (!result.ok) {
+      onFailure?.(result.code);
       return c.body(jsonRpcErrorBody(WireCode.InvalidRequest, result.message), result.status, {
         'content-type': 'application/json',
         'www-authenticate': result.wwwAuthenticate,

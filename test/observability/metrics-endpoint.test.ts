@@ -1,0 +1,192 @@
+/**
+ * `/metrics` of a real gateway: scraped over HTTP after real calls from SDK clients of both eras,
+ * read by a strict exposition parser and checked by `promtool check metrics` where installed.
+ * Labels are bounded (10,000 made-up tool names add no series), the route sits behind the Host
+ * guard and authentication like the MCP endpoint, and two gateways in one process keep apart.
+ */
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { killAllStdioChildren } from '../../src/upstream/stdio-transport.js';
+import type { RunningGateway } from '../../src/gateway.js';
+import { connectClient, errorOf, sideChannelUrl, startTestGateway, textOf } from '../integration/harness/clients.js';
+import { newMarker } from '../integration/harness/paths.js';
+import { bearerPrincipals, startGatewayFor } from '../integration/harness/principals.js';
+import { openRawSession, rawRequest } from '../integration/harness/raw-http.js';
+import { stdioServer } from '../integration/harness/upstreams.js';
+import { Cleanup, waitUntil } from '../integration/harness/wait.js';
+import { killPids, processesWithMarker } from '../integration/harness/processes.js';
+import { parseExposition, promtoolCheck, type Exposition } from './exposition.js';
+
+const cleanup = new Cleanup();
+afterEach(() => cleanup.run());
+afterAll(() => killAllStdioChildren());
+
+const metricsUrl = (gateway: RunningGateway) => new URL('/metrics', gateway.url).href;
+
+async function scrape(gateway: RunningGateway, headers: Record<string, string> = {}): Promise<{ body: string; parsed: Exposition }> {
+  const response = await rawRequest(metricsUrl(gateway), { method: 'GET', headers });
+  expect(response.status).toBe(200);
+  expect(response.headers['content-type']).toContain('text/plain; version=0.0.4');
+  return { body: response.body, parsed: parseExposition(response.body) };
+}
+
+const DURATION = 'mcp_server_operation_duration_seconds';
+
+describe('/metrics', () => {
+  it('counts real calls of both eras by method, server, catalogue tool and outcome, in a valid exposition', async () => {
+    const gateway = await startTestGateway(cleanup, { a: stdioServer(newMarker()), b: stdioServer(newMarker()) });
+    const legacy = await connectClient(cleanup, gateway.url, '2025');
+    const modern = await connectClient(cleanup, gateway.url, '2026');
+    await legacy.client.callTool({ name: 'a__test_simple_text', arguments: {} });
+    await legacy.client.callTool({ name: 'a__test_simple_text', arguments: {} });
+    await modern.client.callTool({ name: 'b__test_simple_text', arguments: {} });
+    await legacy.client.listTools();
+    expect((await errorOf(modern.client.callTool({ name: 'no_such_tool', arguments: {} }))).message).toContain('Unknown tool');
+    const side = await connectClient(cleanup, sideChannelUrl(gateway.url, 'b'), '2025');
+    await side.client.listTools();
+
+    const { body, parsed } = await scrape(gateway);
+    expect(parsed.types.get(DURATION)).toBe('histogram');
+    const count = (labels: Record<string, string>) => parsed.value(`${DURATION}_count`, labels);
+    expect(count({ mcp_method_name: 'tools/call', server: 'a', gen_ai_tool_name: 'a__test_simple_text', outcome: 'ok' })).toBe(2);
+    expect(count({ mcp_method_name: 'tools/call', server: 'b', gen_ai_tool_name: 'b__test_simple_text', outcome: 'ok' })).toBe(1);
+    expect(count({ mcp_method_name: 'tools/call', server: '', gen_ai_tool_name: 'unknown', outcome: 'error' })).toBe(1);
+    // The aggregate's merged list has no single server; the side channel's is its server's.
+    expect(count({ mcp_method_name: 'tools/list', server: '', outcome: 'ok' })).toBeGreaterThanOrEqual(1);
+    expect(count({ mcp_method_name: 'tools/list', server: 'b', outcome: 'ok' })).toBe(1);
+    expect(parsed.find(`${DURATION}_bucket`, { gen_ai_tool_name: 'a__test_simple_text', le: '+Inf' })[0]?.value).toBe(2);
+
+    expect(parsed.value('portcullis_sessions', { era: 'legacy' })).toBe(2);
+    expect(parsed.value('portcullis_sessions', { era: 'modern' })).toBe(0);
+    expect(parsed.value('portcullis_upstream_state', { server: 'a', state: 'ready' })).toBe(1);
+    expect(parsed.value('portcullis_upstream_state', { server: 'a', state: 'error' })).toBe(0);
+    expect(parsed.value('portcullis_stdio_children', { server: 'a' })).toBeGreaterThanOrEqual(1);
+    expect(parsed.find('portcullis_event_store_events')).toHaveLength(1);
+    expect(parsed.find('portcullis_event_store_bytes')).toHaveLength(1);
+    expect(parsed.types.get('portcullis_upstream_restarts_total')).toBe('counter');
+    expect(parsed.types.get('portcullis_lease_pool_waits_total')).toBe('counter');
+    expect(parsed.types.get('portcullis_egress_refusals_total')).toBe('counter');
+    expect(parsed.value('process_cpu_user_seconds_total')).toBeGreaterThan(0);
+    expect(parsed.find('nodejs_heap_size_used_bytes')).toHaveLength(1);
+
+    const promtool = promtoolCheck(body);
+    if (promtool === undefined) console.warn('promtool not installed (Debian package "prometheus"): skipping only the promtool check');
+    else expect(promtool, promtool.output).toMatchObject({ ok: true });
+  });
+
+  it('adds no series for 10,000 distinct tool names the catalogue does not list', async () => {
+    const gateway = await startTestGateway(cleanup, { a: stdioServer(newMarker()) });
+    const { client } = await connectClient(cleanup, gateway.url, '2025');
+    await client.callTool({ name: 'bogus-warmup', arguments: {} }).catch(() => undefined);
+    // The gateway's own series (process metrics grow on their own: handle kinds, GC kinds).
+    const own = (parsed: Exposition) => parsed.samples.filter((s) => /^(mcp_|portcullis_)/.test(s.name)).length;
+    const before = own((await scrape(gateway)).parsed);
+    const names = Array.from({ length: 10_000 }, (_, i) => `made-up-${i}-${Math.random().toString(36).slice(2)}`);
+    for (let i = 0; i < names.length; i += 200) {
+      await Promise.all(names.slice(i, i + 200).map((name) => client.callTool({ name, arguments: {} }).then(() => 'answered', () => 'refused')));
+    }
+    const { body, parsed } = await scrape(gateway);
+    expect(own(parsed)).toBe(before);
+    expect(body).not.toContain('made-up-');
+    expect(parsed.value(`${DURATION}_count`, { mcp_method_name: 'tools/call', gen_ai_tool_name: 'unknown', outcome: 'error' })).toBe(10_001);
+  }, 120_000);
+
+  it('sits behind the Host guard like the MCP endpoint', async () => {
+    const gateway = await startTestGateway(cleanup, {});
+    const rebinding = await rawRequest(metricsUrl(gateway), { method: 'GET', headers: { host: 'attacker.example' } });
+    expect(rebinding.status).toBe(403);
+    expect(rebinding.body).not.toContain('process_cpu');
+    const foreignOrigin = await rawRequest(metricsUrl(gateway), { method: 'GET', headers: { origin: 'https://attacker.example' } });
+    expect(foreignOrigin.status).toBe(403);
+  });
+
+  it('needs the bearer token when authentication is on, and counts the refusals by reason', async () => {
+    const principals = bearerPrincipals('alice');
+    const gateway = await startGatewayFor(cleanup, principals, {});
+    const anonymous = await rawRequest(metricsUrl(gateway), { method: 'GET' });
+    expect(anonymous.status).toBe(401);
+    expect(anonymous.headers['www-authenticate']).toContain('Bearer');
+    expect(anonymous.body).not.toContain('process_cpu');
+    const wrong = await rawRequest(metricsUrl(gateway), { method: 'GET', headers: { authorization: 'Bearer not-the-token' } });
+    expect(wrong.status).toBe(401);
+    const { parsed } = await scrape(gateway, principals.headers('alice'));
+    expect(parsed.value('portcullis_auth_failures_total', { reason: 'AUTH_MISSING' })).toBe(1);
+    expect(parsed.value('portcullis_auth_failures_total', { reason: 'AUTH_INVALID' })).toBe(1);
+  });
+
+  it('keeps each gateway of a process to its own series', async () => {
+    const first = await startTestGateway(cleanup, { a: stdioServer(newMarker()) });
+    const second = await startTestGateway(cleanup, { a: stdioServer(newMarker()) });
+    const { client } = await connectClient(cleanup, first.url, '2025');
+    await client.callTool({ name: 'a__test_simple_text', arguments: {} });
+    const one = (await scrape(first)).parsed;
+    const other = (await scrape(second)).parsed;
+    expect(one.value(`${DURATION}_count`, { gen_ai_tool_name: 'a__test_simple_text' })).toBe(1);
+    expect(other.find(`${DURATION}_count`, { gen_ai_tool_name: 'a__test_simple_text' })).toEqual([]);
+    expect(other.value('portcullis_sessions', { era: 'legacy' })).toBe(0);
+  });
+
+  it('counts a restart when a crashed stdio upstream comes back, and tracks its children', async () => {
+    const marker = newMarker();
+    const gateway = await startTestGateway(cleanup, { a: stdioServer(marker) });
+    const before = (await scrape(gateway)).parsed;
+    expect(before.find('portcullis_upstream_restarts_total', { server: 'a' })).toEqual([]);
+    expect(before.value('portcullis_stdio_children', { server: 'a' })).toBe(1);
+    const pids = processesWithMarker(marker);
+    expect(pids.length).toBeGreaterThan(0);
+    killPids(pids);
+    const after = await waitUntil(async () => {
+      const { parsed } = await scrape(gateway);
+      return parsed.find('portcullis_upstream_restarts_total', { server: 'a' })[0]?.value === 1 &&
+        parsed.value('portcullis_upstream_state', { server: 'a', state: 'ready' }) === 1 && parsed;
+    }, 'restart counted and upstream ready again');
+    expect(after.value('portcullis_stdio_children', { server: 'a' })).toBe(1);
+  });
+
+  it('reports the events and bytes the event store keeps', async () => {
+    // streamAfterMs 0: every call of a 2025 session is a resumable SSE stream, so its events are kept.
+    const gateway = await startTestGateway(cleanup, { a: stdioServer(newMarker()) }, { eventStore: { streamAfterMs: 0 } });
+    expect((await scrape(gateway)).parsed.value('portcullis_event_store_bytes')).toBe(0);
+    const { client } = await connectClient(cleanup, gateway.url, '2025');
+    await client.callTool({ name: 'a__test_simple_text', arguments: {} });
+    const { parsed } = await scrape(gateway);
+    expect(parsed.value('portcullis_event_store_events')).toBeGreaterThanOrEqual(1);
+    expect(parsed.value('portcullis_event_store_bytes')).toBeGreaterThan(0);
+  });
+
+  it('labels a method outside MCP as unknown', async () => {
+    const gateway = await startTestGateway(cleanup, {});
+    const session = await openRawSession(gateway.url);
+    cleanup.add(async () => void (await session.delete()));
+    const response = await session.post({ id: 2, method: 'x-made-up/method-4711', params: {} });
+    expect(JSON.stringify(response.body)).toContain('-32601');
+    const { body, parsed } = await scrape(gateway);
+    expect(body).not.toContain('4711');
+    expect(parsed.value(`${DURATION}_count`, { mcp_method_name: 'unknown', outcome: 'error' })).toBe(1);
+  });
+
+  it('counts a call that waits for a stateless-pool connection', async () => {
+    const gateway = await startTestGateway(cleanup, { a: stdioServer(newMarker()) }, { statelessPool: { maxPerServer: 1, maxWaitMs: 30_000, cancelGraceMs: 100 } });
+    const first = await connectClient(cleanup, gateway.url, '2026');
+    const second = await connectClient(cleanup, gateway.url, '2026');
+    const abort = new AbortController();
+    let progressed: () => void = () => undefined;
+    const holding = new Promise<void>((resolve) => (progressed = resolve));
+    const slow = first.client
+      .callTool({ name: 'a__slow', arguments: { ms: 60_000, steps: 600 } }, { signal: abort.signal, onprogress: () => progressed() })
+      .catch(() => 'cancelled');
+    await holding; // the only pooled connection is leased to the slow call
+    const quick = second.client.callTool({ name: 'a__echo', arguments: { text: 'hi' } });
+    await waitUntil(async () => (await scrape(gateway)).parsed.find('portcullis_lease_pool_waits_total', { server: 'a' })[0]?.value === 1, 'the wait counted');
+    abort.abort();
+    expect(textOf(await quick)).toBe('hi');
+    expect(await slow).toBe('cancelled');
+  });
+
+  it('counts egress refusals by server and refused address class', async () => {
+    // Loopback without allowPrivateNetwork: the guard refuses before any packet is sent.
+    const gateway = await startTestGateway(cleanup, { far: { transport: 'streamableHttp', url: 'http://127.0.0.1:9/mcp', mode: 'optional' } });
+    const { parsed } = await scrape(gateway);
+    expect(parsed.value('portcullis_egress_refusals_total', { server: 'far', reason: 'loopback' })).toBeGreaterThanOrEqual(1);
+    expect(parsed.value('portcullis_upstream_state', { server: 'far', state: 'ready' })).toBe(0);
+  });
+});
