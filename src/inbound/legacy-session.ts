@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { ServerCapabilities, Transport } from '@modelcontextprotocol/server';
-import { errorResponse, GatewayError, jsonRpcErrorResponse, WireCode } from '../errors.js';
+import { errorResponse, GatewayError, refusal } from '../errors.js';
 import { readDeferToolsOption } from '../catalogue/surface/session-option.js';
 import type { Logger } from '../observability/logger.js';
 import type { Catalogue } from '../catalogue/catalogue.js';
@@ -193,11 +193,10 @@ export class LegacySession {
       this.releaseCancelled(parsedBody);
       return this.transport.handleRequest(request, parsedBody);
     }
-    if (this.inFlight.has(id)) {
-      return jsonRpcErrorResponse(400, WireCode.InvalidRequest, 'a request with this id is already in flight in this session');
-    }
+    // Answered with id null: under the id it would read as the answer to the call in flight.
+    if (this.inFlight.has(id)) return refusal('DUPLICATE_REQUEST_ID', 'a request with this id is already in flight in this session');
     if (this.inFlight.size >= MAX_IN_FLIGHT) {
-      return jsonRpcErrorResponse(429, WireCode.InvalidRequest, 'too many requests in flight in this session');
+      return refusal('IN_FLIGHT_LIMIT', 'too many requests in flight in this session', { id: requestIdOf(parsedBody)! });
     }
     const refused = this.readInitOptions(parsedBody);
     if (refused !== undefined) return refused;

@@ -14,7 +14,7 @@
  * (docs/decisions.md, "Headers upstream").
  */
 import type { Context, MiddlewareHandler } from 'hono';
-import { WireCode, jsonRpcErrorBody } from '../../errors.js';
+import { refusal } from '../../errors.js';
 import type { Authenticator } from './authenticate.js';
 import { headerLines } from '../header-lines.js';
 
@@ -40,10 +40,8 @@ export function authMiddleware(authenticator: Authenticator): MiddlewareHandler 
   return async function authMiddleware(c, next) {
     const result = await authenticator.authenticate(authorizationLines(c));
     if (!result.ok) {
-      return c.body(jsonRpcErrorBody(WireCode.InvalidRequest, result.message), result.status, {
-        'content-type': 'application/json',
-        'www-authenticate': result.wwwAuthenticate,
-      });
+      // `result.status` is 401, the status of UNAUTHENTICATED.
+      return refusal('UNAUTHENTICATED', result.message, { headers: { 'www-authenticate': result.wwwAuthenticate } });
     }
     c.set('principal', result.principal);
     await next();
