@@ -198,7 +198,7 @@ export class LegacySession {
     if (this.inFlight.size >= MAX_IN_FLIGHT) {
       return refusal('IN_FLIGHT_LIMIT', 'too many requests in flight in this session', { id: requestIdOf(parsedBody)! });
     }
-    const refused = this.readInitOptions(parsedBody);
+    const refused = this.readInitOptions(parsedBody, requestIdOf(parsedBody)!);
     if (refused !== undefined) return refused;
     this.inFlight.add(id);
     try {
@@ -223,11 +223,11 @@ export class LegacySession {
    * The init options this session honours from its `initialize` (`_meta["portcullis/options"]`):
    * `deferTools`. A bad value refuses the `initialize` (-32602 naming the option).
    */
-  private readInitOptions(body: unknown): Response | undefined {
+  private readInitOptions(body: unknown, id: RequestId): Response | undefined {
     const message = body as { method?: unknown; params?: { _meta?: unknown } } | undefined;
     if (message?.method !== 'initialize') return undefined;
     const option = readDeferToolsOption(message.params?._meta);
-    if (!option.ok) return errorResponse(new GatewayError('INVALID_PARAMS', `initialize: ${option.message}`));
+    if (!option.ok) return errorResponse(new GatewayError('INVALID_PARAMS', `initialize: ${option.message}`), { id });
     this.scope.setDeferTools(option.value);
     return undefined;
   }
