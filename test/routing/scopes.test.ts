@@ -37,7 +37,7 @@ describe('SessionScope', () => {
   it('lists from the primaries without spawning a child, and opens one on the first call', async () => {
     const quota = registry.entry('own').sessionChildren!;
     const before = quota.live;
-    const scope = new SessionScope(options, { owner: recordingSink() });
+    const scope = new SessionScope(options, { owner: recordingSink(), clientCapabilities: () => ({}) });
     try {
       const { tools } = await scope.catalogue.tools();
       expect(tools.map((t) => t.name)).toEqual(expect.arrayContaining(['own__echo', 'shared__echo']));
@@ -57,7 +57,7 @@ describe('SessionScope', () => {
   });
 
   it('sends a shared server’s calls through the primary', async () => {
-    const scope = new SessionScope(options, { owner: recordingSink() });
+    const scope = new SessionScope(options, { owner: recordingSink(), clientCapabilities: () => ({}) });
     try {
       expect(await scope.withLink('shared', async (link) => link)).toBe(registry.entry('shared').primary.current);
     } finally {
@@ -69,8 +69,8 @@ describe('SessionScope', () => {
   it('tells the session’s own stream when its own connection’s tools change, and no other session', async () => {
     const owner = recordingSink();
     const other = recordingSink();
-    const scope = new SessionScope(options, { owner });
-    const bystander = new SessionScope(options, { owner: other });
+    const scope = new SessionScope(options, { owner, clientCapabilities: () => ({}) });
+    const bystander = new SessionScope(options, { owner: other, clientCapabilities: () => ({}) });
     try {
       await scope.withLink('own', (link) => link.request('tools/call', { name: 'toggle_tool', arguments: {} }, { sink: recordingSink() }));
       await waitUntil(() => owner.seen.some((m) => m.method === 'notifications/tools/list_changed'), 'list_changed reached the owner');

@@ -85,7 +85,7 @@ describe('a 2025 session over a Streamable HTTP upstream that forgets its sessio
   });
 
   it('re-initialises on a fresh connection and answers the call, transparently', async () => {
-    const scope = new SessionScope({ registry, servers: ['web'], catalogue: { separator: '__', toolFilter: () => true }, logger }, { owner: recordingSink() });
+    const scope = new SessionScope({ registry, servers: ['web'], catalogue: { separator: '__', toolFilter: () => true }, logger }, { owner: recordingSink(), clientCapabilities: () => ({}) });
     const echo = (text: string) => scope.withLink('web', (link) => link.request('tools/call', { name: 'echo', arguments: { text } }, { sink: recordingSink() }));
     try {
       expect(await echo('first')).toMatchObject({ content: [{ text: 'first' }] });
