@@ -3,7 +3,8 @@
  *
  * Every error the gateway raises on purpose is a `GatewayError` with a stable machine `code`
  * (never parse messages). `toJsonRpcError` / `httpStatusFor` are the one place that maps an error
- * to what a client sees. Messages must never contain secrets: header values, env-sourced values,
+ * to what a client sees, and `errorResponse` / `errorMessage` the one place that builds a JSON-RPC
+ * error body (docs/errors.md lists every code, status and condition). Messages must never contain secrets: header values, env-sourced values,
  * tokens, commands or URLs (docs/decisions.md, "Errors").
  */
 
