@@ -6,7 +6,7 @@
  * the same guards and authentication.
  */
 import { Hono, type Context } from 'hono';
-import { jsonRpcErrorResponse, WireCode } from './errors.js';
+import { errorResponse, refusal } from './errors.js';
 import type { Logger } from './observability/logger.js';
 import { hostGuard, originGuard } from './inbound/edge-guards.js';
 import type { McpEndpoint } from './inbound/endpoint.js';
@@ -38,7 +38,7 @@ export interface AppOptions {
   metrics?: GatewayMetrics;
 }
 
-const notFound = () => jsonRpcErrorResponse(404, WireCode.InvalidRequest, 'Not found');
+const notFound = () => refusal('NOT_FOUND', 'Not found');
 
 export function createApp(options: AppOptions): Hono {
   const app = new Hono();
@@ -94,7 +94,7 @@ export function createApp(options: AppOptions): Hono {
   app.notFound(() => notFound());
   app.onError((error) => {
     options.logger.error({ err: error.message }, 'unhandled error in request');
-    return jsonRpcErrorResponse(500, WireCode.InternalError, 'internal gateway error');
+    return errorResponse(error);
   });
   return app;
 }

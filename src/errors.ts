@@ -3,7 +3,8 @@
  *
  * Every error the gateway raises on purpose is a `GatewayError` with a stable machine `code`
  * (never parse messages). `toJsonRpcError` / `httpStatusFor` are the one place that maps an error
- * to what a client sees. Messages must never contain secrets: header values, env-sourced values,
+ * to what a client sees, and `errorResponse` / `errorMessage` the one place that builds a JSON-RPC
+ * error body (docs/errors.md lists every code, status and condition). Messages must never contain secrets: header values, env-sourced values,
  * tokens, commands or URLs (docs/decisions.md, "Errors").
  */
 
@@ -16,9 +17,11 @@ export const WireCode = {
   InternalError: -32603,
   /** MCP: resource not found (SEP-2164 uses -32602 in 2026; 2025 servers used -32002). */
   ResourceNotFound: -32002,
-  /** Implementation-defined server error range (-32000 … -32099). */
-  UpstreamUnavailable: -32001,
-  ConnectionClosed: -32000,
+  /**
+   * Implementation-defined server error (JSON-RPC 2.0 §5.1, -32000 … -32099): the gateway, an
+   * upstream or a peer replica cannot serve this now; retry. Never the client's fault.
+   */
+  Unavailable: -32001,
   /** MCP 2026-07-28: the request needs a capability the client did not declare. */
   MissingRequiredClientCapability: -32021,
 } as const;
@@ -58,7 +61,29 @@ export type GatewayErrorCode =
   | 'SHUTTING_DOWN'
   | 'METHOD_NOT_ALLOWED'
   | 'NOT_IMPLEMENTED'
-  | 'WATCH_LIMIT';
+  | 'WATCH_LIMIT'
+  | 'PARSE_ERROR'
+  | 'BODY_TOO_LARGE'
+  | 'UNSUPPORTED_MEDIA_TYPE'
+  | 'NOT_ACCEPTABLE'
+  | 'NOT_FOUND'
+  | 'HOST_INVALID'
+  | 'HOST_NOT_ALLOWED'
+  | 'ORIGIN_REFUSED'
+  | 'UNAUTHENTICATED'
+  | 'SESSION_ID_REQUIRED'
+  | 'NOT_INITIALIZED'
+  | 'ALREADY_INITIALIZED'
+  | 'UNSUPPORTED_PROTOCOL_VERSION'
+  | 'STREAM_CONFLICT'
+  | 'IN_FLIGHT_LIMIT'
+  | 'RESUME_REFUSED'
+  | 'RESUME_EVICTED'
+  | 'RESUME_UNAVAILABLE'
+  | 'FORWARD_REFUSED'
+  | 'REPLICA_UNAVAILABLE'
+  | 'CLUSTER_UNAVAILABLE'
+  | 'FAILOVER_INTERRUPTED';
 
 export interface GatewayErrorOptions {
   /** Upstream server name, when the error concerns one. Safe to show (it is a config key). */
@@ -97,7 +122,7 @@ export class ConfigError extends GatewayError {
   }
 }
 
-/** An upstream could not serve a request. Never the client's fault: maps to -32001 / 502. */
+/** An upstream could not serve a request. Never the client's fault: maps to -32001. */
 export class UpstreamError extends GatewayError {
   constructor(
     code: Extract<GatewayErrorCode, `UPSTREAM_${string}`>,
@@ -129,60 +154,74 @@ export interface JsonRpcErrorBody {
   data?: unknown;
 }
 
-const wireCodeByGatewayCode: Record<GatewayErrorCode, number> = {
-  CONFIG_INVALID: WireCode.InternalError,
-  CONFIG_UNREADABLE: WireCode.InternalError,
-  UPSTREAM_UNAVAILABLE: WireCode.UpstreamUnavailable,
-  UPSTREAM_START_FAILED: WireCode.UpstreamUnavailable,
-  UPSTREAM_TIMEOUT: WireCode.UpstreamUnavailable,
-  UPSTREAM_BLOCKED: WireCode.UpstreamUnavailable,
-  UPSTREAM_BUSY: WireCode.UpstreamUnavailable,
-  UPSTREAM_MESSAGE_TOO_LARGE: WireCode.UpstreamUnavailable,
-  UNKNOWN_TOOL: WireCode.InvalidParams,
-  UNKNOWN_PROMPT: WireCode.InvalidParams,
-  UNKNOWN_RESOURCE: WireCode.ResourceNotFound,
-  UNKNOWN_SERVER: WireCode.InvalidParams,
-  UNATTRIBUTABLE: WireCode.InternalError,
-  // A server→client request the client did not declare: what the client would answer itself.
-  CLIENT_CAPABILITY_MISSING: WireCode.MethodNotFound,
-  CLIENT_FEATURE_MISSING: WireCode.InvalidParams,
-  DUPLICATE_REQUEST_ID: WireCode.InvalidRequest,
-  NOT_SUPPORTED: WireCode.MethodNotFound,
-  SESSION_NOT_FOUND: WireCode.InvalidRequest,
-  SESSION_LIMIT: WireCode.InternalError,
-  PRINCIPAL_SESSION_LIMIT: WireCode.InvalidRequest,
-  RATE_LIMITED: WireCode.InvalidRequest,
-  SESSION_CHILD_LIMIT: WireCode.UpstreamUnavailable,
-  PRINCIPAL_CONNECTION_LIMIT: WireCode.UpstreamUnavailable,
-  UNKNOWN_TASK: WireCode.InvalidParams,
-  TASK_LIMIT: WireCode.InvalidRequest,
-  MISSING_CLIENT_CAPABILITY: WireCode.MissingRequiredClientCapability,
-  INVALID_REQUEST: WireCode.InvalidRequest,
-  INVALID_PARAMS: WireCode.InvalidParams,
-  BIND_REFUSED: WireCode.InternalError,
-  LISTEN_FAILED: WireCode.InternalError,
-  STARTING: WireCode.UpstreamUnavailable,
-  SHUTTING_DOWN: WireCode.UpstreamUnavailable,
-  METHOD_NOT_ALLOWED: WireCode.InvalidRequest,
-  NOT_IMPLEMENTED: WireCode.InternalError,
-  WATCH_LIMIT: WireCode.InternalError,
-};
+/**
+ * One JSON-RPC code and one HTTP status per condition (docs/errors.md lists them). The status is
+ * used when the error is answered outside a JSON-RPC stream; inside one the HTTP answer is the
+ * stream's own. -32600 for a request the client must change, -32001 for "not now, retry",
+ * -32603 only for the gateway's own faults.
+ */
+export const taxonomy: Readonly<Record<GatewayErrorCode, readonly [rpc: number, status: number]>> = {
+  CONFIG_INVALID: [WireCode.InternalError, 500],
+  CONFIG_UNREADABLE: [WireCode.InternalError, 500],
+  BIND_REFUSED: [WireCode.InternalError, 500],
+  LISTEN_FAILED: [WireCode.InternalError, 500],
+  UNATTRIBUTABLE: [WireCode.InternalError, 500],
+  NOT_IMPLEMENTED: [WireCode.InternalError, 501],
 
-const httpStatusByGatewayCode: Partial<Record<GatewayErrorCode, number>> = {
-  SESSION_NOT_FOUND: 404,
-  SESSION_LIMIT: 503,
-  PRINCIPAL_SESSION_LIMIT: 429,
-  RATE_LIMITED: 429,
-  SESSION_CHILD_LIMIT: 503,
-  PRINCIPAL_CONNECTION_LIMIT: 503,
-  INVALID_REQUEST: 400,
-  INVALID_PARAMS: 400,
-  DUPLICATE_REQUEST_ID: 400,
-  SHUTTING_DOWN: 503,
-  METHOD_NOT_ALLOWED: 405,
-  NOT_IMPLEMENTED: 501,
-  WATCH_LIMIT: 503,
-  STARTING: 503,
+  UPSTREAM_UNAVAILABLE: [WireCode.Unavailable, 502],
+  UPSTREAM_START_FAILED: [WireCode.Unavailable, 502],
+  UPSTREAM_TIMEOUT: [WireCode.Unavailable, 504],
+  UPSTREAM_BLOCKED: [WireCode.Unavailable, 502],
+  UPSTREAM_BUSY: [WireCode.Unavailable, 503],
+  UPSTREAM_MESSAGE_TOO_LARGE: [WireCode.Unavailable, 502],
+  SESSION_LIMIT: [WireCode.Unavailable, 503],
+  SESSION_CHILD_LIMIT: [WireCode.Unavailable, 503],
+  PRINCIPAL_CONNECTION_LIMIT: [WireCode.Unavailable, 503],
+  WATCH_LIMIT: [WireCode.Unavailable, 503],
+  STARTING: [WireCode.Unavailable, 503],
+  SHUTTING_DOWN: [WireCode.Unavailable, 503],
+  RESUME_UNAVAILABLE: [WireCode.Unavailable, 503],
+  REPLICA_UNAVAILABLE: [WireCode.Unavailable, 502],
+  CLUSTER_UNAVAILABLE: [WireCode.Unavailable, 503],
+  FAILOVER_INTERRUPTED: [WireCode.Unavailable, 503],
+
+  PARSE_ERROR: [WireCode.ParseError, 400],
+  INVALID_REQUEST: [WireCode.InvalidRequest, 400],
+  BODY_TOO_LARGE: [WireCode.InvalidRequest, 413],
+  UNSUPPORTED_MEDIA_TYPE: [WireCode.InvalidRequest, 415],
+  NOT_ACCEPTABLE: [WireCode.InvalidRequest, 406],
+  METHOD_NOT_ALLOWED: [WireCode.InvalidRequest, 405],
+  NOT_FOUND: [WireCode.InvalidRequest, 404],
+  HOST_INVALID: [WireCode.InvalidRequest, 400],
+  HOST_NOT_ALLOWED: [WireCode.InvalidRequest, 403],
+  ORIGIN_REFUSED: [WireCode.InvalidRequest, 403],
+  UNAUTHENTICATED: [WireCode.InvalidRequest, 401],
+  FORWARD_REFUSED: [WireCode.InvalidRequest, 403],
+  SESSION_NOT_FOUND: [WireCode.InvalidRequest, 404],
+  SESSION_ID_REQUIRED: [WireCode.InvalidRequest, 400],
+  NOT_INITIALIZED: [WireCode.InvalidRequest, 400],
+  ALREADY_INITIALIZED: [WireCode.InvalidRequest, 400],
+  UNSUPPORTED_PROTOCOL_VERSION: [WireCode.InvalidRequest, 400],
+  STREAM_CONFLICT: [WireCode.InvalidRequest, 409],
+  DUPLICATE_REQUEST_ID: [WireCode.InvalidRequest, 400],
+  RESUME_REFUSED: [WireCode.InvalidRequest, 400],
+  RESUME_EVICTED: [WireCode.InvalidRequest, 410],
+  PRINCIPAL_SESSION_LIMIT: [WireCode.InvalidRequest, 429],
+  RATE_LIMITED: [WireCode.InvalidRequest, 429],
+  IN_FLIGHT_LIMIT: [WireCode.InvalidRequest, 429],
+  TASK_LIMIT: [WireCode.InvalidRequest, 429],
+
+  INVALID_PARAMS: [WireCode.InvalidParams, 400],
+  UNKNOWN_TOOL: [WireCode.InvalidParams, 400],
+  UNKNOWN_PROMPT: [WireCode.InvalidParams, 400],
+  UNKNOWN_SERVER: [WireCode.InvalidParams, 400],
+  UNKNOWN_TASK: [WireCode.InvalidParams, 400],
+  CLIENT_FEATURE_MISSING: [WireCode.InvalidParams, 400],
+  UNKNOWN_RESOURCE: [WireCode.ResourceNotFound, 400],
+  // A server→client request the client did not declare: what the client would answer itself.
+  CLIENT_CAPABILITY_MISSING: [WireCode.MethodNotFound, 400],
+  NOT_SUPPORTED: [WireCode.MethodNotFound, 400],
+  MISSING_CLIENT_CAPABILITY: [WireCode.MissingRequiredClientCapability, 400],
 };
 
 /**
@@ -196,40 +235,46 @@ export function toJsonRpcError(error: unknown): JsonRpcErrorBody {
       : { code: error.rpcCode, message: error.message, data: error.data };
   }
   if (error instanceof GatewayError) {
-    return { code: wireCodeByGatewayCode[error.code], message: error.message, data: { ...error.data, code: error.code } };
+    return { code: taxonomy[error.code][0], message: error.message, data: { ...error.data, code: error.code } };
   }
   return { code: WireCode.InternalError, message: 'internal gateway error' };
 }
 
-/** HTTP status for an error answered outside a JSON-RPC stream (edge rejections, session lookups). */
+/** HTTP status for an error answered outside a JSON-RPC stream (edge refusals, session lookups). */
 export function httpStatusFor(error: unknown): number {
-  if (error instanceof GatewayError) return httpStatusByGatewayCode[error.code] ?? 500;
-  return 500;
+  return error instanceof GatewayError ? taxonomy[error.code][1] : 500;
+}
+
+/** A JSON-RPC request id; `null` when the request's id is unknown (JSON-RPC 2.0 §5). */
+export type ResponseId = string | number | null;
+
+/** The JSON-RPC error response message answering request `id` with `error`. */
+export function errorMessage(id: ResponseId, error: unknown): { jsonrpc: '2.0'; id: ResponseId; error: JsonRpcErrorBody } {
+  return { jsonrpc: '2.0', id, error: toJsonRpcError(error) };
+}
+
+export interface ErrorResponseOptions {
+  /** The id of the request refused, when known and safe to answer under; default `null`. */
+  id?: string | number;
+  /** Extra headers (`Allow` of a 405, `WWW-Authenticate` of a 401). */
+  headers?: Record<string, string>;
 }
 
 /**
- * A JSON-RPC error response body without an `id` (edge rejections happen before an id is known;
- * MCP 2025-11-25 makes `id` optional on error responses for exactly this case).
+ * The HTTP answer to a request refused outside any JSON-RPC stream: the status `httpStatusFor`
+ * gives, the JSON-RPC error `toJsonRpcError` gives (with `"id": null` unless the id is known),
+ * and `Retry-After` in whole seconds when the error says when to retry (RFC 9110 §10.2.3).
  */
-export function jsonRpcErrorBody(code: number, message: string): string {
-  return JSON.stringify({ jsonrpc: '2.0', error: { code, message } });
-}
-
-/** An HTTP response carrying `jsonRpcErrorBody`: how every edge refusal is answered. */
-export function jsonRpcErrorResponse(status: number, code: number, message: string): Response {
-  return new Response(jsonRpcErrorBody(code, message), { status, headers: { 'content-type': 'application/json' } });
-}
-
-/**
- * The HTTP answer to a request refused outside any JSON-RPC stream (a session that cannot be
- * opened): the status `httpStatusFor` gives, the JSON-RPC error `toJsonRpcError` gives (without
- * an `id`, as `jsonRpcErrorBody`), and `Retry-After` in whole seconds when the error says when
- * to retry (RFC 9110 §10.2.3).
- */
-export function errorResponse(error: unknown): Response {
-  const headers: Record<string, string> = { 'content-type': 'application/json' };
+export function errorResponse(error: unknown, options: ErrorResponseOptions = {}): Response {
+  const headers: Record<string, string> = { 'content-type': 'application/json', ...options.headers };
   if (error instanceof GatewayError && error.retryAfterMs !== undefined) {
     headers['retry-after'] = String(Math.max(1, Math.ceil(error.retryAfterMs / 1000)));
   }
-  return new Response(JSON.stringify({ jsonrpc: '2.0', error: toJsonRpcError(error) }), { status: httpStatusFor(error), headers });
+  return new Response(JSON.stringify(errorMessage(options.id ?? null, error)), { status: httpStatusFor(error), headers });
+}
+
+/** Shorthand: the HTTP refusal of `code` with `message` (a `GatewayError` answered by `errorResponse`). */
+export function refusal(code: GatewayErrorCode, message: string, options: GatewayErrorOptions & ErrorResponseOptions = {}): Response {
+  const { id, headers, ...rest } = options;
+  return errorResponse(new GatewayError(code, message, rest), { ...(id === undefined ? {} : { id }), ...(headers === undefined ? {} : { headers }) });
 }

@@ -7,7 +7,7 @@
  * every lease this replica holds with one heartbeat.
  */
 import { randomUUID } from 'node:crypto';
-import { errorResponse, GatewayError, jsonRpcErrorResponse, WireCode } from '../errors.js';
+import { errorResponse, GatewayError, refusal } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
 import type { GatewayEventStore, SessionEventStore } from '../session/event-store.js';
 import { clusterEventStore } from './cluster-event-store.js';
@@ -73,8 +73,8 @@ export interface RouteArgs<S> {
 /** How long `start()` waits for Redis before serving anyway. */
 const START_WAIT_MS = 3_000;
 
-const notFound = () => jsonRpcErrorResponse(404, WireCode.InvalidRequest, 'Session not found');
-const retryLater = (why: string) => jsonRpcErrorResponse(503, WireCode.UpstreamUnavailable, `${why}; retry`);
+const notFound = () => refusal('SESSION_NOT_FOUND', 'Session not found');
+const retryLater = (why: string) => refusal('CLUSTER_UNAVAILABLE', `${why}; retry`);
 
 export class Cluster {
   readonly replicaId: string;
@@ -152,7 +152,7 @@ export class Cluster {
     return {
       refuseForged: (request) => {
         const check = checkForwarded(request.headers, this.options.secret);
-        return check.ok ? undefined : jsonRpcErrorResponse(403, WireCode.InvalidRequest, check.message);
+        return check.ok ? undefined : refusal('FORWARD_REFUSED', check.message);
       },
       route: (args) => this.route(label, args),
       opened: (sessionId, principal, body, drop) => this.opened(label, sessionId, principal, body, drop),

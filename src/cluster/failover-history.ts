@@ -7,7 +7,7 @@
  */
 import type { JSONRPCMessage } from '@modelcontextprotocol/server';
 import type { ClusterRedis } from './cluster-redis.js';
-import { WireCode } from '../errors.js';
+import { errorMessage, GatewayError } from '../errors.js';
 import { requestKey, responseIdOf } from '../session/jsonrpc-id.js';
 
 const PAGE = 1_000;
@@ -46,5 +46,5 @@ export async function readHistory(client: ClusterRedis, key: string): Promise<St
 export const FAILOVER_MESSAGE = 'interrupted by failover; retry';
 
 export function failoverError(id: string | number): JSONRPCMessage {
-  return { jsonrpc: '2.0', id, error: { code: WireCode.UpstreamUnavailable, message: FAILOVER_MESSAGE } } as JSONRPCMessage;
+  return errorMessage(id, new GatewayError('FAILOVER_INTERRUPTED', FAILOVER_MESSAGE)) as JSONRPCMessage;
 }

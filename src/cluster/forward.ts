@@ -16,7 +16,7 @@
  *   guard, which judges the address actually dialled.
  */
 import { timingSafeEqual } from 'node:crypto';
-import { jsonRpcErrorResponse, WireCode } from '../errors.js';
+import { refusal } from '../errors.js';
 import { fetch as undiciFetch, type Dispatcher } from 'undici';
 
 export const HOP_HEADER = 'x-portcullis-forwarded-by';
@@ -78,7 +78,7 @@ export async function forwardRequest(request: Request, body: unknown, ownerBase:
   const verdict = options.peerAllowed(ownerBase);
   if (!verdict.ok) {
     options.onRefused(verdict.message);
-    return jsonRpcErrorResponse(502, WireCode.UpstreamUnavailable, 'the replica owning this session is not one this gateway may reach');
+    return refusal('REPLICA_UNAVAILABLE', 'the replica owning this session is not one this gateway may reach');
   }
   const source = new URL(request.url);
   const target = new URL(`${source.pathname}${source.search}`, ownerBase);
@@ -101,7 +101,7 @@ export async function forwardRequest(request: Request, body: unknown, ownerBase:
       signal: AbortSignal.any([request.signal, headersTimeout.signal]),
     })) as unknown as Response;
   } catch {
-    return jsonRpcErrorResponse(502, WireCode.UpstreamUnavailable, 'the replica owning this session cannot be reached; retry');
+    return refusal('REPLICA_UNAVAILABLE', 'the replica owning this session cannot be reached; retry');
   } finally {
     clearTimeout(timer);
   }

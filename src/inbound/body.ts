@@ -9,7 +9,7 @@
  * built), otherwise from the Fetch `Request` (tests, `app.request()`); limits and outcomes are
  * the same either way.
  */
-import { WireCode } from '../errors.js';
+import { GatewayError } from '../errors.js';
 import { isJsonContentType } from '../net/media-type.js';
 import { readIncomingBounded, type IncomingBody } from './incoming-body.js';
 
@@ -22,7 +22,7 @@ export const DEFAULT_BODY_LIMITS: BodyLimits = { maxBytes: 1024 * 1024, maxDepth
 
 export type BodyResult =
   | { ok: true; value: unknown }
-  | { ok: false; status: number; rpcCode: number; message: string };
+  | { ok: false; error: GatewayError };
 
 /** The deepest bracket nesting in JSON text, counting only brackets outside strings. */
 export function jsonNestingDepth(text: string): number {
@@ -86,32 +86,32 @@ async function readBounded(request: Request, maxBytes: number, incoming: Incomin
  */
 export async function readJsonRpcBody(request: Request, limits: BodyLimits, incoming?: IncomingBody): Promise<BodyResult> {
   if (!isJsonContentType(request.headers.get('content-type'))) {
-    return { ok: false, status: 415, rpcCode: WireCode.InvalidRequest, message: 'Content-Type must be application/json' };
+    return { ok: false, error: new GatewayError('UNSUPPORTED_MEDIA_TYPE', 'Content-Type must be application/json') };
   }
   let text: string | undefined;
   try {
     text = await readBounded(request, limits.maxBytes, incoming);
   } catch {
     // The client hung up or sent broken chunking mid-body: its fault, nothing to log loudly.
-    return { ok: false, status: 400, rpcCode: WireCode.InvalidRequest, message: 'request body could not be read' };
+    return { ok: false, error: new GatewayError('INVALID_REQUEST', 'request body could not be read') };
   }
   if (text === undefined) {
-    return { ok: false, status: 413, rpcCode: WireCode.InvalidRequest, message: `Request body exceeds ${limits.maxBytes} bytes` };
+    return { ok: false, error: new GatewayError('BODY_TOO_LARGE', `Request body exceeds ${limits.maxBytes} bytes`) };
   }
   if (jsonNestingDepth(text) > limits.maxDepth) {
-    return { ok: false, status: 400, rpcCode: WireCode.InvalidRequest, message: `JSON nested deeper than ${limits.maxDepth} levels` };
+    return { ok: false, error: new GatewayError('INVALID_REQUEST', `JSON nested deeper than ${limits.maxDepth} levels`) };
   }
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch {
-    return { ok: false, status: 400, rpcCode: WireCode.ParseError, message: 'Parse error: body is not valid JSON' };
+    return { ok: false, error: new GatewayError('PARSE_ERROR', 'Parse error: body is not valid JSON') };
   }
   if (Array.isArray(value)) {
-    return { ok: false, status: 400, rpcCode: WireCode.InvalidRequest, message: 'JSON-RPC batches are not supported' };
+    return { ok: false, error: new GatewayError('INVALID_REQUEST', 'JSON-RPC batches are not supported') };
   }
   if (typeof value !== 'object' || value === null) {
-    return { ok: false, status: 400, rpcCode: WireCode.InvalidRequest, message: 'body must be a JSON-RPC message object' };
+    return { ok: false, error: new GatewayError('INVALID_REQUEST', 'body must be a JSON-RPC message object') };
   }
   return { ok: true, value };
 }

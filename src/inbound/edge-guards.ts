@@ -13,7 +13,7 @@
  * "Security Warning"; conformance `dns-rebinding-protection` wants a 4xx), 403 for any bad Origin.
  */
 import type { Context, MiddlewareHandler } from 'hono';
-import { WireCode, jsonRpcErrorBody } from '../errors.js';
+import { refusal } from '../errors.js';
 import { DEFAULT_ALLOWED_HOSTS, checkRequestTarget, compileHostCheck } from '../policy/host-check.js';
 import { compileOriginCheck } from '../policy/origin-check.js';
 import { headerLines, nodeRequest } from './header-lines.js';
@@ -32,11 +32,6 @@ export interface OriginGuardOptions {
 const HOST_HEADER_NAMES: ReadonlySet<string> = new Set(['host', ':authority']);
 const ORIGIN_HEADER_NAMES: ReadonlySet<string> = new Set(['origin']);
 
-function reject(c: Context, status: 400 | 403, message: string): Response {
-  return c.body(jsonRpcErrorBody(WireCode.InvalidRequest, message), status, {
-    'content-type': 'application/json',
-  });
-}
 
 /**
  * Refuse requests whose Host is missing, repeated, malformed or not on the allowlist (DNS
@@ -49,10 +44,10 @@ export function hostGuard(options: HostGuardOptions = {}): MiddlewareHandler {
     const target = nodeRequest(c)?.url;
     if (target !== undefined) {
       const targetResult = checkRequestTarget(target);
-      if (!targetResult.ok) return reject(c, 400, targetResult.message);
+      if (!targetResult.ok) return refusal('HOST_INVALID', targetResult.message);
     }
     const result = check(headerLines(c, HOST_HEADER_NAMES));
-    if (!result.ok) return reject(c, result.code === 'HOST_NOT_ALLOWED' ? 403 : 400, result.message);
+    if (!result.ok) return refusal(result.code === 'HOST_NOT_ALLOWED' ? 'HOST_NOT_ALLOWED' : 'HOST_INVALID', result.message);
     await next();
   };
 }
@@ -65,7 +60,7 @@ export function originGuard(options: OriginGuardOptions = {}): MiddlewareHandler
   const check = compileOriginCheck(options.allowedOrigins ?? []);
   return async function originGuard(c, next) {
     const result = check(headerLines(c, ORIGIN_HEADER_NAMES));
-    if (!result.ok) return reject(c, 403, result.message);
+    if (!result.ok) return refusal('ORIGIN_REFUSED', result.message);
     await next();
   };
 }

@@ -6,7 +6,7 @@
  * is built around").
  */
 import { createMcpHandler, isLegacyRequest, type AuthInfo, type McpHttpHandler, type ServerCapabilities } from '@modelcontextprotocol/server';
-import { errorResponse, jsonRpcErrorResponse, WireCode } from '../errors.js';
+import { errorResponse, refusal } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
 import { mergeCapabilities, mergeInstructions } from '../catalogue/merge.js';
 import { feedListeners } from '../routing/listen-feed.js';
@@ -135,7 +135,7 @@ export class McpEndpoint {
     let parsedBody: unknown;
     if (request.method === 'POST') {
       const body = await readJsonRpcBody(request, this.options.limits, incoming);
-      if (!body.ok) return jsonRpcErrorResponse(body.status, body.rpcCode, body.message);
+      if (!body.ok) return errorResponse(body.error);
       parsedBody = body.value;
     }
     // A request naming a session this replica holds is 2025-era by construction (2026 has no
@@ -194,15 +194,12 @@ export class McpEndpoint {
       // --- end cluster ---
       // Another principal presenting a session id learns nothing: exactly like an unknown id.
       if (session === undefined || session.principal !== principal) {
-        return jsonRpcErrorResponse(404, WireCode.InvalidRequest, 'Session not found');
+        return refusal('SESSION_NOT_FOUND', 'Session not found');
       }
       return session.handle(request, parsedBody);
     }
-    if (request.method !== 'POST') {
-      return jsonRpcErrorResponse(400, WireCode.InvalidRequest, 'Bad Request: Mcp-Session-Id header is required');
-    }
-    if ((parsedBody as { method?: unknown }).method !== 'initialize') {
-      return jsonRpcErrorResponse(400, WireCode.InvalidRequest, 'Bad Request: Mcp-Session-Id header is required');
+    if (request.method !== 'POST' || (parsedBody as { method?: unknown }).method !== 'initialize') {
+      return refusal('SESSION_ID_REQUIRED', 'Bad Request: Mcp-Session-Id header is required');
     }
     const workspace = workspaceOf(parsedBody);
     if (!workspace.ok) return errorResponse(workspaceError(workspace.message));

@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { ServerCapabilities, Transport } from '@modelcontextprotocol/server';
-import { errorResponse, GatewayError, jsonRpcErrorResponse, WireCode } from '../errors.js';
+import { errorResponse, GatewayError, refusal } from '../errors.js';
 import { readDeferToolsOption } from '../catalogue/surface/session-option.js';
 import type { Logger } from '../observability/logger.js';
 import type { Catalogue } from '../catalogue/catalogue.js';
@@ -197,13 +197,12 @@ export class LegacySession {
       this.releaseCancelled(parsedBody);
       return this.transport.handleRequest(request, parsedBody);
     }
-    if (this.inFlight.has(id)) {
-      return jsonRpcErrorResponse(400, WireCode.InvalidRequest, 'a request with this id is already in flight in this session');
-    }
+    // Answered with id null: under the id it would read as the answer to the call in flight.
+    if (this.inFlight.has(id)) return refusal('DUPLICATE_REQUEST_ID', 'a request with this id is already in flight in this session');
     if (this.inFlight.size >= MAX_IN_FLIGHT) {
-      return jsonRpcErrorResponse(429, WireCode.InvalidRequest, 'too many requests in flight in this session');
+      return refusal('IN_FLIGHT_LIMIT', 'too many requests in flight in this session', { id: requestIdOf(parsedBody)! });
     }
-    const refused = this.readInitOptions(parsedBody);
+    const refused = this.readInitOptions(parsedBody, requestIdOf(parsedBody)!);
     if (refused !== undefined) return refused;
     this.inFlight.add(id);
     try {
@@ -228,11 +227,11 @@ export class LegacySession {
    * The init options this session honours from its `initialize` (`_meta["portcullis/options"]`):
    * `deferTools`. A bad value refuses the `initialize` (-32602 naming the option).
    */
-  private readInitOptions(body: unknown): Response | undefined {
+  private readInitOptions(body: unknown, id: RequestId): Response | undefined {
     const message = body as { method?: unknown; params?: { _meta?: unknown } } | undefined;
     if (message?.method !== 'initialize') return undefined;
     const option = readDeferToolsOption(message.params?._meta);
-    if (!option.ok) return errorResponse(new GatewayError('INVALID_PARAMS', `initialize: ${option.message}`));
+    if (!option.ok) return errorResponse(new GatewayError('INVALID_PARAMS', `initialize: ${option.message}`), { id });
     this.scope.setDeferTools(option.value);
     return undefined;
   }

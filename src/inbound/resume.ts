@@ -6,18 +6,17 @@
  * turns a store that throws during replay into one).
  * The replay itself, attached before the history is read, is in session-transport.ts.
  */
-import { jsonRpcErrorResponse, WireCode } from '../errors.js';
+import { refusal, type GatewayErrorCode } from '../errors.js';
 import type { ResumePoint } from '../session/event-store.js';
 
-const STATUS: Readonly<Record<Exclude<ResumePoint, { ok: true }>['code'], number>> = {
-  malformed: 400,
-  unknown: 400,
-  evicted: 410,
-  unavailable: 503,
+const CODE: Readonly<Record<Exclude<ResumePoint, { ok: true }>['code'], GatewayErrorCode>> = {
+  malformed: 'RESUME_REFUSED',
+  unknown: 'RESUME_REFUSED',
+  evicted: 'RESUME_EVICTED',
+  unavailable: 'RESUME_UNAVAILABLE',
 };
 
 /** The HTTP answer to a resume point that cannot be resumed from. */
 export function refusedResume(point: Exclude<ResumePoint, { ok: true }>): Response {
-  const code = point.code === 'unavailable' ? WireCode.InternalError : WireCode.InvalidRequest;
-  return jsonRpcErrorResponse(STATUS[point.code], code, point.message);
+  return refusal(CODE[point.code], point.message);
 }

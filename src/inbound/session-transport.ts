@@ -26,7 +26,7 @@ import {
   type Transport,
   type TransportSendOptions,
 } from '@modelcontextprotocol/server';
-import { jsonRpcErrorBody, jsonRpcErrorResponse, WireCode } from '../errors.js';
+import { errorMessage, refusal } from '../errors.js';
 import { ResumeRefused, resumeProblem, type RefusedPoint } from '../session/event-id.js';
 import { keyOf, responseIdOf, type RequestId } from '../session/jsonrpc-id.js';
 import { refusedResume } from './resume.js';
@@ -35,10 +35,6 @@ import { MAX_UNREAD_BYTES, SSE_HEADERS, SseWriter } from './sse-writer.js';
 
 /** The stream id of the standalone GET stream (the SDK's, kept: stored event ids carry it). */
 const STANDALONE = '_GET_stream';
-
-/** The codes the SDK transport answers refusals with (clients may match on them). */
-const SERVER_ERROR = -32000;
-const SESSION_NOT_FOUND = -32001;
 
 export interface SessionTransportOptions {
   /** The session id, handed out when `initialize` arrives. */
@@ -99,7 +95,7 @@ export class SessionHttpTransport implements Transport {
   }
 
   async handleRequest(request: Request, parsedBody?: unknown): Promise<Response> {
-    if (this.closed) return jsonRpcErrorResponse(404, SESSION_NOT_FOUND, 'Session not found');
+    if (this.closed) return refusal('SESSION_NOT_FOUND', 'Session not found');
     switch (request.method) {
       case 'POST':
         return this.post(request, parsedBody);
@@ -108,24 +104,21 @@ export class SessionHttpTransport implements Transport {
       case 'DELETE':
         return this.delete(request);
       default:
-        return new Response(jsonRpcErrorBody(SERVER_ERROR, 'Method not allowed.'), {
-          status: 405,
-          headers: { 'content-type': 'application/json', allow: 'GET, POST, DELETE' },
-        });
+        return refusal('METHOD_NOT_ALLOWED', 'Method not allowed.', { headers: { allow: 'GET, POST, DELETE' } });
     }
   }
 
   private async post(request: Request, body: unknown): Promise<Response> {
     const accept = request.headers.get('accept') ?? '';
     if (!accept.includes('application/json') || !accept.includes('text/event-stream')) {
-      return jsonRpcErrorResponse(406, SERVER_ERROR, 'Not Acceptable: Client must accept both application/json and text/event-stream');
+      return refusal('NOT_ACCEPTABLE', 'Not Acceptable: Client must accept both application/json and text/event-stream');
     }
     const kind = messageKind(body);
-    if (kind === 'invalid') return jsonRpcErrorResponse(400, WireCode.ParseError, 'Parse error: Invalid JSON-RPC message');
+    if (kind === 'invalid') return refusal('INVALID_REQUEST', 'Invalid Request: not a JSON-RPC message');
     const message = body as JSONRPCMessage & { method?: string; params?: { protocolVersion?: unknown } };
     const initialize = kind === 'request' && message.method === 'initialize';
     if (initialize) {
-      if (this.initialised) return jsonRpcErrorResponse(400, WireCode.InvalidRequest, 'Invalid Request: Server already initialized');
+      if (this.initialised) return refusal('ALREADY_INITIALIZED', 'Invalid Request: Server already initialized');
       this.initialised = true;
       this.sessionId = this.options.sessionId;
       await this.options.onSessionInitialized(this.sessionId);
@@ -133,7 +126,7 @@ export class SessionHttpTransport implements Transport {
       const refused = this.validateSession(request) ?? this.validateProtocolVersion(request);
       if (refused !== undefined) return refused;
     }
-    if (this.closed) return jsonRpcErrorResponse(404, SESSION_NOT_FOUND, 'Session not found');
+    if (this.closed) return refusal('SESSION_NOT_FOUND', 'Session not found');
     if (kind !== 'request') {
       this.onmessage?.(message, { request });
       return new Response(null, { status: 202 });
@@ -144,7 +137,7 @@ export class SessionHttpTransport implements Transport {
     const requestId = (message as { id: RequestId }).id;
     // The session refuses these first; kept here so two requests can never share one answer.
     if (this.exchanges.has(keyOf(requestId)!)) {
-      return jsonRpcErrorResponse(400, WireCode.InvalidRequest, 'a request with this id is already in flight in this session');
+      return refusal('DUPLICATE_REQUEST_ID', 'a request with this id is already in flight in this session');
     }
     const answer = new Promise<Response>((resolve) => {
       const exchange: Exchange = {
@@ -175,7 +168,7 @@ export class SessionHttpTransport implements Transport {
         // response, as JSON or on its stream after what was already sent, through `send` (so the
         // session releases the id).
         this.onerror?.(error as Error);
-        void this.send({ jsonrpc: '2.0', id: requestId, error: { code: WireCode.InternalError, message: 'internal gateway error' } }).catch(() => undefined);
+        void this.send(errorMessage(requestId, error) as JSONRPCMessage).catch(() => undefined);
       }
     });
     return answer;
@@ -183,14 +176,14 @@ export class SessionHttpTransport implements Transport {
 
   private async get(request: Request): Promise<Response> {
     if (!(request.headers.get('accept') ?? '').includes('text/event-stream')) {
-      return jsonRpcErrorResponse(406, SERVER_ERROR, 'Not Acceptable: Client must accept text/event-stream');
+      return refusal('NOT_ACCEPTABLE', 'Not Acceptable: Client must accept text/event-stream');
     }
     const refused = this.validateSession(request) ?? this.validateProtocolVersion(request);
     if (refused !== undefined) return refused;
     const lastEventId = request.headers.get('last-event-id');
     if (lastEventId && this.options.eventStore !== undefined) return this.resume(lastEventId, this.options.eventStore);
     if (this.standalone !== undefined) {
-      return jsonRpcErrorResponse(409, SERVER_ERROR, 'Conflict: Only one SSE stream is allowed per session');
+      return refusal('STREAM_CONFLICT', 'Conflict: Only one SSE stream is allowed per session');
     }
     const writer = this.newWriter((gone) => {
       if (this.standalone === gone) this.standalone = undefined;
@@ -218,11 +211,11 @@ export class SessionHttpTransport implements Transport {
    */
   private async resume(lastEventId: string, store: EventStore): Promise<Response> {
     const streamId = await store.getStreamIdForEventId?.(lastEventId);
-    if (streamId === undefined) return jsonRpcErrorResponse(400, SERVER_ERROR, 'Invalid event ID format');
+    if (streamId === undefined) return refusal('RESUME_REFUSED', 'Invalid event ID format');
     const exchange = this.exchangeOfStream(streamId);
     const current = streamId === STANDALONE ? this.standalone : exchange?.writer;
     if (current !== undefined) {
-      return jsonRpcErrorResponse(409, SERVER_ERROR, 'Conflict: Stream already has an active connection');
+      return refusal('STREAM_CONFLICT', 'Conflict: Stream already has an active connection');
     }
     const writer = this.newWriter((gone) => {
       if (streamId === STANDALONE && this.standalone === gone) this.standalone = undefined;
@@ -246,7 +239,7 @@ export class SessionHttpTransport implements Transport {
     if (this.closed) {
       writer.endReplay();
       writer.close();
-      return jsonRpcErrorResponse(404, SESSION_NOT_FOUND, 'Session not found');
+      return refusal('SESSION_NOT_FOUND', 'Session not found');
     }
     writer.endReplay();
     // An attached stream ends when its response has been written (send closes it then).
@@ -317,7 +310,7 @@ export class SessionHttpTransport implements Transport {
     for (const exchange of this.exchanges.values()) {
       const respond = exchange.respond;
       this.finish(exchange);
-      respond?.(jsonRpcErrorResponse(404, SESSION_NOT_FOUND, 'Session not found'));
+      respond?.(refusal('SESSION_NOT_FOUND', 'Session not found'));
     }
     // Every stream, including those of requests answered but still draining to their store.
     for (const writer of [...this.writers]) writer.close();
@@ -398,19 +391,18 @@ export class SessionHttpTransport implements Transport {
   }
 
   private validateSession(request: Request): Response | undefined {
-    if (!this.initialised) return jsonRpcErrorResponse(400, SERVER_ERROR, 'Bad Request: Server not initialized');
+    if (!this.initialised) return refusal('NOT_INITIALIZED', 'Bad Request: Server not initialized');
     const presented = request.headers.get('mcp-session-id');
-    if (!presented) return jsonRpcErrorResponse(400, SERVER_ERROR, 'Bad Request: Mcp-Session-Id header is required');
-    if (presented !== this.sessionId) return jsonRpcErrorResponse(404, SESSION_NOT_FOUND, 'Session not found');
+    if (!presented) return refusal('SESSION_ID_REQUIRED', 'Bad Request: Mcp-Session-Id header is required');
+    if (presented !== this.sessionId) return refusal('SESSION_NOT_FOUND', 'Session not found');
     return undefined;
   }
 
   private validateProtocolVersion(request: Request): Response | undefined {
     const version = request.headers.get('mcp-protocol-version');
     if (version === null || this.supportedVersions.includes(version)) return undefined;
-    return jsonRpcErrorResponse(
-      400,
-      SERVER_ERROR,
+    return refusal(
+      'UNSUPPORTED_PROTOCOL_VERSION',
       `Bad Request: Unsupported protocol version: ${version} (supported versions: ${this.supportedVersions.join(', ')})`,
     );
   }

@@ -4,7 +4,7 @@
  * statuses are the upstream's unavailability (`UpstreamError`), never the client's fault.
  */
 import { ProtocolError, SdkError, SdkErrorCode, SdkHttpError } from '@modelcontextprotocol/client';
-import { GatewayError, UpstreamError, UpstreamRpcError } from '../errors.js';
+import { GatewayError, UpstreamError, UpstreamRpcError, WireCode } from '../errors.js';
 
 export function classifyUpstreamFailure(server: string, error: unknown, modern = false): Error {
   if (error instanceof GatewayError || error instanceof UpstreamRpcError) return error;
@@ -13,7 +13,7 @@ export function classifyUpstreamFailure(server: string, error: unknown, modern =
     // A 2026 upstream answers an unknown method with HTTP 404 (no sessions there to expire), which
     // the SDK surfaces as an HTTP error: it is the upstream's -32601 (docs/decisions.md,
     // "Behaviours the code is built around").
-    if (modern && error.status === 404) return new UpstreamRpcError(-32601, 'Method not found');
+    if (modern && error.status === 404) return new UpstreamRpcError(WireCode.MethodNotFound, 'Method not found');
     return new UpstreamError('UPSTREAM_UNAVAILABLE', server, `answered HTTP ${error.status}`, error);
   }
   if (error instanceof SdkError) {

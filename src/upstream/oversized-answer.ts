@@ -5,7 +5,7 @@
  * each, so the call fails at once with an error naming the server rather than waiting out its
  * timeout (the SDK client only settles a request with a response).
  */
-import { toJsonRpcError } from '../errors.js';
+import { errorMessage } from '../errors.js';
 import { messageTooLarge } from '../net/dispatch-hop.js';
 
 type Id = string | number;
@@ -31,6 +31,6 @@ function requestIds(requestBody: unknown): Id[] {
 export function oversizedAnswers(server: string, maxMessageBytes: number, requestBody: unknown): Buffer | undefined {
   const ids = requestIds(requestBody);
   if (ids.length === 0) return undefined;
-  const error = toJsonRpcError(messageTooLarge(server, maxMessageBytes));
-  return Buffer.from(ids.map((id) => `event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', id, error })}\n\n`).join(''));
+  const error = messageTooLarge(server, maxMessageBytes);
+  return Buffer.from(ids.map((id) => `event: message\ndata: ${JSON.stringify(errorMessage(id, error))}\n\n`).join(''));
 }

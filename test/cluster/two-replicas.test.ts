@@ -249,7 +249,7 @@ describe('two gateway replicas sharing Redis', () => {
 
     const refused = await post(b.url, orphan.sessionId, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'fx__echo', arguments: { text: 'x' } } });
     expect(refused.status).toBe(503);
-    expect(await refused.json()).toMatchObject({ error: { code: -32603, data: { code: 'SESSION_LIMIT' } } });
+    expect(await refused.json()).toMatchObject({ id: null, error: { code: -32001, data: { code: 'SESSION_LIMIT' } } });
 
     // Once B's own session ends, the orphan is taken over and served.
     await local.delete();

@@ -28,7 +28,7 @@ async function expectRejection(response: Response, status: number): Promise<void
   expect(response.status).toBe(status);
   expect(response.headers.get('content-type')).toMatch(/^application\/json/);
   const body: unknown = await response.json();
-  expect(body).toEqual({ jsonrpc: '2.0', error: { code: -32600, message: expect.any(String) } });
+  expect(body).toEqual({ jsonrpc: '2.0', id: null, error: { code: -32600, message: expect.any(String), data: { code: expect.stringMatching(/^(HOST_INVALID|HOST_NOT_ALLOWED|ORIGIN_REFUSED)$/) } } });
 }
 
 describe('hostGuard and originGuard through app.request()', () => {
@@ -181,7 +181,7 @@ describe('hostGuard and originGuard under @hono/node-server on 127.0.0.1', () =>
 
   function expectRawRejection(response: RawResponse, status: number): void {
     expect(response.status).toBe(status);
-    expect(JSON.parse(response.body)).toEqual({ jsonrpc: '2.0', error: { code: -32600, message: expect.any(String) } });
+    expect(JSON.parse(response.body)).toEqual({ jsonrpc: '2.0', id: null, error: { code: -32600, message: expect.any(String), data: { code: expect.any(String) } } });
   }
 
   function post(headerLines: readonly string[], body = '{}'): string {

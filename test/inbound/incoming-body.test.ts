@@ -9,8 +9,18 @@ import { once } from 'node:events';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Hono } from 'hono';
 import { serve as serveHono, type ServerType } from '@hono/node-server';
-import { readJsonRpcBody, type BodyLimits, type BodyResult } from '../../src/inbound/body.js';
+import { httpStatusFor, toJsonRpcError } from '../../src/errors.js';
+import { readJsonRpcBody as readBody, type BodyLimits } from '../../src/inbound/body.js';
 import { incomingBodyOf } from '../../src/inbound/incoming-body.js';
+
+/** A body check's outcome as the client sees it: the HTTP status and JSON-RPC error of a refusal. */
+type BodyResult = { ok: true; value: unknown } | { ok: false; status: number; rpcCode: number; message: string };
+
+async function readJsonRpcBody(...args: Parameters<typeof readBody>): Promise<BodyResult> {
+  const result = await readBody(...args);
+  if (result.ok) return result;
+  return { ok: false, status: httpStatusFor(result.error), rpcCode: toJsonRpcError(result.error).code, message: result.error.message };
+}
 
 const LIMITS: BodyLimits = { maxBytes: 64 * 1024, maxDepth: 8 };
 

@@ -274,27 +274,27 @@ describe('SessionHttpTransport: polling and resumption', () => {
   });
 });
 
-describe('SessionHttpTransport: refusals match the SDK transport', () => {
+describe('SessionHttpTransport: refusals use the statuses of the SDK transport and the gateway taxonomy', () => {
   const idle: Handler = () => undefined;
 
   it.each([
-    ['no text/event-stream in Accept', 406, -32000, { accept: 'application/json' }],
-    ['an unsupported protocol version', 400, -32000, { 'mcp-protocol-version': '1999-01-01' }],
-    ['another session’s id', 404, -32001, { 'mcp-session-id': 'other' }],
+    ['no text/event-stream in Accept', 406, -32600, { accept: 'application/json' }],
+    ['an unsupported protocol version', 400, -32600, { 'mcp-protocol-version': '1999-01-01' }],
+    ['another session’s id', 404, -32600, { 'mcp-session-id': 'other' }],
   ])('answers a POST with %s with HTTP %i and code %i', async (_what, status, code, headers) => {
     const { transport } = await setup(idle);
     const body = { jsonrpc: '2.0', id: 1, method: 'ping' };
     const response = await transport.handleRequest(post(body, true, headers), body);
     expect(response.status).toBe(status);
-    expect(((await response.json()) as { error: { code: number } }).error.code).toBe(code);
+    expect(await response.json()).toMatchObject({ jsonrpc: '2.0', id: null, error: { code } });
   });
 
-  it('refuses a malformed message with 400 -32700 and a second initialize with 400 -32600', async () => {
+  it('refuses a malformed message with 400 -32600 and a second initialize with 400 -32600', async () => {
     const { transport } = await setup(idle);
     const bad = { jsonrpc: '2.0', id: 1, method: 'ping', extra: 1 };
     const refused = await transport.handleRequest(post(bad), bad);
     expect(refused.status).toBe(400);
-    expect(((await refused.json()) as { error: { code: number } }).error.code).toBe(-32700);
+    expect(((await refused.json()) as { error: { code: number } }).error.code).toBe(-32600);
     const again = { jsonrpc: '2.0', id: 2, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'c', version: '1' } } };
     const twice = await transport.handleRequest(post(again), again);
     expect(twice.status).toBe(400);

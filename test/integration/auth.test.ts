@@ -88,7 +88,7 @@ const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 const initialize = (headers: Record<string, string> = {}) =>
   rawRequest(gateway.url, { headers: { ...MCP_POST_HEADERS, ...headers }, body: initializeBody() });
 
-/** The checks every 401 shares: the challenge, a JSON-RPC error without id, no session. */
+/** The checks every 401 shares: the challenge, a JSON-RPC error with id null (JSON-RPC 2.0 §5), no session. */
 function expectUnauthorized(response: Awaited<ReturnType<typeof rawRequest>>, error?: string) {
   expect(response.status).toBe(401);
   const challenge = String(response.headers['www-authenticate']);
@@ -96,13 +96,12 @@ function expectUnauthorized(response: Awaited<ReturnType<typeof rawRequest>>, er
   if (error === undefined) expect(challenge).not.toContain('error=');
   else expect(challenge).toContain(`error="${error}"`);
   const body = response.json();
-  expect(body).toMatchObject({ jsonrpc: '2.0', error: { code: expect.any(Number), message: expect.any(String) } });
-  expect(body).not.toHaveProperty('id');
+  expect(body).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32600, message: expect.any(String), data: { code: 'UNAUTHENTICATED' } } });
   expect(response.headers['mcp-session-id']).toBeUndefined();
 }
 
 describe('bearer authentication at the edge', () => {
-  it('refuses a request without a token with 401, a Bearer challenge and an id-less JSON-RPC error', async () => {
+  it('refuses a request without a token with 401, a Bearer challenge and a JSON-RPC error with id null', async () => {
     expectUnauthorized(await initialize());
   });
 

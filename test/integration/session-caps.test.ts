@@ -89,7 +89,7 @@ describe('sessions.max', () => {
       const refused = await initialize(url);
       expect(refused.status).toBe(503);
       expect(refused.headers['mcp-session-id']).toBeUndefined();
-      expect(refusal(refused)).toMatchObject({ code: -32603, message: 'Too many sessions; try again later', data: { code: 'SESSION_LIMIT' } });
+      expect(refusal(refused)).toMatchObject({ code: -32001, message: 'Too many sessions; try again later', data: { code: 'SESSION_LIMIT' } });
     }
 
     // A session that ends gives its place back, to any endpoint.

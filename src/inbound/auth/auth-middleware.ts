@@ -14,7 +14,7 @@
  * (docs/decisions.md, "Headers upstream").
  */
 import type { Context, MiddlewareHandler } from 'hono';
-import { WireCode, jsonRpcErrorBody } from '../../errors.js';
+import { refusal } from '../../errors.js';
 import type { AuthFailureCode, Authenticator } from './authenticate.js';
 import { headerLines } from '../header-lines.js';
 
@@ -41,10 +41,8 @@ export function authMiddleware(authenticator: Authenticator, onFailure?: (code: 
     const result = await authenticator.authenticate(authorizationLines(c));
     if (!result.ok) {
       onFailure?.(result.code);
-      return c.body(jsonRpcErrorBody(WireCode.InvalidRequest, result.message), result.status, {
-        'content-type': 'application/json',
-        'www-authenticate': result.wwwAuthenticate,
-      });
+      // `result.status` is 401, the status of UNAUTHENTICATED.
+      return refusal('UNAUTHENTICATED', result.message, { headers: { 'www-authenticate': result.wwwAuthenticate } });
     }
     c.set('principal', result.principal);
     await next();

@@ -11,7 +11,7 @@
  * nothing on its own).
  */
 import { randomUUID } from 'node:crypto';
-import { errorResponse, GatewayError, jsonRpcErrorResponse, WireCode } from '../../errors.js';
+import { errorResponse, GatewayError, refusal } from '../../errors.js';
 import type { Logger } from '../../observability/logger.js';
 import { sessionTag } from '../../observability/session-tag.js';
 import { readJsonRpcBody, type BodyLimits } from '../body.js';
@@ -74,14 +74,14 @@ export class LegacySseEndpoint {
   async post(request: Request, principal: string | undefined, incoming?: IncomingBody): Promise<Response> {
     const token = new URL(request.url).searchParams.get('sessionId');
     if (token === null || token === '') {
-      return jsonRpcErrorResponse(400, WireCode.InvalidRequest, 'Bad Request: sessionId query parameter is required');
+      return refusal('SESSION_ID_REQUIRED', 'Bad Request: sessionId query parameter is required');
     }
     const session = this.byToken.get(token);
     if (session === undefined || session.principal !== principal) {
-      return jsonRpcErrorResponse(404, WireCode.InvalidRequest, 'Session not found');
+      return refusal('SESSION_NOT_FOUND', 'Session not found');
     }
     const body = await readJsonRpcBody(request, this.options.limits, incoming);
-    if (!body.ok) return jsonRpcErrorResponse(body.status, body.rpcCode, body.message);
+    if (!body.ok) return errorResponse(body.error);
     return session.handle(request, body.value);
   }
 }

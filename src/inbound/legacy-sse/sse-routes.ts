@@ -6,7 +6,7 @@
  * policy turns the transport off (`legacySse.inbound: false`), they answer 404 naming the field.
  */
 import type { Context, Hono } from 'hono';
-import { jsonRpcErrorBody, jsonRpcErrorResponse, WireCode } from '../../errors.js';
+import { refusal } from '../../errors.js';
 import { principalOf, stripAuthorization } from '../auth/auth-middleware.js';
 import type { McpEndpoint } from '../endpoint.js';
 import { incomingBodyOf } from '../incoming-body.js';
@@ -20,20 +20,16 @@ export interface LegacySseRoutesOptions {
   enabled: boolean;
 }
 
-const notFound = () => jsonRpcErrorResponse(404, WireCode.InvalidRequest, 'Not found');
+const notFound = () => refusal('NOT_FOUND', 'Not found');
 
 const disabled = () =>
-  jsonRpcErrorResponse(
-    404,
-    WireCode.InvalidRequest,
+  refusal(
+    'NOT_FOUND',
     'Not found: the HTTP+SSE transport (2024-11-05) is off under this gateway\'s policy (legacySse.inbound); use Streamable HTTP at the MCP endpoint',
   );
 
 function methodNotAllowed(allow: string): Response {
-  return new Response(jsonRpcErrorBody(WireCode.InvalidRequest, 'Method not allowed.'), {
-    status: 405,
-    headers: { 'content-type': 'application/json', allow },
-  });
+  return refusal('METHOD_NOT_ALLOWED', 'Method not allowed.', { headers: { allow } });
 }
 
 export function mountLegacySse(app: Hono, options: LegacySseRoutesOptions): void {

@@ -11,14 +11,10 @@
  * that never initialises is expired like any idle session.
  */
 import type { JSONRPCMessage, MessageExtraInfo } from '@modelcontextprotocol/server';
-import { jsonRpcErrorResponse, WireCode } from '../../errors.js';
+import { errorMessage, refusal } from '../../errors.js';
 import type { SessionWire, SessionWireHooks } from '../legacy-session.js';
 import { messageKind } from '../message-kind.js';
 import { MAX_UNREAD_BYTES, SSE_HEADERS, SseWriter } from '../sse-writer.js';
-
-/** The code the Streamable HTTP transport answers an unknown session with (clients match on it). */
-const SESSION_NOT_FOUND = -32001;
-const SERVER_ERROR = -32000;
 
 /**
  * Unread bytes a session's stream may hold (`MAX_UNREAD_BYTES`, as every SSE answer): a client
@@ -77,20 +73,18 @@ export class SseSessionTransport implements SessionWire {
    * `Mcp-Session-Id`; that request finds nothing here.
    */
   async handleRequest(request: Request, parsedBody?: unknown): Promise<Response> {
-    if (this.closed || request.method !== 'POST' || !this.presentsToken(request)) {
-      return jsonRpcErrorResponse(404, SESSION_NOT_FOUND, 'Session not found');
-    }
+    if (this.closed || request.method !== 'POST' || !this.presentsToken(request)) return refusal('SESSION_NOT_FOUND', 'Session not found');
     const kind = messageKind(parsedBody);
-    if (kind === 'invalid') return jsonRpcErrorResponse(400, WireCode.ParseError, 'Parse error: Invalid JSON-RPC message');
+    if (kind === 'invalid') return refusal('INVALID_REQUEST', 'Invalid Request: not a JSON-RPC message');
     const message = parsedBody as JSONRPCMessage & { method?: string; id?: string | number };
     if (kind === 'request' && message.method === 'initialize') {
-      if (this.initialised) return jsonRpcErrorResponse(400, WireCode.InvalidRequest, 'Invalid Request: Server already initialized');
+      if (this.initialised) return refusal('ALREADY_INITIALIZED', 'Invalid Request: Server already initialized');
       this.initialised = true;
       await this.options.hooks.onSessionInitialized(this.sessionId);
     } else if (!this.initialised) {
-      return jsonRpcErrorResponse(400, SERVER_ERROR, 'Bad Request: Server not initialized');
+      return refusal('NOT_INITIALIZED', 'Bad Request: Server not initialized');
     }
-    if (this.closed) return jsonRpcErrorResponse(404, SESSION_NOT_FOUND, 'Session not found');
+    if (this.closed) return refusal('SESSION_NOT_FOUND', 'Session not found');
     try {
       this.onmessage?.(message, { request });
     } catch (error) {
@@ -98,9 +92,7 @@ export class SseSessionTransport implements SessionWire {
       // so the session releases its id).
       this.onerror?.(error as Error);
       if (kind === 'request') {
-        void this.send({ jsonrpc: '2.0', id: message.id!, error: { code: WireCode.InternalError, message: 'internal gateway error' } }).catch(
-          () => undefined,
-        );
+        void this.send(errorMessage(message.id!, error) as JSONRPCMessage).catch(() => undefined);
       }
     }
     return new Response(null, { status: 202 });

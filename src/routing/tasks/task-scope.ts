@@ -14,7 +14,7 @@
  * `inputRequests`, so by the extension's rule every `inputResponses` key is "not outstanding" and
  * is ignored; an upstream waiting for input is unblocked by a refusal (see `drainInput`).
  */
-import { GatewayError, UpstreamRpcError } from '../../errors.js';
+import { GatewayError, toJsonRpcError, UpstreamRpcError } from '../../errors.js';
 import type { UpstreamLink } from '../../upstream/link.js';
 import type { DownstreamSink } from '../../rpc/sink.js';
 import type { CallContext } from '../router.js';
@@ -151,9 +151,7 @@ export class TaskScope {
           return { ...modernTask(task, record, 'completed'), result };
         } catch (error) {
           if (!(error instanceof UpstreamRpcError)) throw error;
-          const failure: Json = { code: error.rpcCode, message: error.message };
-          if (error.data !== undefined) failure.data = error.data;
-          return { ...modernTask(task, record, 'failed'), error: failure };
+          return { ...modernTask(task, record, 'failed'), error: { ...toJsonRpcError(error) } };
         }
       case 'input_required':
         this.drainInput(record);

@@ -42,7 +42,7 @@ async function expectRefusal(response: Response, challenge: string): Promise<voi
   expect(response.headers.get('www-authenticate')).toBe(challenge);
   expect(response.headers.get('content-type')).toMatch(/^application\/json/);
   const text = await response.text();
-  expect(JSON.parse(text)).toEqual({ jsonrpc: '2.0', error: { code: -32600, message: expect.any(String) } });
+  expect(JSON.parse(text)).toEqual({ jsonrpc: '2.0', id: null, error: { code: -32600, message: expect.any(String), data: { code: 'UNAUTHENTICATED' } } });
   expect(leaks([text], [TOKEN])).toBeUndefined();
 }
 
@@ -114,7 +114,11 @@ describe('authMiddleware under @hono/node-server', () => {
     const response = await raw([`Authorization: Bearer ${TOKEN}`, `authorization: Bearer ${TOKEN}`]);
     expect(response.status).toBe(401);
     expect(response.head.toLowerCase()).toContain('www-authenticate: bearer realm="portcullis", error="invalid_request"');
-    expect(JSON.parse(response.body)).toEqual({ jsonrpc: '2.0', error: { code: -32600, message: 'repeated Authorization header refused' } });
+    expect(JSON.parse(response.body)).toEqual({
+      jsonrpc: '2.0',
+      id: null,
+      error: { code: -32600, message: 'repeated Authorization header refused', data: { code: 'UNAUTHENTICATED' } },
+    });
     expect(leaks([response.head, response.body], [TOKEN])).toBeUndefined();
     expect(seen).toEqual([]);
   });
