@@ -215,7 +215,7 @@ export const gatewayConfigSchema = z.strictObject({
       maxTtlMs: z.number().int().min(1_000).max(86_400_000).default(3_600_000),
     })
     .prefault({}),
-  // --- cluster: scale-out across replicas sharing the redis store (docs/deployment.md) ---
+  // Scale-out across replicas sharing the redis store (docs/deployment.md).
   /** Present: this gateway is one replica of a cluster (needs `eventStore.kind: "redis"`). */
   cluster: z
     .strictObject({
@@ -232,7 +232,6 @@ export const gatewayConfigSchema = z.strictObject({
       allowPrivateNetwork: z.boolean().default(false),
     })
     .optional(),
-  // --- end cluster ---
   /**
    * Plugin directories, each one plugin (docs/plugins.md): a path, or `{ "path", "enabled" }`
    * where `enabled: false` keeps the plugin listed but starts none of its servers. Relative paths
@@ -249,7 +248,6 @@ export const gatewayConfigSchema = z.strictObject({
   stateDir: z.string().min(1).optional(),
   servers: z.record(serverName, serverSchema),
 }).superRefine((config, ctx) => {
-  // --- cluster ---
   if (config.cluster === undefined) return;
   if (config.eventStore.kind !== 'redis') {
     ctx.addIssue({ code: 'custom', path: ['cluster'], message: 'needs eventStore.kind "redis" (replicas share sessions through it)' });
@@ -259,7 +257,6 @@ export const gatewayConfigSchema = z.strictObject({
     // edge); trusting a principal header between replicas is not built yet, so refuse, not guess.
     ctx.addIssue({ code: 'custom', path: ['cluster'], message: 'cannot be combined with auth yet (forwarding does not carry the principal)' });
   }
-  // --- end cluster ---
 });
 
 /** The config file as the schema parses it, before the policy is applied. */

@@ -168,7 +168,7 @@ export class McpEndpoint {
     if (forged !== undefined) return forged;
     if (sessionId !== null) {
       let session: LegacySession | Response | undefined = this.sessions.get(sessionId);
-      // --- cluster: a session not held here may live on another replica, or need taking over ---
+      // A session not held here may live on another replica, or need taking over (src/cluster/).
       if (session === undefined && cluster !== undefined) {
         session = await cluster.route({
           request,
@@ -191,7 +191,6 @@ export class McpEndpoint {
         });
         if (session instanceof Response) return session;
       }
-      // --- end cluster ---
       // Another principal presenting a session id learns nothing: exactly like an unknown id.
       if (session === undefined || session.principal !== principal) {
         return refusal('SESSION_NOT_FOUND', 'Session not found');

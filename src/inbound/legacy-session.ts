@@ -65,12 +65,11 @@ export interface LegacySessionOptions {
   onClosed(id: string): void;
   /** Builds the transport the client speaks; default: Streamable HTTP (`SessionHttpTransport`). */
   wire?(hooks: SessionWireHooks): SessionWire;
-  // --- cluster (src/cluster) ---
+  // Used by the cluster (src/cluster/):
   /** The id to serve under (a session taken over from another replica keeps its id); default: random. */
   sessionId?: string;
   /** Sees each request's response on its way out (the cluster records in-flight requests). */
   tapResponse?(sessionId: string, body: unknown, response: Response): Response;
-  // --- end cluster ---
 }
 
 /** In-flight requests one session may have; beyond it the client is told to slow down. */

@@ -86,6 +86,12 @@ async function withReinitialise<T>(
 }
 
 /** The principal connection of `key` to `server`, held for one call. */
+/** Holds the server's primary connection (shared: releasing it is a no-op, dropping it reconnects). */
+function primaryHeld(registry: UpstreamRegistry, server: string): () => Promise<Held> {
+  const primary = registry.entry(server).primary;
+  return async () => ({ link: await primary.get(), drop: (l) => primary.discard(l), release: () => undefined });
+}
+
 function principalHeld(registry: UpstreamRegistry, server: string, key: ConnectionKey): () => Promise<Held> {
   return async () => {
     const lease = await registry.principalLease(server, key);
@@ -234,8 +240,7 @@ export class SessionScope implements RouteScope {
     const own = this.own.get(server);
     if (own !== undefined) return withReinitialise(server, this.registry, this.logger, () => own.acquire(), fn);
     if (this.principalServers.has(server)) return withReinitialise(server, this.registry, this.logger, principalHeld(this.registry, server, this.key), fn);
-    const primary = this.registry.entry(server).primary;
-    return withReinitialise(server, this.registry, this.logger, async () => ({ link: await primary.get(), drop: (l) => primary.discard(l), release: () => undefined }), fn);
+    return withReinitialise(server, this.registry, this.logger, primaryHeld(this.registry, server), fn);
   }
 
   noteSubscription(server: string, uri: string, subscribed: boolean): void {
@@ -394,8 +399,7 @@ export class StatelessScope {
   }
 
   private withPrimary<T>(server: string, fn: (link: UpstreamLink) => Promise<T>): Promise<T> {
-    const primary = this.registry.entry(server).primary;
-    return withReinitialise(server, this.registry, this.logger, async () => ({ link: await primary.get(), drop: (l) => primary.discard(l), release: () => undefined }), fn);
+    return withReinitialise(server, this.registry, this.logger, primaryHeld(this.registry, server), fn);
   }
 
   private withLink<T>(server: string, key: ConnectionKey, fn: (link: UpstreamLink) => Promise<T>): Promise<T> {

@@ -6,8 +6,7 @@
  * The real path runs a session scope over the HTTP fixture behind a proxy that forgets sessions
  * on demand; NETWORK SAFETY: everything binds and dials 127.0.0.1.
  */
-import { createServer, request as httpRequest } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer } from 'node:http';
 import { SdkErrorCode, SdkHttpError } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UpstreamError } from '../../src/errors.js';
@@ -16,6 +15,7 @@ import { SessionScope } from '../../src/routing/scopes.js';
 import { connectLegacyEra, upstreamSessionLost } from '../../src/upstream/connector.js';
 import { UpstreamRegistry } from '../../src/upstream/registry.js';
 import type { ReadyProcess } from '../fixtures/spawn-until-ready.js';
+import { forwardTo, listenOnLoopback } from '../integration/harness/loopback-proxy.js';
 import { assertBuilt, newMarker } from '../integration/harness/paths.js';
 import { httpServer, startHttpFixture, stdioServer } from '../integration/harness/upstreams.js';
 import { deps, logger, recordingSink, serverConfigs } from './fixture-link.js';
@@ -121,26 +121,13 @@ async function forgettingProxy(target: string) {
         res.writeHead(404, { 'content-type': 'application/json' }).end('{"jsonrpc":"2.0","id":null,"error":{"code":-32001,"message":"Session not found"}}');
         return;
       }
-      const forward = httpRequest({ host: upstream.hostname, port: upstream.port, path: req.url, method: req.method, headers: { ...req.headers, host: upstream.host } }, (answer) => {
-        res.writeHead(answer.statusCode ?? 502, answer.headers);
-        answer.pipe(res);
-      });
-      res.on('close', () => forward.destroy());
-      forward.on('error', () => res.destroy());
-      forward.end(body);
+      forwardTo(upstream, req, res, body);
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
   return {
-    url: `http://127.0.0.1:${port}${upstream.pathname}`,
+    ...(await listenOnLoopback(server, upstream.pathname)),
     forgetNext: () => void (armed = true),
     initializes: () => initializes,
     forgotten: () => forgotten,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
   };
 }

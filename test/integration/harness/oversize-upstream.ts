@@ -8,8 +8,8 @@
  * that size (`error`). Everything else is forwarded to the fixture untouched. Each answer records
  * what was written and whether it was written to its end (a reset connection stops it early).
  */
-import { createServer, request as httpRequest, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer, type ServerResponse } from 'node:http';
+import { forwardTo, listenOnLoopback } from './loopback-proxy.js';
 
 export type BigForm = 'json' | 'sse' | 'error';
 
@@ -96,25 +96,8 @@ export async function startOversizeUpstream(target: string): Promise<OversizeUps
       const body = Buffer.concat(chunks);
       const big = req.method === 'POST' ? parseBig(body) : undefined;
       if (big !== undefined) return answerBig(res, big, answers);
-      const headers: IncomingHttpHeaders = { ...req.headers, host: upstream.host };
-      const forward = httpRequest({ host: upstream.hostname, port: upstream.port, path: req.url, method: req.method, headers }, (answer) => {
-        res.writeHead(answer.statusCode ?? 502, answer.headers);
-        answer.pipe(res);
-      });
-      res.on('close', () => forward.destroy());
-      forward.on('error', () => res.destroy());
-      forward.end(body);
+      forwardTo(upstream, req, res, body);
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}${upstream.pathname}`,
-    answers,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
+  return { ...(await listenOnLoopback(server, upstream.pathname)), answers };
 }
