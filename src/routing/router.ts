@@ -178,7 +178,8 @@ export async function routeRequest(scope: RouteScope, method: string, params: Pa
 async function callTool(scope: RouteScope, params: Params, call: CallContext): Promise<Result> {
   const exposed = stringParam(params, 'name');
   objectParam(params, 'arguments');
-  const target = (await scope.catalogue.tools()).index.get(exposed);
+  const merged = await scope.catalogue.tools();
+  const target = merged.index.get(exposed);
   // The index holds visible tools only; the predicate runs again anyway (docs/decisions.md,
   // "Hidden means not callable").
   if (target === undefined || !scope.catalogue.toolVisible(target.server, target.name, exposed)) {
@@ -192,7 +193,7 @@ async function callTool(scope: RouteScope, params: Params, call: CallContext): P
   const upstreamCall = call.meta === undefined ? call : { ...call, meta: withoutTasksExtension(call.meta) };
   const tasks = scope.tasks;
   if (tasks === undefined) return forward(scope, target.server, 'tools/call', upstreamParams, upstreamCall);
-  const tool = tasks.takesTasks(target.server) ? (await scope.catalogue.tools()).tools.find((t) => t.name === exposed) : undefined;
+  const tool = tasks.takesTasks(target.server) ? merged.tools.find((t) => t.name === exposed) : undefined;
   return tasks.callTool(target.server, tool, upstreamParams, call, (p, observe) => forward(scope, target.server, 'tools/call', p, upstreamCall, observe));
 }
 
