@@ -113,13 +113,17 @@ export async function runGateway(
         }
         stopping = true;
         logger.info({ signal }, 'shutting down');
+        // The drain deadline, then at most 10 s to close sessions and reap children.
         const force = setTimeout(() => {
           killAllStdioChildren();
           exitWith(1, 'shutdown timed out');
-        }, 10_000);
+        }, config.lifecycle.drainTimeoutMs + 10_000);
         force.unref();
+        // Drain (refuse new requests, let calls finish, end streams), then the ordinary close;
+        // every sink is flushed by exitWith once the close has resolved.
         gateway
-          .close()
+          .drain()
+          .then(() => gateway.close())
           .then(() => exitWith(0, 'stopped'), () => exitWith(1, 'shutdown failed'))
           .finally(() => clearTimeout(force));
       };

@@ -37,6 +37,8 @@ import { loadPlugins, type LoadedPlugins } from './plugins/plugin-servers.js';
 import { customizationListFor } from './customizations/from-gateway.js';
 import { GatewayMetrics } from './observability/metrics.js';
 import { countRestarts } from './upstream/restart-counter.js';
+import { DrainGate, type FetchHandler } from './lifecycle/drain-gate.js';
+import { drainGateway, type DrainOutcome } from './lifecycle/drain.js';
 
 export const GATEWAY_VERSION = '0.1.0';
 
@@ -58,6 +60,12 @@ export interface RunningGateway {
   /** The MCP URL on the address actually bound. */
   readonly url: string;
   readonly port: number;
+  /**
+   * Graceful drain (lifecycle/drain.ts): refuse new requests, give the calls in flight up to
+   * `timeoutMs` (default `lifecycle.drainTimeoutMs`), then end the streams still open. `close()`
+   * follows it.
+   */
+  drain(timeoutMs?: number): Promise<DrainOutcome>;
   close(): Promise<void>;
 }
 
@@ -124,7 +132,6 @@ async function compileAuthentication(
   }
 }
 
-type FetchHandler = (request: Request, env: unknown) => Response | Promise<Response>;
 
 function listen(fetch: FetchHandler, host: string, port: number, maxHeaderSize: number, requestTimeoutMs: number): Promise<HttpServer> {
   return new Promise((resolve, reject) => {
@@ -194,9 +201,12 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   // port for the default Origin allowlist) every request is answered 503.
   const starting = new GatewayError('STARTING', 'the gateway is starting its upstream servers; retry shortly', { retryAfterMs: 1_000 });
   let handler: FetchHandler = () => errorResponse(starting);
+  // Graceful drain: every request passes the gate, which refuses new ones once draining began.
+  const gate = new DrainGate();
+  const gated = gate.wrap((request, env) => handler(request, env));
   let http: HttpServer;
   try {
-    http = await listen((request, env) => handler(request, env), config.listen.host, config.listen.port, config.limits.maxHeaderBytes, options.requestTimeoutMs ?? 30_000);
+    http = await listen(gated, config.listen.host, config.listen.port, config.limits.maxHeaderBytes, options.requestTimeoutMs ?? 30_000);
   } catch (error) {
     await eventStore.close();
     throw listenFailure(config.listen.host, config.listen.port, error);
@@ -276,6 +286,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       streamAfterMs: config.eventStore.streamAfterMs,
       tasks: config.tasks,
       metrics,
+      refuseRequests: () => (gate.draining ? gate.refusal() : undefined),
     });
   };
   const aggregate = endpoint(serverNames, config.catalogue.separator, 'aggregate');
@@ -309,6 +320,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   return {
     url: `http://${hostForUrl}:${address.port}${config.listen.path}`,
     port: address.port,
+    drain: (timeoutMs = config.lifecycle.drainTimeoutMs) => drainGateway(gate, timeoutMs, logger),
     close() {
       closing ??= (async () => {
         const stopped = new Promise<void>((resolve) => http.close(() => resolve()));
