@@ -39,6 +39,8 @@ import { GatewayMetrics } from './observability/metrics.js';
 import { countRestarts } from './upstream/restart-counter.js';
 import { DrainGate, type FetchHandler } from './lifecycle/drain-gate.js';
 import { drainGateway, type DrainOutcome } from './lifecycle/drain.js';
+import { Reloader, type ReloadOutcome, type ReloadTrigger } from './lifecycle/reload.js';
+import { loadConfigFile } from './config/load.js';
 
 export const GATEWAY_VERSION = '0.1.0';
 
@@ -54,6 +56,11 @@ export interface GatewayOptions {
   addressOf?: (server: HttpServer) => AddressInfo;
   /** How long a client may take to send a whole request (default 30 s; tests shorten it). */
   requestTimeoutMs?: number;
+  /**
+   * Reads the configuration anew for a reload (default: the file `config` was read from, when it
+   * was). The CLI passes one that applies its `--port` / `--host` again.
+   */
+  reloadConfig?: () => Promise<Readonly<GatewayConfig>>;
 }
 
 export interface RunningGateway {
@@ -66,6 +73,8 @@ export interface RunningGateway {
    * follows it.
    */
   drain(timeoutMs?: number): Promise<DrainOutcome>;
+  /** Hot reload (lifecycle/reload.ts): re-read the configuration and apply what changed; never rejects. */
+  reload(trigger?: ReloadTrigger): Promise<ReloadOutcome>;
   close(): Promise<void>;
 }
 
@@ -255,7 +264,18 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     initializePerMinute: config.sessions.initializePerMinute,
     logger,
   });
-  const toolFilter = compileVisibility(config, servers);
+  // Swapped whole by a reload: every list and call sees the old filters or the new, never a mix.
+  let visibility = compileVisibility(config, servers);
+  const toolFilter: VisibilityFilter = (server, name, exposed) => visibility(server, name, exposed);
+  let bodyLimits = { maxBytes: config.limits.maxBodyBytes, maxDepth: config.limits.maxJsonDepth };
+  const liveLimits = {
+    get maxBytes() {
+      return bodyLimits.maxBytes;
+    },
+    get maxDepth() {
+      return bodyLimits.maxDepth;
+    },
+  };
   const serverNames = [...registry.entries.keys()];
   const surfaceOptions = compileToolSurfaceOptions(config);
   const endpoint = (servers: string[], separator: string | null, label: string) => {
@@ -278,7 +298,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       scope,
       sessions: config.sessions,
       admission,
-      limits: { maxBytes: config.limits.maxBodyBytes, maxDepth: config.limits.maxJsonDepth },
+      limits: liveLimits,
       logger,
       eventStore: sessionStore,
       ...(cluster === undefined ? {} : { cluster: cluster.forEndpoint(label) }),
@@ -316,11 +336,25 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   await cluster?.start(`http://${hostForUrl}:${address.port}`); // cluster: announce, heartbeat
   customizations.setChannelBase(`http://${hostForUrl}:${address.port}${config.listen.path === '/' ? '' : config.listen.path}`);
   let closing: Promise<void> | undefined;
+  const configFile = config.configFile;
+  const reloader = new Reloader(config, {
+    load: options.reloadConfig ?? (() => (configFile === undefined ? Promise.reject(new GatewayError('CONFIG_UNREADABLE', 'this gateway was not started from a config file')) : loadConfigFile(configFile))),
+    serversOf: (next) => ({ ...plugins.servers, ...next.servers }),
+    swap: (next, nextServers) => {
+      visibility = compileVisibility(next, nextServers);
+      bodyLimits = { maxBytes: next.limits.maxBodyBytes, maxDepth: next.limits.maxJsonDepth };
+      registry.setAllowedEnvNames(allowedEnvNames(next));
+    },
+    registry,
+    refusal: () => (gate.draining || closing !== undefined ? 'the gateway is shutting down' : undefined),
+    logger,
+  });
 
   return {
     url: `http://${hostForUrl}:${address.port}${config.listen.path}`,
     port: address.port,
     drain: (timeoutMs = config.lifecycle.drainTimeoutMs) => drainGateway(gate, timeoutMs, logger),
+    reload: (trigger = 'signal') => reloader.reload(trigger),
     close() {
       closing ??= (async () => {
         const stopped = new Promise<void>((resolve) => http.close(() => resolve()));

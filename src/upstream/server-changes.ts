@@ -48,6 +48,11 @@ export class ServerChanges {
     });
   }
 
+  /** The connections followed right now (a restart closes them all). */
+  live(): UpstreamLink[] {
+    return [...this.links].filter((link) => !link.closed);
+  }
+
   /** Subscribes to every change of the server; returns the unsubscribe function. */
   on(listener: (change: ServerChange) => void): () => void {
     this.listeners.add(listener);
