@@ -2,8 +2,8 @@
  * Assembles the Hono app in a fixed, visible order: access log → health routes → edge guards
  * (Host, Origin) → the MCP endpoints (the aggregate, then one side channel per server) → the
  * deprecated HTTP+SSE routes of each endpoint (`<endpoint>/sse`, `<endpoint>/messages`). The
- * customisation list (`<path>/customizations`) and the Prometheus metrics (`/metrics`) sit behind
- * the same guards and authentication.
+ * customisation list (`<path>/customizations`), the admin page (`<path>/admin`) and the Prometheus
+ * metrics (`/metrics`) sit behind the same guards and authentication.
  */
 import { Hono, type Context } from 'hono';
 import { errorResponse, refusal } from './errors.js';
@@ -19,6 +19,7 @@ import { sessionTag } from './observability/session-tag.js';
 import type { CustomizationList } from './customizations/customization-list.js';
 import { mountCustomizations } from './customizations/routes.js';
 import type { GatewayMetrics } from './observability/metrics.js';
+import { mountAdmin, type AdminRoutesOptions } from './admin/admin-routes.js';
 
 export interface AppOptions {
   path: string;
@@ -36,6 +37,8 @@ export interface AppOptions {
   customizations?: CustomizationList;
   /** Served at `/metrics` in the Prometheus text format; absent: not served. */
   metrics?: GatewayMetrics;
+  /** The admin page at `<path>/admin` (admin/admin-routes.ts); absent: not served. */
+  admin?: Omit<AdminRoutesOptions, 'base'>;
 }
 
 const notFound = () => refusal('NOT_FOUND', 'Not found');
@@ -85,6 +88,7 @@ export function createApp(options: AppOptions): Hono {
     });
   }
   if (options.customizations !== undefined) mountCustomizations(app, { base, list: options.customizations });
+  if (options.admin !== undefined) mountAdmin(app, { ...options.admin, base });
   app.all(base || '/', (c) => serve(options.aggregate, c));
   app.all(`${base}/servers/:name`, (c) => {
     const endpoint = options.sideChannels.get(c.req.param('name'));

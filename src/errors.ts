@@ -81,6 +81,7 @@ export type GatewayErrorCode =
   | 'RESUME_EVICTED'
   | 'RESUME_UNAVAILABLE'
   | 'FORWARD_REFUSED'
+  | 'ADMIN_REFUSED'
   | 'REPLICA_UNAVAILABLE'
   | 'CLUSTER_UNAVAILABLE'
   | 'FAILOVER_INTERRUPTED';
@@ -197,6 +198,7 @@ export const taxonomy: Readonly<Record<GatewayErrorCode, readonly [rpc: number, 
   ORIGIN_REFUSED: [WireCode.InvalidRequest, 403],
   UNAUTHENTICATED: [WireCode.InvalidRequest, 401],
   FORWARD_REFUSED: [WireCode.InvalidRequest, 403],
+  ADMIN_REFUSED: [WireCode.InvalidRequest, 403],
   SESSION_NOT_FOUND: [WireCode.InvalidRequest, 404],
   SESSION_ID_REQUIRED: [WireCode.InvalidRequest, 400],
   NOT_INITIALIZED: [WireCode.InvalidRequest, 400],

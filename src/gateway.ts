@@ -41,6 +41,7 @@ import { DrainGate, type FetchHandler } from './lifecycle/drain-gate.js';
 import { drainGateway, type DrainOutcome } from './lifecycle/drain.js';
 import { Reloader, type ReloadOutcome, type ReloadTrigger } from './lifecycle/reload.js';
 import { loadConfigFile } from './config/load.js';
+import { AdminSources } from './admin/admin-status.js';
 
 export const GATEWAY_VERSION = '0.1.0';
 
@@ -276,6 +277,37 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       return bodyLimits.maxDepth;
     },
   };
+  let closing: Promise<void> | undefined;
+  const configFile = config.configFile;
+  const reloader = new Reloader(config, {
+    load: options.reloadConfig ?? (() => (configFile === undefined ? Promise.reject(new GatewayError('CONFIG_UNREADABLE', 'this gateway was not started from a config file')) : loadConfigFile(configFile))),
+    serversOf: (next) => ({ ...plugins.servers, ...next.servers }),
+    swap: (next, nextServers) => {
+      visibility = compileVisibility(next, nextServers);
+      bodyLimits = { maxBytes: next.limits.maxBodyBytes, maxDepth: next.limits.maxJsonDepth };
+      registry.setAllowedEnvNames(allowedEnvNames(next));
+    },
+    registry,
+    refusal: () => (gate.draining || closing !== undefined ? 'the gateway is shutting down' : undefined),
+    logger,
+  });
+  const admin = config.admin.enabled
+    ? new AdminSources({
+        name: config.name,
+        version: GATEWAY_VERSION,
+        registry,
+        sessions: () => [
+          { endpoint: 'aggregate', legacy: aggregate.sessionCount },
+          ...[...sideChannels].map(([name, e]) => ({ endpoint: `servers/${name}`, legacy: e.sessionCount })),
+        ],
+        customizations,
+      })
+    : undefined;
+  const reload = async (trigger: ReloadTrigger): Promise<ReloadOutcome> => {
+    const outcome = await reloader.reload(trigger);
+    admin?.noteReload(outcome);
+    return outcome;
+  };
   const serverNames = [...registry.entries.keys()];
   const surfaceOptions = compileToolSurfaceOptions(config);
   const endpoint = (servers: string[], separator: string | null, label: string) => {
@@ -324,6 +356,9 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     logger,
     customizations,
     metrics,
+    ...(admin === undefined
+      ? {}
+      : { admin: { sources: admin, reload: () => reload('admin'), authOn: authenticator !== undefined, admins: config.admin.principals } }),
   });
   metrics.attach({
     legacySessions: () => [aggregate, ...sideChannels.values()].reduce((sum, e) => sum + e.sessionCount, 0),
@@ -335,30 +370,17 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   const hostForUrl = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   await cluster?.start(`http://${hostForUrl}:${address.port}`); // cluster: announce, heartbeat
   customizations.setChannelBase(`http://${hostForUrl}:${address.port}${config.listen.path === '/' ? '' : config.listen.path}`);
-  let closing: Promise<void> | undefined;
-  const configFile = config.configFile;
-  const reloader = new Reloader(config, {
-    load: options.reloadConfig ?? (() => (configFile === undefined ? Promise.reject(new GatewayError('CONFIG_UNREADABLE', 'this gateway was not started from a config file')) : loadConfigFile(configFile))),
-    serversOf: (next) => ({ ...plugins.servers, ...next.servers }),
-    swap: (next, nextServers) => {
-      visibility = compileVisibility(next, nextServers);
-      bodyLimits = { maxBytes: next.limits.maxBodyBytes, maxDepth: next.limits.maxJsonDepth };
-      registry.setAllowedEnvNames(allowedEnvNames(next));
-    },
-    registry,
-    refusal: () => (gate.draining || closing !== undefined ? 'the gateway is shutting down' : undefined),
-    logger,
-  });
 
   return {
     url: `http://${hostForUrl}:${address.port}${config.listen.path}`,
     port: address.port,
     drain: (timeoutMs = config.lifecycle.drainTimeoutMs) => drainGateway(gate, timeoutMs, logger),
-    reload: (trigger = 'signal') => reloader.reload(trigger),
+    reload: (trigger = 'signal') => reload(trigger),
     close() {
       closing ??= (async () => {
         const stopped = new Promise<void>((resolve) => http.close(() => resolve()));
         customizations.close(); // ends every watch stream
+        admin?.close();
         stopCountingRestarts();
         await cluster?.close(); // cluster: hand leases back first; sessions then close keeping history
         await Promise.all([aggregate.close(), ...[...sideChannels.values()].map((e) => e.close())]);

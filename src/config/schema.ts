@@ -215,6 +215,16 @@ export const gatewayConfigSchema = z.strictObject({
       maxTtlMs: z.number().int().min(1_000).max(86_400_000).default(3_600_000),
     })
     .prefault({}),
+  /**
+   * The admin page (`<path>/admin`, docs/operations.md). With `auth`, only the principals listed
+   * here may open it; without `auth`, only clients on a loopback address may.
+   */
+  admin: z
+    .strictObject({
+      enabled: z.boolean().default(true),
+      principals: z.array(z.string().min(1).max(256)).max(256).default(() => []),
+    })
+    .prefault({}),
   /** Stopping and reconfiguring a running gateway (docs/operations.md, "Graceful drain", "Hot reload"). */
   lifecycle: z
     .strictObject({

@@ -36,6 +36,7 @@ const FIXED_AT_START = [
   'pluginDirs',
   'stateDir',
   'lifecycle',
+  'admin',
 ] as const satisfies ReadonlyArray<keyof GatewayConfig>;
 
 /** Server fields a restart cannot change: they decide which connections exist at all. */
