@@ -117,6 +117,26 @@ describe('SIGTERM while a 2025 session’s call is in flight', () => {
   });
 });
 
+describe('SIGTERM while a 2026-era call is in flight', () => {
+  it('lets the call finish, ends the client’s subscriptions/listen stream, and exits 0', async () => {
+    const { cli, url, marker } = await startCli();
+    const { client } = await connectClient(perTest, url, '2026');
+    const subscription = await client.listen({ toolsListChanged: true });
+    perTest.add(() => subscription.close().catch(() => undefined));
+    let progressed!: () => void;
+    const running = new Promise<void>((resolve) => (progressed = resolve));
+    const call = client.callTool({ name: 'local__slow', arguments: { ms: 1500, steps: 15 } }, { onprogress: () => progressed() });
+    await running;
+
+    cli.child.kill('SIGTERM');
+    expect(textOf(await call)).toBe('slept 1500ms');
+    expect(await cli.exited()).toEqual({ code: 0, signal: null });
+    expect(cli.stderr()).toContain('drained: every call in flight finished');
+    expect(cli.stderr()).toMatch(/"streamsEnded":[1-9]/);
+    expect(processesWithMarker(marker)).toEqual([]);
+  });
+});
+
 describe('a call that outlives the drain deadline', () => {
   it('has its stream ended when the deadline passes; the gateway reaps its children and exits 0', async () => {
     const { cli, url, marker } = await startCli({ lifecycle: { drainTimeoutMs: 200 } });

@@ -77,13 +77,19 @@ function logged(cli: CliProcess, message: string, times = 1): Promise<true> {
 const toolNames = async (client: Awaited<ReturnType<typeof connectClient>>['client']) => (await client.listTools()).tools.map((t) => t.name);
 
 describe('reloading a tool-filter change', () => {
-  it('tells the open session tools/list_changed, hides the tool from list and call, and restarts nothing', async () => {
+  it('tells the open 2025 session and a 2026 listener tools/list_changed, hides the tool from list and call, and restarts nothing', async () => {
     const gw = await start();
     const { client, transport } = await connectClient(perTest, gw.url, '2025');
     const changed = collectNotifications(client, 'notifications/tools/list_changed');
     expect(await toolNames(client)).toContain('local__echo');
     expect(textOf(await client.callTool({ name: 'local__echo', arguments: { text: 'before' } }))).toBe('before');
     const session = transport.sessionId;
+    // A 2026-era client with an open subscriptions/listen stream hears of it too.
+    const modern = (await connectClient(perTest, gw.url, '2026')).client;
+    const modernChanged = collectNotifications(modern, 'notifications/tools/list_changed');
+    const subscription = await modern.listen({ toolsListChanged: true });
+    perTest.add(() => subscription.close().catch(() => undefined));
+    expect(await toolNames(modern)).toContain('local__echo');
     const pids = { local: processesWithMarker(gw.markers.local), other: processesWithMarker(gw.markers.other) };
 
     gw.write((m) => ({ local: stdioServer(m.local, { disabledTools: ['echo'] }), other: stdioServer(m.other) }));
@@ -95,12 +101,16 @@ describe('reloading a tool-filter change', () => {
 
     expect(await toolNames(client)).not.toContain('local__echo');
     expect(await toolNames(client)).toContain('other__echo');
+    await modernChanged.waitFor(1);
+    expect(await toolNames(modern)).not.toContain('local__echo');
     const hidden = await errorOf(client.callTool({ name: 'local__echo', arguments: { text: 'after' } }));
     expect(hidden.code).toBe(-32602);
     // Same session, same processes: a filter change restarts nothing.
     expect(transport.sessionId).toBe(session);
     expect(processesWithMarker(gw.markers.local)).toEqual(pids.local);
     expect(processesWithMarker(gw.markers.other)).toEqual(pids.other);
+    // The listen stream and the 2026 client's calls carry on.
+    expect(textOf(await modern.callTool({ name: 'other__echo', arguments: { text: 'modern' } }))).toBe('modern');
   });
 });
 
