@@ -19,6 +19,8 @@ import { sessionTag } from './observability/session-tag.js';
 import type { CustomizationList } from './customizations/customization-list.js';
 import { mountCustomizations } from './customizations/routes.js';
 import type { GatewayMetrics } from './observability/metrics.js';
+import type { OAuthAuthConfig } from './config/auth-schema.js';
+import { compileResourceRoutes, type ResourceRoutes } from './inbound/auth/oauth/resource-routes.js';
 
 export interface AppOptions {
   path: string;
@@ -36,6 +38,10 @@ export interface AppOptions {
   customizations?: CustomizationList;
   /** Served at `/metrics` in the Prometheus text format; absent: not served. */
   metrics?: GatewayMetrics;
+  /** The `oauth` auth block: protected resource metadata is served and tokens bound to endpoints. */
+  oauth?: OAuthAuthConfig;
+  /** `listen.publicUrl`: the origin endpoint URIs are built on (else the request's own). */
+  publicUrl?: string;
 }
 
 const notFound = () => refusal('NOT_FOUND', 'Not found');
@@ -64,9 +70,27 @@ export function createApp(options: AppOptions): Hono {
   app.use('*', hostGuard({ allowedHosts: options.allowedHosts }), originGuard({ allowedOrigins: options.allowedOrigins }));
 
   app.get('/healthz', (c) => c.json({ status: 'ok' }));
+  const resources: ResourceRoutes | undefined =
+    options.oauth === undefined
+      ? undefined
+      : compileResourceRoutes({
+          config: options.oauth,
+          ...(options.publicUrl === undefined ? {} : { publicUrl: options.publicUrl }),
+          layout: { base, has: (kind, name) => kind === 'servers' && options.sideChannels.has(name) },
+        });
+  // Protected resource metadata is how a client learns where to get a token: before auth.
+  resources?.mount(app);
   // Everything past liveness needs a principal when auth is on: /readyz names the servers.
   const metrics = options.metrics;
-  if (options.authenticator !== undefined) app.use('*', authMiddleware(options.authenticator, (code) => metrics?.authFailed(code)));
+  if (options.authenticator !== undefined) {
+    app.use(
+      '*',
+      authMiddleware(options.authenticator, {
+        ...(resources === undefined ? {} : { targetOf: (c: Context) => resources.targetOf(c) }),
+        onFailure: (code) => metrics?.authFailed(code),
+      }),
+    );
+  }
   app.get('/readyz', (c) => {
     const ready = options.registry.ready();
     return c.json({ status: ready ? 'ready' : 'not ready', servers: options.registry.status() }, ready ? 200 : 503);

@@ -293,6 +293,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     logger,
     customizations,
     metrics,
+    ...(config.auth?.kind === 'oauth' ? { oauth: config.auth } : {}),
+    ...(config.listen.publicUrl === undefined ? {} : { publicUrl: config.listen.publicUrl }),
   });
   metrics.attach({
     legacySessions: () => [aggregate, ...sideChannels.values()].reduce((sum, e) => sum + e.sessionCount, 0),

@@ -34,6 +34,18 @@ export function infrastructureEgressTargets(config: Pick<GatewayConfigFile, 'aut
       allowPrivateNetworkField: 'auth.jwks.allowPrivateNetwork',
     });
   }
+  if (config.auth?.kind === 'oauth') {
+    config.auth.issuers.forEach((issuer, index) => {
+      targets.push({
+        field: `auth.issuers[${index}].issuer`,
+        url: issuer.issuer,
+        protocol: 'http',
+        tier: 'infrastructure',
+        allowPrivateNetwork: issuer.allowPrivateNetwork,
+        allowPrivateNetworkField: `auth.issuers[${index}].allowPrivateNetwork`,
+      });
+    });
+  }
   if (config.eventStore.url !== undefined) {
     targets.push({
       field: 'eventStore.url',

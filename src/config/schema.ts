@@ -91,6 +91,17 @@ export const gatewayConfigSchema = z.strictObject({
         .regex(/^\/[A-Za-z0-9/_.-]*$/, 'must be an absolute path')
         .refine((p) => p === '/' || !p.endsWith('/'), 'must not end with "/"')
         .default('/mcp'),
+      /**
+       * The origin clients reach this listener at (`https://mcp.example.com`), when it is not the
+       * bound address (a proxy or load balancer in front). Endpoint URIs — the OAuth resource of
+       * each endpoint — are this origin plus the endpoint's path. Absent: `http://<host>:<port>`.
+       */
+      publicUrl: z
+        .string()
+        .url()
+        .refine((u) => /^https?:$/.test(new URL(u).protocol), 'must be an http: or https: URL')
+        .refine((u) => { const p = new URL(u); return (p.pathname === '/' || p.pathname === '') && p.search === '' && p.hash === '' && p.username === '' && p.password === ''; }, 'must be an origin only: no path, query, fragment or userinfo')
+        .optional(),
     })
     .prefault({}),
   catalogue: z

@@ -15,13 +15,15 @@
  */
 import type { Context, MiddlewareHandler } from 'hono';
 import { refusal } from '../../errors.js';
-import type { AuthFailureCode, Authenticator } from './authenticate.js';
+import type { AuthFailureCode, Authenticator, AuthTarget } from './authenticate.js';
 import { headerLines } from '../header-lines.js';
 
 declare module 'hono' {
   interface ContextVariableMap {
     /** The authenticated principal, set by `authMiddleware` (absent when auth is off). */
     principal: string;
+    /** The verified token's claims (`jwt`, `oauth`), set by `authMiddleware`. */
+    principalClaims: Readonly<Record<string, unknown>>;
   }
 }
 
@@ -32,19 +34,35 @@ export function authorizationLines(c: Context): string[] {
   return headerLines(c, AUTHORIZATION);
 }
 
+export interface AuthMiddlewareOptions {
+  /** The protected resource a request addresses (required by the `oauth` kind). */
+  targetOf?: (c: Context) => AuthTarget;
+  onFailure?: (code: AuthFailureCode | 'AUTH_QUERY_TOKEN') => void;
+}
+
 /**
- * Refuse unauthenticated requests with 401; on success set `c.var.principal` and continue.
- * The authenticator is compiled beforehand (`compileAuthenticator`), so bad config fails at boot.
+ * Refuse unauthenticated requests with 401 (403 for a token lacking a scope); on success set
+ * `c.var.principal` and continue. The authenticator is compiled beforehand
+ * (`compileAuthenticator`), so bad config fails at boot.
+ *
+ * A token in the query string (`?access_token=`, RFC 6750 §2.3) is refused whatever the header
+ * says: the MCP authorization spec forbids it, since URLs end up in logs and browser history.
  */
-export function authMiddleware(authenticator: Authenticator, onFailure?: (code: AuthFailureCode) => void): MiddlewareHandler {
+export function authMiddleware(authenticator: Authenticator, options: AuthMiddlewareOptions = {}): MiddlewareHandler {
+  const { targetOf, onFailure } = options;
   return async function authMiddleware(c, next) {
-    const result = await authenticator.authenticate(authorizationLines(c));
+    if (new URL(c.req.url).searchParams.has('access_token')) {
+      onFailure?.('AUTH_QUERY_TOKEN');
+      return refusal('INVALID_REQUEST', 'access tokens in the query string are refused; send them in the Authorization header');
+    }
+    const result = await authenticator.authenticate(authorizationLines(c), targetOf?.(c));
     if (!result.ok) {
       onFailure?.(result.code);
-      // `result.status` is 401, the status of UNAUTHENTICATED.
-      return refusal('UNAUTHENTICATED', result.message, { headers: { 'www-authenticate': result.wwwAuthenticate } });
+      const code = result.status === 403 ? 'INSUFFICIENT_SCOPE' : 'UNAUTHENTICATED';
+      return refusal(code, result.message, { headers: { 'www-authenticate': result.wwwAuthenticate } });
     }
     c.set('principal', result.principal);
+    if (result.claims !== undefined) c.set('principalClaims', result.claims);
     await next();
   };
 }

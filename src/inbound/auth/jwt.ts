@@ -24,7 +24,7 @@ const CLAIM_REASONS: Record<string, string> = {
 };
 
 /** What a jose (or egress) error says about the token, as a fixed phrase; `keySet` marks our side. */
-function refusalReason(error: unknown): { reason: string; keySet: boolean } {
+export function refusalReason(error: unknown): { reason: string; keySet: boolean } {
   if (error instanceof errors.JWTExpired) return { reason: 'expired', keySet: false };
   if (error instanceof errors.JWTClaimValidationFailed) {
     // Claim names come from jose's fixed checks and our options, never from the token; bounded anyway.
