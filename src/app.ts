@@ -5,7 +5,7 @@
  * customisation list (`<path>/customizations`) and the Prometheus metrics (`/metrics`) sit behind
  * the same guards and authentication.
  */
-import { Hono, type Context } from 'hono';
+import { Hono, type Context, type MiddlewareHandler } from 'hono';
 import { errorResponse, refusal } from './errors.js';
 import type { Logger } from './observability/logger.js';
 import { hostGuard, originGuard } from './inbound/edge-guards.js';
@@ -21,6 +21,7 @@ import { mountCustomizations } from './customizations/routes.js';
 import type { GatewayMetrics } from './observability/metrics.js';
 import type { OAuthAuthConfig } from './config/auth-schema.js';
 import { compileResourceRoutes, type ResourceRoutes } from './inbound/auth/oauth/resource-routes.js';
+import type { RequestLimiter } from './policy/request-limits.js';
 
 export interface AppOptions {
   path: string;
@@ -42,6 +43,8 @@ export interface AppOptions {
   oauth?: OAuthAuthConfig;
   /** `listen.publicUrl`: the origin endpoint URIs are built on (else the request's own). */
   publicUrl?: string;
+  /** The policy's request rates: the non-MCP routes answer 429 with `Retry-After` when spent. */
+  limiter?: RequestLimiter;
 }
 
 const notFound = () => refusal('NOT_FOUND', 'Not found');
@@ -90,6 +93,16 @@ export function createApp(options: AppOptions): Hono {
         onFailure: (code) => metrics?.authFailed(code),
       }),
     );
+  }
+  const limiter = options.limiter;
+  if (limiter !== undefined) {
+    // The MCP routes spend their rate in the router (a JSON-RPC error the model reads); these
+    // answer plain HTTP, so a spent rate is a 429 with Retry-After (errorResponse adds it).
+    const spend: MiddlewareHandler = async (c, next) => {
+      await limiter.admit({ principal: principalOf(c), method: `GET ${c.req.routePath}` });
+      await next();
+    };
+    for (const route of ['/readyz', '/metrics', `${base}/customizations`, `${base}/customizations/*`]) app.use(route, spend);
   }
   app.get('/readyz', (c) => {
     const ready = options.registry.ready();

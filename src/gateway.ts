@@ -30,6 +30,8 @@ import { createEventStore } from './session/event-store.js';
 import { SessionAdmission } from './session/session-admission.js';
 import { clusterKeys } from './cluster/cluster-keys.js';
 import { clusterFromConfig } from './cluster/from-config.js';
+import { compileRequestLimiter } from './policy/request-limits.js';
+import { memoryBuckets } from './policy/memory-buckets.js';
 import type { Logger } from './observability/logger.js';
 import { warnAboutMissingEnabledTools } from './upstream/enabled-tools-check.js';
 import { UpstreamRegistry } from './upstream/registry.js';
@@ -245,6 +247,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     initializePerMinute: config.sessions.initializePerMinute,
     logger,
   });
+  // Shared by every endpoint, and by every replica when clustered (their buckets live in Redis).
+  const limiter = compileRequestLimiter(config.policy.rateLimits, cluster?.rateBuckets() ?? memoryBuckets());
   const toolFilter = compileVisibility(config, servers);
   const serverNames = [...registry.entries.keys()];
   const surfaceOptions = compileToolSurfaceOptions(config);
@@ -260,6 +264,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       tools,
       logger,
       inputTtlMs: config.statelessPool.inputTtlMs,
+      ...(limiter === undefined ? {} : { limiter }),
     };
     return new McpEndpoint({
       name: config.name,
@@ -295,6 +300,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     metrics,
     ...(config.auth?.kind === 'oauth' ? { oauth: config.auth } : {}),
     ...(config.listen.publicUrl === undefined ? {} : { publicUrl: config.listen.publicUrl }),
+    ...(limiter === undefined ? {} : { limiter }),
   });
   metrics.attach({
     legacySessions: () => [aggregate, ...sideChannels.values()].reduce((sum, e) => sum + e.sessionCount, 0),

@@ -13,6 +13,8 @@ import type { GatewayEventStore, SessionEventStore } from '../session/event-stor
 import { clusterEventStore } from './cluster-event-store.js';
 import type { ClusterKeys } from './cluster-keys.js';
 import { createClusterRedis } from './cluster-redis.js';
+import { redisBuckets } from './redis-buckets.js';
+import type { BucketStore } from '../policy/request-limits.js';
 import { requestKey } from '../session/jsonrpc-id.js';
 import { checkForwarded, forwardRequest, HOP_HEADER, type ForwardOptions } from './forward.js';
 import { peerForwarding } from './peer-forwarding.js';
@@ -92,6 +94,11 @@ export class Cluster {
   private draining = false;
   private healthy = true;
   private readonly forwarding: ForwardOptions & { close(): Promise<void> };
+
+  /** Rate-limit buckets every replica shares (policy `rateLimits`), on this replica's connection. */
+  rateBuckets(): BucketStore {
+    return redisBuckets(this.client, this.options.keys, this.options.logger);
+  }
 
   constructor(options: ClusterOptions) {
     this.options = options;

@@ -49,6 +49,12 @@ export const DEFAULT_ENV_HEADER_DENY: readonly string[] = Object.freeze([
 /** Loopback, as every local client spells it. */
 export const DEFAULT_POLICY_HOSTS: readonly string[] = Object.freeze(['127.0.0.1', 'localhost', '[::1]']);
 
+/** One token-bucket rate: `perMinute` sustained, `burst` at once (default `perMinute`). */
+const rateSpec = z.strictObject({
+  perMinute: z.number().positive().max(10_000_000),
+  burst: z.number().int().min(1).max(10_000_000).optional(),
+});
+
 /** The default ceilings: the limits a config may narrow but not raise. */
 export const DEFAULT_POLICY_LIMITS = Object.freeze({
   maxBodyBytes: 1024 * 1024,
@@ -173,6 +179,18 @@ export const policySchema = z.strictObject({
   plugins: z
     .strictObject({
       stdio: z.boolean().default(true),
+    })
+    .prefault({}),
+  /**
+   * Request rates per principal (token buckets; shared in Redis when replicas are clustered):
+   * `requests` — every MCP request a principal sends; `toolCalls` — `tools/call` of one tool by
+   * one principal. An exhausted bucket answers a JSON-RPC error with the delay in `data.retryAfterMs`.
+   * Absent: not limited (without authentication every caller is one principal).
+   */
+  rateLimits: z
+    .strictObject({
+      requests: rateSpec.optional(),
+      toolCalls: rateSpec.optional(),
     })
     .prefault({}),
   /** Ceilings: a config value may be lower, never higher; an absent config value takes these. */

@@ -19,6 +19,7 @@ import type { SessionTools, ToolSurface, ToolsView } from '../catalogue/surface/
 import type { Logger } from '../observability/logger.js';
 import type { UpstreamLink } from '../upstream/link.js';
 import { connectionKeyId, type ConnectionKey } from '../upstream/principal-connections.js';
+import type { RequestLimiter } from '../policy/request-limits.js';
 import type { UpstreamRegistry } from '../upstream/registry.js';
 import type { DownstreamSink, RpcMessage } from '../rpc/sink.js';
 import type { LinkEvent } from '../upstream/link-event.js';
@@ -41,6 +42,14 @@ export interface ScopeOptions {
   inputTtlMs?: number;
   /** The endpoint's tasks (routing/tasks/); absent: tasks are not offered. */
   tasks?: TaskTable;
+  /** The policy's request rates per principal; absent: not limited. */
+  limiter?: RequestLimiter;
+}
+
+/** `admit` of a scope whose requests are those of `principal` (router.ts calls it first). */
+function admitFor(limiter: RequestLimiter | undefined, principal: string | undefined): RouteScope['admit'] {
+  if (limiter === undefined) return undefined;
+  return (method, tool) => limiter.admit({ principal, method, tool });
 }
 
 /** Whether `server`'s upstream takes task-augmented `tools/call`, by what its primary declared. */
@@ -137,6 +146,7 @@ export class SessionScope implements RouteScope {
   private readonly key: ConnectionKey;
   private readonly principalServers: Set<string>;
   readonly tasks: TaskScope | undefined;
+  readonly admit: RouteScope['admit'];
   private readonly taskTable: TaskTable | undefined;
   /** The session's key in the task table: random, never the session id itself. */
   private readonly taskOwner = `session:${randomUUID()}`;
@@ -148,6 +158,7 @@ export class SessionScope implements RouteScope {
     this.logger = options.logger;
     this.key = session.key ?? { principal: undefined, workspace: undefined };
     this.principalServers = principalServersOf(options.registry, options.servers);
+    this.admit = admitFor(options.limiter, this.key.principal);
     const keyId = connectionKeyId(this.key);
     const surface = options.tools;
     this.toolState =
@@ -362,6 +373,7 @@ export class StatelessScope {
       catalogue: this.principalServers.size === 0 ? this.catalogue : this.viewOf(key),
       ...(this.tools === undefined ? {} : { tools: this.tools }),
       inputBridge: this.inputBridge.for(principal),
+      admit: admitFor(this.options.limiter, principal),
       withLink: (server, fn) => this.withLink(server, key, fn),
       ...(this.taskTable === undefined
         ? {}
