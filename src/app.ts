@@ -12,7 +12,7 @@ import { hostGuard, originGuard } from './inbound/edge-guards.js';
 import type { McpEndpoint } from './inbound/endpoint.js';
 import { incomingBodyOf } from './inbound/incoming-body.js';
 import { mountLegacySse } from './inbound/legacy-sse/sse-routes.js';
-import { authMiddleware, principalOf, stripAuthorization } from './inbound/auth/auth-middleware.js';
+import { accessMiddleware, accessOf, authMiddleware, principalOf, stripAuthorization } from './inbound/auth/auth-middleware.js';
 import type { Authenticator } from './inbound/auth/authenticate.js';
 import type { UpstreamRegistry } from './upstream/registry.js';
 import { sessionTag } from './observability/session-tag.js';
@@ -22,6 +22,7 @@ import type { GatewayMetrics } from './observability/metrics.js';
 import type { OAuthAuthConfig } from './config/auth-schema.js';
 import { compileResourceRoutes, type ResourceRoutes } from './inbound/auth/oauth/resource-routes.js';
 import type { RequestLimiter } from './policy/request-limits.js';
+import type { CompiledAccess } from './policy/access-policy.js';
 
 export interface AppOptions {
   path: string;
@@ -45,6 +46,8 @@ export interface AppOptions {
   publicUrl?: string;
   /** The policy's request rates: the non-MCP routes answer 429 with `Retry-After` when spent. */
   limiter?: RequestLimiter;
+  /** The policy's access rules; absent when they hide nothing from anyone. */
+  access?: CompiledAccess;
 }
 
 const notFound = () => refusal('NOT_FOUND', 'Not found');
@@ -94,6 +97,7 @@ export function createApp(options: AppOptions): Hono {
       }),
     );
   }
+  if (options.access !== undefined) app.use('*', accessMiddleware(options.access));
   const limiter = options.limiter;
   if (limiter !== undefined) {
     // The MCP routes spend their rate in the router (a JSON-RPC error the model reads); these
@@ -113,7 +117,7 @@ export function createApp(options: AppOptions): Hono {
   // is read from the Node request when there is one, never through a WHATWG stream (body.ts).
   const serve = (endpoint: McpEndpoint, c: Context): Promise<Response> => {
     const incoming = incomingBodyOf(c);
-    return endpoint.fetch(stripAuthorization(c.req.raw, incoming !== undefined), principalOf(c), incoming);
+    return endpoint.fetch(stripAuthorization(c.req.raw, incoming !== undefined), principalOf(c), incoming, accessOf(c));
   };
   if (metrics !== undefined) {
     app.get('/metrics', async () => {

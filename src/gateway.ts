@@ -32,6 +32,7 @@ import { clusterKeys } from './cluster/cluster-keys.js';
 import { clusterFromConfig } from './cluster/from-config.js';
 import { compileRequestLimiter } from './policy/request-limits.js';
 import { memoryBuckets } from './policy/memory-buckets.js';
+import { compileAccessPolicy, hidesNothing } from './policy/access-policy.js';
 import type { Logger } from './observability/logger.js';
 import { warnAboutMissingEnabledTools } from './upstream/enabled-tools-check.js';
 import { UpstreamRegistry } from './upstream/registry.js';
@@ -301,6 +302,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     ...(config.auth?.kind === 'oauth' ? { oauth: config.auth } : {}),
     ...(config.listen.publicUrl === undefined ? {} : { publicUrl: config.listen.publicUrl }),
     ...(limiter === undefined ? {} : { limiter }),
+    ...(hidesNothing(config.policy.access) ? {} : { access: compileAccessPolicy(config.policy.access) }),
   });
   metrics.attach({
     legacySessions: () => [aggregate, ...sideChannels.values()].reduce((sum, e) => sum + e.sessionCount, 0),

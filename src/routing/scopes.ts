@@ -20,6 +20,8 @@ import type { Logger } from '../observability/logger.js';
 import type { UpstreamLink } from '../upstream/link.js';
 import { connectionKeyId, type ConnectionKey } from '../upstream/principal-connections.js';
 import type { RequestLimiter } from '../policy/request-limits.js';
+import type { AccessProfile } from '../policy/access-policy.js';
+import { narrowedView } from './access-view.js';
 import type { UpstreamRegistry } from '../upstream/registry.js';
 import type { DownstreamSink, RpcMessage } from '../rpc/sink.js';
 import type { LinkEvent } from '../upstream/link-event.js';
@@ -129,6 +131,8 @@ export interface SessionScopeOptions {
   shared?: Catalogue;
   /** A stdio session child with no call in flight is closed after this long (the session stays). */
   childIdleTimeoutMs?: number;
+  /** What the policy's `access` rules let the session's principal see; absent: everything. */
+  access?: AccessProfile;
 }
 
 export class SessionScope implements RouteScope {
@@ -233,7 +237,7 @@ export class SessionScope implements RouteScope {
               linkFor: async (s) => this.own.get(s)?.current ?? this.principalLink(s) ?? this.registry.entry(s).primary.get(),
               perCaller: (s) => this.principalServers.has(s),
             },
-            { ...options.catalogue, logger: options.logger },
+            { ...narrowedView(options.catalogue, session.access), logger: options.logger },
           );
   }
 
@@ -366,11 +370,11 @@ export class StatelessScope {
    * The scope as the requests of `principal` (undefined without authentication) see it, in
    * `workspace` (the request's `_meta["portcullis/workspace"]`, if any).
    */
-  forPrincipal(principal: string | undefined, workspace?: string): RouteScope {
+  forPrincipal(principal: string | undefined, workspace?: string, access?: AccessProfile): RouteScope {
     const key: ConnectionKey = { principal, workspace };
     return {
       servers: this.servers,
-      catalogue: this.principalServers.size === 0 ? this.catalogue : this.viewOf(key),
+      catalogue: this.catalogueFor(key, access),
       ...(this.tools === undefined ? {} : { tools: this.tools }),
       inputBridge: this.inputBridge.for(principal),
       admit: admitFor(this.options.limiter, principal),
@@ -391,19 +395,31 @@ export class StatelessScope {
     };
   }
 
+  /**
+   * The catalogue over the primaries as a caller with `access` sees it: the endpoint's own when
+   * nothing is hidden from it, else one per access profile — callers matching the same rules share
+   * it, no other caller ever reads it. A 2025 session with no connection of its own lists from it.
+   */
+  catalogueFor(key: ConnectionKey | undefined, access: AccessProfile | undefined): Catalogue {
+    const narrowed = access !== undefined && !access.unrestricted;
+    const perCaller = key !== undefined && this.principalServers.size > 0;
+    if (!narrowed && !perCaller) return this.catalogue;
+    return this.viewOf(perCaller ? key : undefined, narrowed ? access : undefined);
+  }
+
   /** The catalogue of one caller: principal servers listed from its own connection once open. */
-  private viewOf(key: ConnectionKey): Catalogue {
-    const id = connectionKeyId(key);
+  private viewOf(key: ConnectionKey | undefined, access: AccessProfile | undefined): Catalogue {
+    const id = `${key === undefined ? '' : connectionKeyId(key)}#${access?.key ?? ''}`;
     let view = this.views.get(id);
     if (view === undefined) {
       const registry = this.registry;
       view = new Catalogue(
         {
           servers: this.servers,
-          linkFor: async (s) => registry.entry(s).principals?.current(key) ?? registry.entry(s).primary.get(),
+          linkFor: async (s) => (key === undefined ? undefined : registry.entry(s).principals?.current(key)) ?? registry.entry(s).primary.get(),
           perCaller: (s) => this.principalServers.has(s),
         },
-        { ...this.options.catalogue, logger: this.logger },
+        { ...narrowedView(this.options.catalogue, access), logger: this.logger },
       );
       this.views.set(id, view);
     }

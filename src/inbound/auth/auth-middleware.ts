@@ -17,13 +17,17 @@ import type { Context, MiddlewareHandler } from 'hono';
 import { refusal } from '../../errors.js';
 import type { AuthFailureCode, Authenticator, AuthTarget } from './authenticate.js';
 import { headerLines } from '../header-lines.js';
+import type { AccessProfile, CompiledAccess } from '../../policy/access-policy.js';
 
 declare module 'hono' {
   interface ContextVariableMap {
     /** The authenticated principal, set by `authMiddleware` (absent when auth is off). */
     principal: string;
-    /** The verified token's claims (`jwt`, `oauth`), set by `authMiddleware`. */
+    /** The verified token's claims and scopes (`jwt`, `oauth`), set by `authMiddleware`. */
     principalClaims: Readonly<Record<string, unknown>>;
+    principalScopes: readonly string[];
+    /** What the policy's access rules let this caller see, set by `accessMiddleware`. */
+    access: AccessProfile;
   }
 }
 
@@ -63,8 +67,35 @@ export function authMiddleware(authenticator: Authenticator, options: AuthMiddle
     }
     c.set('principal', result.principal);
     if (result.claims !== undefined) c.set('principalClaims', result.claims);
+    if (result.scopes !== undefined) c.set('principalScopes', result.scopes);
     await next();
   };
+}
+
+/**
+ * Sets `c.var.access`, the caller's profile under the policy's access rules, from what
+ * authentication established (nothing, without it: the rules that match everyone apply).
+ */
+export function accessMiddleware(access: CompiledAccess): MiddlewareHandler {
+  return async function accessMiddleware(c, next) {
+    const claims: unknown = c.get('principalClaims');
+    const scopes: unknown = c.get('principalScopes');
+    c.set(
+      'access',
+      access.profileFor({
+        principal: principalOf(c),
+        claims: typeof claims === 'object' && claims !== null ? (claims as Record<string, unknown>) : undefined,
+        scopes: Array.isArray(scopes) ? (scopes as string[]) : undefined,
+      }),
+    );
+    await next();
+  };
+}
+
+/** The caller's access profile (`accessMiddleware`), or undefined when the policy hides nothing from anyone. */
+export function accessOf(c: Context): AccessProfile | undefined {
+  const access: unknown = c.get('access');
+  return typeof access === 'object' && access !== null ? (access as AccessProfile) : undefined;
 }
 
 /** The principal `authMiddleware` set, or undefined when authentication is not configured. */

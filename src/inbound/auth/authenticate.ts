@@ -110,7 +110,12 @@ export function compileAuthenticator(config: AuthConfig, deps: AuthDeps): Authen
         logger.debug({ code: 'AUTH_INVALID', reason: verdict.reason }, 'request refused: bearer token not accepted');
         return failure('AUTH_INVALID', 'invalid bearer token', challenge('invalid_token'));
       }
-      return { ok: true, principal: verdict.principal };
+      return {
+        ok: true,
+        principal: verdict.principal,
+        ...(verdict.claims === undefined ? {} : { claims: verdict.claims }),
+        ...(verdict.scopes === undefined ? {} : { scopes: verdict.scopes }),
+      };
     },
     close: () => verifier.close(),
   };

@@ -17,6 +17,7 @@ import type { OAuthAuthConfig } from '../../../config/auth-schema.js';
 import { createEgressDispatcher, createGuardedFetch } from '../../../net/egress-guard.js';
 import { compileJwksSource, MAX_JWKS_BYTES, type JwksSource } from '../jwks-source.js';
 import { refusalReason } from '../jwt.js';
+import { tokenScopes } from '../token-scopes.js';
 import type { AuthDeps } from '../token-verifier.js';
 import { createIssuerDiscovery, type IssuerDiscovery } from './issuer-metadata.js';
 
@@ -37,15 +38,6 @@ interface Issuer {
   allowPrivateNetwork: boolean;
   fetch: AuthDeps['fetchJwks'];
   close(): Promise<void>;
-}
-
-/** The token's scopes: `scope` as RFC 9068 states it, or `scp` as some IdPs (Entra, Okta) do. */
-export function tokenScopes(payload: Record<string, unknown>): string[] {
-  const { scope, scp } = payload;
-  if (typeof scope === 'string') return scope.split(' ').filter((s) => s !== '');
-  if (Array.isArray(scp)) return scp.filter((s): s is string => typeof s === 'string');
-  if (typeof scp === 'string') return scp.split(' ').filter((s) => s !== '');
-  return [];
 }
 
 export function compileOAuthVerifier(config: OAuthAuthConfig, deps: AuthDeps): OAuthVerifier {

@@ -15,7 +15,7 @@ import {
 } from '../../../../src/inbound/auth/oauth/protected-resource.js';
 import { oauthChallenge } from '../../../../src/inbound/auth/oauth/challenge.js';
 import { metadataUrls, readIssuerMetadata } from '../../../../src/inbound/auth/oauth/issuer-metadata.js';
-import { tokenScopes } from '../../../../src/inbound/auth/oauth/oauth-verifier.js';
+import { tokenScopes } from '../../../../src/inbound/auth/token-scopes.js';
 
 const layout = (base: string): ResourceLayout => ({ base, has: (kind, name) => kind === 'servers' && (name === 'docs' || name === 'a b') });
 
