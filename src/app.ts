@@ -12,7 +12,7 @@ import { hostGuard, originGuard } from './inbound/edge-guards.js';
 import type { McpEndpoint } from './inbound/endpoint.js';
 import { incomingBodyOf } from './inbound/incoming-body.js';
 import { mountLegacySse } from './inbound/legacy-sse/sse-routes.js';
-import { accessMiddleware, accessOf, authMiddleware, principalOf, stripAuthorization } from './inbound/auth/auth-middleware.js';
+import { accessMiddleware, accessOf, authMiddleware, principalOf, stripAuthorization, type AuthMiddlewareOptions } from './inbound/auth/auth-middleware.js';
 import type { Authenticator } from './inbound/auth/authenticate.js';
 import type { UpstreamRegistry } from './upstream/registry.js';
 import { sessionTag } from './observability/session-tag.js';
@@ -48,6 +48,8 @@ export interface AppOptions {
   limiter?: RequestLimiter;
   /** The policy's access rules; absent when they hide nothing from anyone. */
   access?: CompiledAccess;
+  /** A clustered replica's check of the principal proof a forwarded request carries. */
+  forwarded?: AuthMiddlewareOptions['forwarded'];
 }
 
 const notFound = () => refusal('NOT_FOUND', 'Not found');
@@ -93,6 +95,7 @@ export function createApp(options: AppOptions): Hono {
       '*',
       authMiddleware(options.authenticator, {
         ...(resources === undefined ? {} : { targetOf: (c: Context) => resources.targetOf(c) }),
+        ...(options.forwarded === undefined ? {} : { forwarded: options.forwarded }),
         onFailure: (code) => metrics?.authFailed(code),
       }),
     );

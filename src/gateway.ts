@@ -302,6 +302,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     ...(config.auth?.kind === 'oauth' ? { oauth: config.auth } : {}),
     ...(config.listen.publicUrl === undefined ? {} : { publicUrl: config.listen.publicUrl }),
     ...(limiter === undefined ? {} : { limiter }),
+    ...(cluster === undefined ? {} : { forwarded: (request: Request) => cluster.forwardedPrincipal(request) }),
     ...(hidesNothing(config.policy.access) ? {} : { access: compileAccessPolicy(config.policy.access) }),
   });
   metrics.attach({

@@ -263,11 +263,6 @@ export const gatewayConfigSchema = z.strictObject({
   if (config.eventStore.kind !== 'redis') {
     ctx.addIssue({ code: 'custom', path: ['cluster'], message: 'needs eventStore.kind "redis" (replicas share sessions through it)' });
   }
-  if (config.auth !== undefined) {
-    // A forwarded request reaches the owner without the client's credentials (they stop at the
-    // edge); trusting a principal header between replicas is not built yet, so refuse, not guess.
-    ctx.addIssue({ code: 'custom', path: ['cluster'], message: 'cannot be combined with auth yet (forwarding does not carry the principal)' });
-  }
 });
 
 /** The config file as the schema parses it, before the policy is applied. */

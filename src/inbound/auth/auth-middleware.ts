@@ -41,7 +41,13 @@ export function authorizationLines(c: Context): string[] {
 export interface AuthMiddlewareOptions {
   /** The protected resource a request addresses (required by the `oauth` kind). */
   targetOf?: (c: Context) => AuthTarget;
-  onFailure?: (code: AuthFailureCode | 'AUTH_QUERY_TOKEN') => void;
+  /**
+   * The principal a request forwarded by a peer replica proves (cluster/principal-proof.ts), or
+   * undefined when the request does not claim to be forwarded: such a request carries no client
+   * credential, only the proof.
+   */
+  forwarded?: (request: Request) => { ok: true; principal: string | undefined } | { ok: false; reason: string } | undefined;
+  onFailure?: (code: AuthFailureCode | 'AUTH_QUERY_TOKEN' | 'AUTH_FORWARD_PROOF') => void;
 }
 
 /**
@@ -53,11 +59,21 @@ export interface AuthMiddlewareOptions {
  * says: the MCP authorization spec forbids it, since URLs end up in logs and browser history.
  */
 export function authMiddleware(authenticator: Authenticator, options: AuthMiddlewareOptions = {}): MiddlewareHandler {
-  const { targetOf, onFailure } = options;
+  const { targetOf, onFailure, forwarded } = options;
   return async function authMiddleware(c, next) {
     if (new URL(c.req.url).searchParams.has('access_token')) {
       onFailure?.('AUTH_QUERY_TOKEN');
       return refusal('INVALID_REQUEST', 'access tokens in the query string are refused; send them in the Authorization header');
+    }
+    const proved = forwarded?.(c.req.raw);
+    if (proved !== undefined) {
+      if (!proved.ok || proved.principal === undefined) {
+        onFailure?.('AUTH_FORWARD_PROOF');
+        return refusal('FORWARD_REFUSED', 'forwarded request refused: no valid principal proof');
+      }
+      c.set('principal', proved.principal);
+      await next();
+      return;
     }
     const result = await authenticator.authenticate(authorizationLines(c), targetOf?.(c));
     if (!result.ok) {
