@@ -33,6 +33,7 @@ import { clusterFromConfig } from './cluster/from-config.js';
 import { compileRequestLimiter } from './policy/request-limits.js';
 import { memoryBuckets } from './policy/memory-buckets.js';
 import { compileAccessPolicy, hidesNothing } from './policy/access-policy.js';
+import { upstreamCredentials } from './upstream/credentials/upstream-credentials.js';
 import type { Logger } from './observability/logger.js';
 import { warnAboutMissingEnabledTools } from './upstream/enabled-tools-check.js';
 import { UpstreamRegistry } from './upstream/registry.js';
@@ -169,6 +170,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   const plugins = await loadPlugins(config);
   logPlugins(plugins, logger);
   const servers = { ...plugins.servers, ...config.servers };
+  const credentials = upstreamCredentials((name) => env[name], logger);
   const registry = new UpstreamRegistry({
     servers,
     statelessPool: config.statelessPool,
@@ -181,6 +183,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       readEnv: (name) => env[name],
       allowedEnvNames: allowedEnvNames(config),
       maxMessageBytes: config.limits.maxUpstreamMessageBytes,
+      tokenSourceFor: (name, server) => credentials.tokenSourceFor(name, server),
       dispatcherFor: (name, server) =>
         createEgressDispatcher({
           server: name,
@@ -224,7 +227,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     await registry.start();
   } catch (error) {
     customizations.close();
-    await Promise.all([stopListening(), registry.close()]);
+    await Promise.all([stopListening(), registry.close().then(() => credentials.close())]);
     await eventStore.close(); // event store
     throw error;
   }
@@ -234,7 +237,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     cluster = await clusterFromConfig(config, keys, env, logger); // cluster: replicas sharing the redis store
   } catch (error) {
     customizations.close();
-    await Promise.all([stopListening(), registry.close()]);
+    await Promise.all([stopListening(), registry.close().then(() => credentials.close())]);
     await eventStore.close();
     throw error;
   }
@@ -328,6 +331,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
         await cluster?.close(); // cluster: hand leases back first; sessions then close keeping history
         await Promise.all([aggregate.close(), ...[...sideChannels.values()].map((e) => e.close())]);
         await registry.close();
+        await credentials.close();
         await eventStore.close(); // event store
         await authenticator?.close();
         http.closeAllConnections();

@@ -53,8 +53,30 @@ export const stdioServerSchema = z.strictObject({
   ...common,
 });
 
+/**
+ * How the gateway authenticates to an HTTP upstream beyond `headers`/`envHeaders` (which are the
+ * `static` mode). `clientCredentials`: the gateway's own OAuth client for that upstream (RFC 6749
+ * §4.4 with the upstream as RFC 8707 `resource`). The client's own token is never forwarded.
+ */
+const upstreamAuthSchema = z.discriminatedUnion('kind', [
+  z.strictObject({
+    kind: z.literal('clientCredentials'),
+    /** The authorization server's token endpoint; `https:`, or loopback/private with `allowPrivateNetwork`. */
+    tokenUrl: z.string().min(1),
+    clientId: z.string().min(1).max(512),
+    /** Environment variable holding the client secret, read when a token is fetched. */
+    clientSecretEnv: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name'),
+    scope: z.string().min(1).max(2048).optional(),
+    /** The resource asked for; default the server's `url`. */
+    resource: z.string().url().optional(),
+    allowPrivateNetwork: z.boolean().default(false),
+  }),
+]);
+
 /** What every HTTP upstream kind has: where it is, what is sent with each request, egress rules. */
 const remote = {
+  /** Credentials of the gateway's own for this upstream; absent: only `headers`/`envHeaders`. */
+  upstreamAuth: upstreamAuthSchema.optional(),
   url: z.string().min(1),
   headers: z.record(z.string(), z.string()).default({}),
   /** Header name → environment variable name, read when each request is built. */
@@ -259,6 +281,11 @@ export const gatewayConfigSchema = z.strictObject({
   stateDir: z.string().min(1).optional(),
   servers: z.record(serverName, serverSchema),
 }).superRefine((config, ctx) => {
+  for (const [name, server] of Object.entries(config.servers)) {
+    if (server.transport === 'stdio' || server.upstreamAuth === undefined) continue;
+    const named = [...Object.keys(server.headers), ...Object.keys(server.envHeaders)].some((h) => h.toLowerCase() === 'authorization');
+    if (named) ctx.addIssue({ code: 'custom', path: ['servers', name, 'upstreamAuth'], message: 'cannot be combined with an Authorization header in headers or envHeaders' });
+  }
   if (config.cluster === undefined) return;
   if (config.eventStore.kind !== 'redis') {
     ctx.addIssue({ code: 'custom', path: ['cluster'], message: 'needs eventStore.kind "redis" (replicas share sessions through it)' });

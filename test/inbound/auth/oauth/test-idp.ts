@@ -32,8 +32,8 @@ export interface TestIdpOptions {
   accessTokenTtl?: number;
 }
 
-const MACHINE_CLIENT = 'machine';
-const MACHINE_SECRET = 'machine-secret-for-tests-only';
+export const MACHINE_CLIENT = 'machine';
+export const MACHINE_SECRET = 'machine-secret-for-tests-only';
 
 export async function startTestIdp(options: TestIdpOptions = {}): Promise<TestIdp> {
   const resourceScopes = options.resourceScopes ?? 'mcp:tools mcp:admin';
