@@ -28,9 +28,10 @@ import {
 } from '@modelcontextprotocol/server';
 import { errorMessage, refusal } from '../errors.js';
 import { ResumeRefused, resumeProblem, type RefusedPoint } from '../session/event-id.js';
-import { keyOf, responseIdOf, type RequestId } from '../session/jsonrpc-id.js';
+import { responseIdOf, type RequestId } from '../session/jsonrpc-id.js';
 import { refusedResume } from './resume.js';
 import { messageKind } from './message-kind.js';
+import { cancelledRequestId, RequestLedger } from './request-ledger.js';
 import { MAX_UNREAD_BYTES, SSE_HEADERS, SseWriter } from './sse-writer.js';
 
 /** The stream id of the standalone GET stream (the SDK's, kept: stored event ids carry it). */
@@ -70,7 +71,8 @@ export class SessionHttpTransport implements Transport {
   sessionId: string | undefined;
 
   private readonly options: SessionTransportOptions;
-  private readonly exchanges = new Map<string, Exchange>();
+  /** The session's requests in flight: the one ledger of its ids (request-ledger.ts). */
+  private readonly exchanges = new RequestLedger<Exchange>();
   private standalone: SseWriter | undefined;
   private standaloneChain: Promise<void> = Promise.resolve();
   private supportedVersions: readonly string[] = [];
@@ -128,6 +130,8 @@ export class SessionHttpTransport implements Transport {
     }
     if (this.closed) return refusal('SESSION_NOT_FOUND', 'Session not found');
     if (kind !== 'request') {
+      const cancelled = cancelledRequestId(message);
+      if (cancelled !== undefined) this.endCancelled(cancelled);
       this.onmessage?.(message, { request });
       return new Response(null, { status: 202 });
     }
@@ -135,21 +139,19 @@ export class SessionHttpTransport implements Transport {
       ? String(message.params?.protocolVersion)
       : (request.headers.get('mcp-protocol-version') ?? DEFAULT_NEGOTIATED_PROTOCOL_VERSION);
     const requestId = (message as { id: RequestId }).id;
-    // The session refuses these first; kept here so two requests can never share one answer.
-    if (this.exchanges.has(keyOf(requestId)!)) {
-      return refusal('DUPLICATE_REQUEST_ID', 'a request with this id is already in flight in this session');
-    }
+    const exchange: Exchange = {
+      requestId,
+      streamId: randomUUID(),
+      protocolVersion: version,
+      respond: undefined,
+      timer: undefined,
+      writer: undefined,
+      chain: Promise.resolve(),
+    };
+    const refused = this.exchanges.admit(requestId, exchange);
+    if (refused !== undefined) return refused;
     const answer = new Promise<Response>((resolve) => {
-      const exchange: Exchange = {
-        requestId,
-        streamId: randomUUID(),
-        protocolVersion: version,
-        respond: resolve,
-        timer: undefined,
-        writer: undefined,
-        chain: Promise.resolve(),
-      };
-      this.exchanges.set(keyOf(requestId)!, exchange);
+      exchange.respond = resolve;
       if (this.options.streamAfterMs === 0) this.upgrade(exchange);
       else {
         exchange.timer = setTimeout(() => this.upgrade(exchange), this.options.streamAfterMs);
@@ -165,8 +167,8 @@ export class SessionHttpTransport implements Transport {
         });
       } catch (error) {
         // Never leave the client waiting on a request nothing will answer: it gets an error
-        // response, as JSON or on its stream after what was already sent, through `send` (so the
-        // session releases the id).
+        // response, as JSON or on its stream after what was already sent, through `send` (which
+        // releases the id).
         this.onerror?.(error as Error);
         void this.send(errorMessage(requestId, error) as JSONRPCMessage).catch(() => undefined);
       }
@@ -256,7 +258,7 @@ export class SessionHttpTransport implements Transport {
       if (isResponse) throw new Error('Cannot send a response on a standalone SSE stream unless resuming a previous client request');
       return this.sendStandalone(message);
     }
-    const exchange = this.exchanges.get(keyOf(requestId)!);
+    const exchange = this.exchanges.get(requestId);
     if (exchange === undefined) throw new Error(`No connection established for request ID: ${String(requestId)}`);
     if (isResponse && exchange.respond !== undefined) {
       // The common case: the result is the call's only message. One JSON body, no stream.
@@ -284,7 +286,7 @@ export class SessionHttpTransport implements Transport {
 
   /** Closes a request's SSE stream, the call going on (polling: the client resumes with Last-Event-ID). */
   closeSSEStream(requestId: RequestId): void {
-    const exchange = this.exchanges.get(keyOf(requestId)!);
+    const exchange = this.exchanges.get(requestId);
     if (exchange === undefined) return;
     this.upgrade(exchange);
     // The connection open now, not one a resume attaches before the queue gets here.
@@ -294,7 +296,7 @@ export class SessionHttpTransport implements Transport {
 
   /** A request the client cancelled gets no response: its stream is ended and forgotten. */
   endCancelled(requestId: RequestId): void {
-    const exchange = this.exchanges.get(keyOf(requestId)!);
+    const exchange = this.exchanges.get(requestId);
     if (exchange === undefined) return;
     this.closeSSEStream(requestId);
     this.forget(exchange);
@@ -355,8 +357,7 @@ export class SessionHttpTransport implements Transport {
   }
 
   private forget(exchange: Exchange): void {
-    const key = keyOf(exchange.requestId)!;
-    if (this.exchanges.get(key) === exchange) this.exchanges.delete(key);
+    this.exchanges.release(exchange.requestId, exchange);
   }
 
   /** The open request answered on `streamId` (a linear walk: resumes are rare, exchanges few). */
