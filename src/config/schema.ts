@@ -7,6 +7,7 @@
  */
 import { z } from 'zod';
 import { authConfigSchema } from './auth-schema.js';
+import { checkCluster, clusterSchema } from './cluster-schema.js';
 import type { Policy } from '../policy/policy-schema.js';
 
 /** Config keys double as namespaces and URL path segments: keep them plain. */
@@ -215,23 +216,8 @@ export const gatewayConfigSchema = z.strictObject({
       maxTtlMs: z.number().int().min(1_000).max(86_400_000).default(3_600_000),
     })
     .prefault({}),
-  // Scale-out across replicas sharing the redis store (docs/deployment.md).
-  /** Present: this gateway is one replica of a cluster (needs `eventStore.kind: "redis"`). */
-  cluster: z
-    .strictObject({
-      /** This replica's id in Redis (default: random per process). */
-      replicaId: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/).optional(),
-      /** Base URL other replicas forward to (default: `http://<bound address>:<port>`). */
-      advertiseUrl: z.url({ protocol: /^https?$/ }).optional(),
-      /** Ownership lease: a replica silent this long has its sessions taken over. */
-      leaseMs: z.number().int().min(500).max(600_000).default(10_000),
-      /**
-       * Let forwarding reach peers on loopback and private addresses (and over plain `http:`
-       * beyond loopback, never to a public address). Applies to every peer URL this replica dials.
-       */
-      allowPrivateNetwork: z.boolean().default(false),
-    })
-    .optional(),
+  /** Present: this gateway is one replica of a cluster (cluster-schema.ts; needs `eventStore.kind: "redis"`). */
+  cluster: clusterSchema.optional(),
   /**
    * Plugin directories, each one plugin (docs/plugins.md): a path, or `{ "path", "enabled" }`
    * where `enabled: false` keeps the plugin listed but starts none of its servers. Relative paths
@@ -247,17 +233,7 @@ export const gatewayConfigSchema = z.strictObject({
    */
   stateDir: z.string().min(1).optional(),
   servers: z.record(serverName, serverSchema),
-}).superRefine((config, ctx) => {
-  if (config.cluster === undefined) return;
-  if (config.eventStore.kind !== 'redis') {
-    ctx.addIssue({ code: 'custom', path: ['cluster'], message: 'needs eventStore.kind "redis" (replicas share sessions through it)' });
-  }
-  if (config.auth !== undefined) {
-    // A forwarded request reaches the owner without the client's credentials (they stop at the
-    // edge); trusting a principal header between replicas is not built yet, so refuse, not guess.
-    ctx.addIssue({ code: 'custom', path: ['cluster'], message: 'cannot be combined with auth yet (forwarding does not carry the principal)' });
-  }
-});
+}).superRefine(checkCluster);
 
 /** The config file as the schema parses it, before the policy is applied. */
 export type GatewayConfigFile = z.infer<typeof gatewayConfigSchema>;

@@ -13,6 +13,7 @@ import type { Catalogue } from '../catalogue/catalogue.js';
 import { SessionScope, type ScopeOptions } from '../routing/scopes.js';
 import type { GatewayEventStore, SessionEventStore } from '../session/event-store.js';
 import type { SessionTicket } from '../session/session-admission.js';
+import { LOCAL_HOOKS, type SessionHooks } from '../session/session-hooks.js';
 import { createGatewayServer, sessionSink } from './gateway-server.js';
 import { refusedResume } from './resume.js';
 import { SessionHttpTransport } from './session-transport.js';
@@ -67,11 +68,10 @@ export interface LegacySessionOptions {
   onClosed(id: string): void;
   /** Builds the transport the client speaks; default: Streamable HTTP (`SessionHttpTransport`). */
   wire?(hooks: SessionWireHooks): SessionWire;
-  // Used by the cluster (src/cluster/):
-  /** The id to serve under (a session taken over from another replica keeps its id); default: random. */
+  /** The id to serve under (a session adopted from elsewhere keeps its id); default: random. */
   sessionId?: string;
-  /** Sees each request's response on its way out (the cluster records in-flight requests). */
-  tapResponse?(sessionId: string, body: unknown, response: Response): Response;
+  /** How the session is shared beyond this process (session-hooks.ts); default: held here alone. */
+  sessionHooks?: SessionHooks;
 }
 
 /** SSE `retry:` (ms) in priming events when resumable: how soon a cut client reconnects. */
@@ -90,12 +90,12 @@ export class LegacySession {
   private closing: Promise<void> | undefined;
   private sessionId: string | undefined;
   private readonly events: SessionEventStore | undefined;
-  private readonly tapResponse: LegacySessionOptions['tapResponse'];
+  private readonly hooks: SessionHooks;
   private readonly ticket: SessionTicket;
 
   constructor(options: LegacySessionOptions) {
     this.principal = options.principal;
-    this.tapResponse = options.tapResponse;
+    this.hooks = options.sessionHooks ?? LOCAL_HOOKS;
     this.ticket = options.ticket;
     // The id exists before `initialize` so the session's event history can be keyed by it.
     const id = options.sessionId ?? randomUUID();
@@ -174,8 +174,7 @@ export class LegacySession {
     const refused = this.readInitOptions(parsedBody, id);
     if (refused !== undefined) return refused;
     const response = await this.transport.handleRequest(request, parsedBody);
-    // cluster: the in-flight record for failover (src/cluster/inflight-tap.ts; JSON passes through)
-    return this.tapResponse !== undefined && this.initialised && response.status < 300 ? this.tapResponse(this.id, parsedBody, response) : response;
+    return this.initialised && response.status < 300 ? this.hooks.response(this.id, parsedBody, response) : response;
   }
 
   /**
