@@ -7,6 +7,7 @@
  */
 import { z } from 'zod';
 import { authConfigSchema } from './auth-schema.js';
+import { checkCluster, clusterSchema } from './cluster-schema.js';
 import type { Policy } from '../policy/policy-schema.js';
 
 /** Config keys double as namespaces and URL path segments: keep them plain. */
@@ -72,6 +73,18 @@ const upstreamAuthSchema = z.discriminatedUnion('kind', [
     allowPrivateNetwork: z.boolean().default(false),
   }),
 ]);
+
+/** `upstreamAuth` replaces the `Authorization` header: the two on one server entry contradict each other. */
+function checkUpstreamAuth(
+  config: { servers: Record<string, { transport: string; upstreamAuth?: unknown; headers?: Record<string, string>; envHeaders?: Record<string, string> }> },
+  ctx: { addIssue(issue: { code: 'custom'; path: string[]; message: string }): void },
+): void {
+  for (const [name, server] of Object.entries(config.servers)) {
+    if (server.transport === 'stdio' || server.upstreamAuth === undefined) continue;
+    const named = [...Object.keys(server.headers ?? {}), ...Object.keys(server.envHeaders ?? {})].some((h) => h.toLowerCase() === 'authorization');
+    if (named) ctx.addIssue({ code: 'custom', path: ['servers', name, 'upstreamAuth'], message: 'cannot be combined with an Authorization header in headers or envHeaders' });
+  }
+}
 
 /** What every HTTP upstream kind has: where it is, what is sent with each request, egress rules. */
 const remote = {
@@ -248,23 +261,8 @@ export const gatewayConfigSchema = z.strictObject({
       maxTtlMs: z.number().int().min(1_000).max(86_400_000).default(3_600_000),
     })
     .prefault({}),
-  // Scale-out across replicas sharing the redis store (docs/deployment.md).
-  /** Present: this gateway is one replica of a cluster (needs `eventStore.kind: "redis"`). */
-  cluster: z
-    .strictObject({
-      /** This replica's id in Redis (default: random per process). */
-      replicaId: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/).optional(),
-      /** Base URL other replicas forward to (default: `http://<bound address>:<port>`). */
-      advertiseUrl: z.url({ protocol: /^https?$/ }).optional(),
-      /** Ownership lease: a replica silent this long has its sessions taken over. */
-      leaseMs: z.number().int().min(500).max(600_000).default(10_000),
-      /**
-       * Let forwarding reach peers on loopback and private addresses (and over plain `http:`
-       * beyond loopback, never to a public address). Applies to every peer URL this replica dials.
-       */
-      allowPrivateNetwork: z.boolean().default(false),
-    })
-    .optional(),
+  /** Present: this gateway is one replica of a cluster (cluster-schema.ts; needs `eventStore.kind: "redis"`). */
+  cluster: clusterSchema.optional(),
   /**
    * Plugin directories, each one plugin (docs/plugins.md): a path, or `{ "path", "enabled" }`
    * where `enabled: false` keeps the plugin listed but starts none of its servers. Relative paths
@@ -281,15 +279,8 @@ export const gatewayConfigSchema = z.strictObject({
   stateDir: z.string().min(1).optional(),
   servers: z.record(serverName, serverSchema),
 }).superRefine((config, ctx) => {
-  for (const [name, server] of Object.entries(config.servers)) {
-    if (server.transport === 'stdio' || server.upstreamAuth === undefined) continue;
-    const named = [...Object.keys(server.headers), ...Object.keys(server.envHeaders)].some((h) => h.toLowerCase() === 'authorization');
-    if (named) ctx.addIssue({ code: 'custom', path: ['servers', name, 'upstreamAuth'], message: 'cannot be combined with an Authorization header in headers or envHeaders' });
-  }
-  if (config.cluster === undefined) return;
-  if (config.eventStore.kind !== 'redis') {
-    ctx.addIssue({ code: 'custom', path: ['cluster'], message: 'needs eventStore.kind "redis" (replicas share sessions through it)' });
-  }
+  checkUpstreamAuth(config, ctx);
+  checkCluster(config, ctx);
 });
 
 /** The config file as the schema parses it, before the policy is applied. */

@@ -6,12 +6,10 @@
  * is built around").
  */
 import type { AccessProfile } from '../policy/access-policy.js';
-import { createMcpHandler, isLegacyRequest, type AuthInfo, type McpHttpHandler, type ServerCapabilities } from '@modelcontextprotocol/server';
+import { createMcpHandler, isLegacyRequest, type AuthInfo, type McpHttpHandler } from '@modelcontextprotocol/server';
 import { errorResponse, refusal } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
-import { mergeCapabilities, mergeInstructions } from '../catalogue/merge.js';
 import { feedListeners } from '../routing/listen-feed.js';
-import { primaryInfo } from '../routing/primaries.js';
 import { StatelessScope, type ScopeOptions } from '../routing/scopes.js';
 import { workspaceError, workspaceOf } from '../routing/workspace.js';
 import type { GatewayEventStore } from '../session/event-store.js';
@@ -19,14 +17,14 @@ import type { SessionAdmission, SessionTicket } from '../session/session-admissi
 import { SessionRegistry } from '../session/session-registry.js';
 import { readJsonRpcBody, type BodyLimits } from './body.js';
 import type { IncomingBody } from './incoming-body.js';
-import { createGatewayServer } from './gateway-server.js';
+import { createGatewayServer, type Era } from './gateway-server.js';
+import { endpointIdentity, type EndpointIdentity } from './endpoint-identity.js';
 import { LegacySession, type LegacySessionOptions } from './legacy-session.js';
 import { LegacySseEndpoint } from './legacy-sse/sse-endpoint.js';
 import { modernServerCapabilities } from './modern-capabilities.js';
-import type { EndpointCluster } from '../cluster/cluster.js';
+import { LOCAL_HOOKS, type SessionHooks } from '../session/session-hooks.js';
 import { sessionTag } from '../observability/session-tag.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
-import { mergeTaskCapability, TASKS_EXTENSION } from '../routing/tasks/task-capabilities.js';
 import { relayTaskStatus } from '../routing/tasks/task-scope.js';
 import { TaskTable, type TaskTableOptions } from '../routing/tasks/task-table.js';
 
@@ -52,8 +50,11 @@ export interface EndpointOptions {
   pollAfterMs?: number;
   /** A 2025-era call unanswered after this long gets a resumable SSE stream; quicker ones one JSON body. */
   streamAfterMs: number;
-  /** Replica of a cluster (src/cluster): sessions held elsewhere are forwarded or taken over. */
-  cluster?: EndpointCluster;
+  /**
+   * How this endpoint's Streamable HTTP sessions are shared beyond this process (session-hooks.ts;
+   * a cluster replica's come from src/cluster/). Default: held here alone.
+   */
+  sessionHooks?: SessionHooks;
   /** Bounds of the tasks this endpoint tracks for its clients (routing/tasks/). */
   tasks?: TaskTableOptions;
 }
@@ -76,6 +77,7 @@ function accessOf(info: AuthInfo | undefined): AccessProfile | undefined {
 
 export class McpEndpoint {
   private readonly options: EndpointOptions;
+  private readonly hooks: SessionHooks;
   private readonly sessions: SessionRegistry<LegacySession>;
   private readonly modern: McpHttpHandler;
   private readonly stateless: StatelessScope;
@@ -94,6 +96,7 @@ export class McpEndpoint {
       options = { ...options, scope: { ...options.scope, tasks: this.tasks } };
     }
     this.options = options;
+    this.hooks = options.sessionHooks ?? LOCAL_HOOKS;
     this.sessions = new SessionRegistry<LegacySession>({
       ...options.sessions,
       onClosed: (id, reason) => options.logger.info({ session: sessionTag(id), reason }, 'session closed'),
@@ -138,8 +141,7 @@ export class McpEndpoint {
    * auth is off); a 2025 session belongs to the principal that opened it, and a 2026 request's
    * pooled connections count against its principal. `incoming`, the Node request under
    * @hono/node-server, is where a POST body is read from when given (`request` then needs no
-   * body: nothing below reads it again, every handler gets `parsedBody`). `access` is what the
-   * policy's access rules let this caller see (a 2025 session keeps the one it opened with).
+   * body: nothing below reads it again, every handler gets `parsedBody`).
    */
   async fetch(request: Request, principal?: string, incoming?: IncomingBody, access?: AccessProfile): Promise<Response> {
     let parsedBody: unknown;
@@ -172,41 +174,28 @@ export class McpEndpoint {
   }
 
   private async legacy(request: Request, parsedBody: unknown, principal: string | undefined, access: AccessProfile | undefined): Promise<Response> {
+    const refused = this.hooks.refuse(request);
+    if (refused !== undefined) return refused;
     const sessionId = request.headers.get('mcp-session-id');
-    const { cluster } = this.options;
-    const forged = cluster?.refuseForged(request); // cluster
-    if (forged !== undefined) return forged;
-    if (sessionId !== null) {
-      let session: LegacySession | Response | undefined = this.sessions.get(sessionId);
-      // A session not held here may live on another replica, or need taking over (src/cluster/).
-      if (session === undefined && cluster !== undefined) {
-        session = await cluster.route({
-          request,
-          sessionId,
-          principal,
-          parsedBody,
-          open: async (owner, id) => {
-            const admitted = this.options.admission.admitAdopted(owner);
-            if (!admitted.ok) throw admitted.error;
-            const adopted = this.newSession(owner, admitted.ticket, id, undefined, undefined, access);
-            try {
-              await adopted.start();
-            } catch (error) {
-              await adopted.close();
-              throw error;
-            }
-            return adopted;
-          },
-          drop: (id) => this.sessions.delete(id),
-        });
-        if (session instanceof Response) return session;
-      }
-      // Another principal presenting a session id learns nothing: exactly like an unknown id.
-      if (session === undefined || session.principal !== principal) {
-        return refusal('SESSION_NOT_FOUND', 'Session not found');
-      }
-      return session.handle(request, parsedBody);
-    }
+    if (sessionId === null) return this.initialize(request, parsedBody, principal, access);
+    const session =
+      this.sessions.get(sessionId) ??
+      (await this.hooks.unknown({
+        request,
+        sessionId,
+        principal,
+        parsedBody,
+        adopt: (owner, id) => this.adopt(owner, id, access),
+        drop: (id) => this.sessions.delete(id),
+      }));
+    if (session instanceof Response) return session;
+    // Another principal presenting a session id learns nothing: exactly like an unknown id.
+    if (session === undefined || session.principal !== principal) return refusal('SESSION_NOT_FOUND', 'Session not found');
+    return session.handle(request, parsedBody);
+  }
+
+  /** A request without a session id: only an `initialize` POST, which opens a session if admitted. */
+  private async initialize(request: Request, parsedBody: unknown, principal: string | undefined, access: AccessProfile | undefined): Promise<Response> {
     if (request.method !== 'POST' || (parsedBody as { method?: unknown }).method !== 'initialize') {
       return refusal('SESSION_ID_REQUIRED', 'Bad Request: Mcp-Session-Id header is required');
     }
@@ -219,13 +208,27 @@ export class McpEndpoint {
       await session.start();
       const response = await session.handle(request, parsedBody);
       if (!session.initialised) await session.close();
-      // cluster: recorded before the client learns the id, so any replica can find it next.
-      else await cluster?.opened(session.id, principal, parsedBody, () => this.sessions.delete(session.id));
+      // Before the client learns the id, so whatever shares sessions can find it next.
+      else await this.hooks.opened(session, parsedBody, () => this.sessions.delete(session.id));
       return response;
     } catch (error) {
       await session.close();
       throw error;
     }
+  }
+
+  /** A session held elsewhere until now, rebuilt here under its own id (session-hooks.ts, `adopt`). */
+  private async adopt(principal: string | undefined, sessionId: string, access: AccessProfile | undefined): Promise<LegacySession> {
+    const admitted = this.options.admission.admitAdopted(principal);
+    if (!admitted.ok) throw admitted.error;
+    const adopted = this.newSession(principal, admitted.ticket, sessionId, undefined, undefined, access);
+    try {
+      await adopted.start();
+    } catch (error) {
+      await adopted.close();
+      throw error;
+    }
+    return adopted;
   }
 
   /**
@@ -249,8 +252,8 @@ export class McpEndpoint {
   }
 
   /**
-   * A session of this endpoint, not yet started; `sessionId` only for one taken over (cluster),
-   * `wire` for one on another transport than Streamable HTTP.
+   * A session of this endpoint, not yet started; `sessionId` only for one adopted, `wire` for one
+   * on another transport than Streamable HTTP (not shared: its stream is held here, no event store).
    */
   private newSession(
     principal: string | undefined,
@@ -260,7 +263,6 @@ export class McpEndpoint {
     workspace?: string,
     access?: AccessProfile,
   ): LegacySession {
-    const cluster = wire === undefined ? this.options.cluster : undefined;
     return new LegacySession({
       ...this.identity('legacy'),
       principal,
@@ -281,28 +283,13 @@ export class McpEndpoint {
       },
       onClosed: (id) => this.sessions.delete(id),
       ...(sessionId === undefined ? {} : { sessionId }),
-      ...(wire === undefined ? {} : { wire }),
-      ...(cluster === undefined ? {} : { tapResponse: (id, body, response) => cluster.tap(id, body, response) }),
+      ...(wire === undefined ? { sessionHooks: this.hooks } : { wire }),
     });
   }
 
   /** Name, capabilities and instructions for a client of `era`, from the primaries that are up right now. */
-  private identity(era: 'legacy' | 'modern'): { name: string; version: string; capabilities: ServerCapabilities; instructions: string | undefined } {
-    const parts = primaryInfo(this.options.scope.registry, this.options.scope.servers);
-    const capabilities = mergeCapabilities(parts);
-    // The gateway relays logging and list changes itself, whatever each upstream declared.
-    capabilities.logging = {};
-    for (const key of ['tools', 'prompts', 'resources'] as const) {
-      if (capabilities[key] !== undefined) capabilities[key] = { ...capabilities[key], listChanged: true };
-    }
-    // Tasks: the 2025 capability or the 2026 extension, when some upstream takes tool tasks.
-    const tasks = this.tasks === undefined ? undefined : mergeTaskCapability(parts);
-    if (tasks !== undefined && era === 'legacy') capabilities.tasks = tasks;
-    if (tasks !== undefined && era === 'modern') capabilities.extensions = { ...capabilities.extensions, [TASKS_EXTENSION]: {} };
-    const instructions =
-      this.options.scope.servers.length === 1
-        ? parts[0]?.instructions ?? this.options.instructions
-        : mergeInstructions(this.options.instructions, parts);
-    return { name: this.options.name, version: this.options.version, capabilities, instructions };
+  private identity(era: Era): EndpointIdentity {
+    const { scope, name, version, instructions } = this.options;
+    return endpointIdentity({ registry: scope.registry, servers: scope.servers, name, version, instructions, tasks: this.tasks !== undefined }, era);
   }
 }
