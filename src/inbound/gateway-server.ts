@@ -13,6 +13,7 @@ import { fixedFieldLogger, type Logger } from '../observability/logger.js';
 import { routeRequest, type CallContext, type RouteScope } from '../routing/router.js';
 import { CLIENT_CAPABILITIES_META_KEY } from '../rpc/client-capabilities.js';
 import { passThroughResult } from '../rpc/pass-through.js';
+import { requestMeta, type RequestMeta } from '../rpc/request-meta.js';
 import type { DownstreamSink } from '../rpc/sink.js';
 import { paramHeadersOf } from './param-headers.js';
 import { sessionTag } from '../observability/session-tag.js';
@@ -86,13 +87,17 @@ function requestClientCapabilities(server: Server, ctx: ServerContext, era: Era)
   return (ctx.mcpReq.envelope as Record<string, unknown> | undefined)?.[CLIENT_CAPABILITIES_META_KEY] as ClientCapabilities | undefined;
 }
 
-function clientMeta(request: { params?: Record<string, unknown> }, ctx: ServerContext): Record<string, unknown> | undefined {
-  const meta = {
+/**
+ * The request's `_meta` as the client sent it, read once: the SDK lifts the 2026 envelope out of
+ * `params`, so it is put back here. This one value goes on to the upstream link, which writes the
+ * upstream request's `_meta` from it (rpc/request-meta.ts).
+ */
+function clientMeta(request: { params?: Record<string, unknown> }, ctx: ServerContext): RequestMeta | undefined {
+  return requestMeta({
     ...((request.params?._meta as Record<string, unknown> | undefined) ?? {}),
     ...(ctx.mcpReq._meta ?? {}),
     ...(ctx.mcpReq.envelope ?? {}),
-  };
-  return Object.keys(meta).length === 0 ? undefined : meta;
+  });
 }
 
 function restoredParams(request: { params?: Record<string, unknown> }, ctx: ServerContext): Record<string, unknown> {

@@ -20,24 +20,13 @@ export interface ConfigDiff {
   readonly needsRestart: readonly string[];
 }
 
-/** Top-level settings wired into the listener, the sessions or the stores when the gateway starts. */
-const FIXED_AT_START = [
-  'name',
-  'instructions',
-  'listen',
-  'auth',
-  'catalogue',
-  'sessions',
-  'statelessPool',
-  'eventStore',
-  'tasks',
-  'cluster',
-  'plugins',
-  'pluginDirs',
-  'stateDir',
-  'lifecycle',
-  'admin',
-] as const satisfies ReadonlyArray<keyof GatewayConfig>;
+/**
+ * Top-level keys a running gateway can take a change of (servers and their filters, the policy's
+ * denied tools, the body limits: compared one by one below). Every other key — the listener,
+ * auth, sessions, stores, cluster, plugins, tasks, lifecycle, admin, and any key added later — is
+ * wired in when the gateway starts, so a change of it needs a restart.
+ */
+const COMPARED_BELOW: ReadonlySet<string> = new Set(['servers', 'policy', 'limits', 'configFile']);
 
 /** Server fields a restart cannot change: they decide which connections exist at all. */
 const SERVER_SHAPE = ['transport', 'isolation'] as const;
@@ -75,8 +64,11 @@ export function diffConfigs(
   nextServers: Readonly<Record<string, ServerConfig>> = next.servers,
 ): ConfigDiff {
   const needsRestart: string[] = [];
-  for (const key of FIXED_AT_START) {
-    if (!sameValue(running[key], next[key])) needsRestart.push(`${key}: changed; this setting applies when the gateway starts`);
+  const keys = [...new Set([...Object.keys(running), ...Object.keys(next)])].filter((key) => !COMPARED_BELOW.has(key));
+  for (const key of keys) {
+    const a = (running as Record<string, unknown>)[key];
+    const b = (next as Record<string, unknown>)[key];
+    if (!sameValue(a, b)) needsRestart.push(`${key}: changed; this setting applies when the gateway starts`);
   }
   for (const key of ['maxHeaderBytes', 'maxUpstreamMessageBytes'] as const) {
     if (running.limits[key] !== next.limits[key]) needsRestart.push(`limits.${key}: changed; this limit applies when the gateway starts`);

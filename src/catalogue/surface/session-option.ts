@@ -5,7 +5,7 @@
  * key means "no preference". A check that returns a result union; the caller refuses with -32602.
  */
 
-export const OPTIONS_META_KEY = 'portcullis/options';
+import { OPTIONS_META_KEY } from '../../rpc/request-meta.js';
 
 export type DeferToolsOption = { ok: true; value: boolean | undefined } | { ok: false; message: string };
 

@@ -43,18 +43,6 @@ export function mergeTaskCapability(parts: ReadonlyArray<{ capabilities: ServerC
 
 const CLIENT_CAPABILITIES_KEY = 'io.modelcontextprotocol/clientCapabilities';
 
-/**
- * A 2026 request's `_meta` without the tasks extension in its client capabilities: the gateway
- * creates tasks upstream itself (2025 task augmentation) and cannot relay an upstream's own
- * 2026 task handles, so an upstream must never be told the client takes them.
- */
-export function withoutTasksExtension(meta: Record<string, unknown> | undefined): Record<string, unknown> | undefined {
-  const capabilities = meta?.[CLIENT_CAPABILITIES_KEY] as { extensions?: Record<string, unknown> } | undefined;
-  if (meta === undefined || capabilities?.extensions === undefined || !(TASKS_EXTENSION in capabilities.extensions)) return meta;
-  const { [TASKS_EXTENSION]: _dropped, ...extensions } = capabilities.extensions;
-  return { ...meta, [CLIENT_CAPABILITIES_KEY]: { ...capabilities, extensions } };
-}
-
 /** True when a 2026 request's `_meta` declares the tasks extension in its client capabilities. */
 export function declaresTasksExtension(meta: Record<string, unknown> | undefined): boolean {
   const extensions = (meta?.[CLIENT_CAPABILITIES_KEY] as { extensions?: unknown } | undefined)?.extensions;
