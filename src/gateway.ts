@@ -195,6 +195,9 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       metrics,
     });
     closers.add('endpoints', () => endpoints.close()); // every session closed, every child reaped
+    // Before the sessions close (which takes a while), every SSE answer still open is ended, so
+    // each client sees its stream end rather than its connection cut when the listener closes.
+    closers.add('open streams', () => void gate.closeStreams());
 
     let stopping = false;
     const configFile = config.configFile;
