@@ -21,7 +21,8 @@ import type { IncomingBody } from './incoming-body.js';
 import { createGatewayServer } from './gateway-server.js';
 import { LegacySession, type LegacySessionOptions } from './legacy-session.js';
 import { LegacySseEndpoint } from './legacy-sse/sse-endpoint.js';
-import { modernServerCapabilities } from './modern-capabilities.js';
+import { ModernListenBus } from './modern-listens.js';
+import { ResourceListens } from '../routing/resource-listens.js';
 import type { EndpointCluster } from '../cluster/cluster.js';
 import { sessionTag } from '../observability/session-tag.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
@@ -75,6 +76,9 @@ export class McpEndpoint {
   /** The workspace each 2026 request named, for the factory that builds its `Server` (keyed by the request itself). */
   private readonly workspaces = new WeakMap<Request, string>();
   private readonly tasks: TaskTable | undefined;
+  /** 2026 clients' resource subscriptions (`subscriptions/listen`), held upstream per listen. */
+  private readonly resourceListens: ResourceListens;
+  private readonly listenBus: ModernListenBus;
   /** The deprecated HTTP+SSE transport (2024-11-05) on this endpoint's sessions (legacy-sse/). */
   readonly legacySse: LegacySseEndpoint;
 
@@ -99,16 +103,17 @@ export class McpEndpoint {
     });
     const stateless = new StatelessScope(options.scope);
     this.stateless = stateless;
+    this.resourceListens = new ResourceListens({ registry: options.scope.registry, servers: options.scope.servers, logger: options.logger });
+    this.listenBus = new ModernListenBus(this.resourceListens);
     this.modern = createMcpHandler(
       // Built per request: the request's principal arrives in `authInfo` (see `fetch`).
       (context) => {
         const workspace = context.requestInfo === undefined ? undefined : this.workspaces.get(context.requestInfo);
         const scope = stateless.forPrincipal(context.authInfo?.clientId, workspace);
         const identity = this.identity('modern');
-        const capabilities = modernServerCapabilities(identity.capabilities);
-        return createGatewayServer({ ...identity, capabilities, era: 'modern', logger: options.logger, ...metricsOption(options.metrics) }, () => scope);
+        return createGatewayServer({ ...identity, era: 'modern', logger: options.logger, ...metricsOption(options.metrics) }, () => scope);
       },
-      { legacy: 'reject', onerror: (error) => options.logger.debug({ err: error.message }, 'modern request rejected') },
+      { legacy: 'reject', bus: this.listenBus, onerror: (error) => options.logger.debug({ err: error.message }, 'modern request rejected') },
     );
     // 2026 clients learn of list changes through `subscriptions/listen` (listen-feed.ts says which).
     this.unsubscribes.push(
@@ -146,10 +151,14 @@ export class McpEndpoint {
       const workspace = workspaceOf(parsedBody);
       if (!workspace.ok) return errorResponse(workspaceError(workspace.message));
       if (workspace.workspace !== undefined) this.workspaces.set(request, workspace.workspace);
-      return this.modern.fetch(request, {
-        ...(parsedBody === undefined ? {} : { parsedBody }),
-        ...(principal === undefined ? {} : { authInfo: principalAuthInfo(principal) }),
-      });
+      // A listen naming resources is subscribed upstream first (modern-listens.ts).
+      const caller = { principal, workspace: workspace.workspace, catalogue: () => this.stateless.forPrincipal(principal, workspace.workspace).catalogue };
+      return this.listenBus.serve(parsedBody, caller, (body) =>
+        this.modern.fetch(request, {
+          ...(body === undefined ? {} : { parsedBody: body }),
+          ...(principal === undefined ? {} : { authInfo: principalAuthInfo(principal) }),
+        }),
+      );
     }
     return this.legacy(request, parsedBody, principal);
   }
@@ -157,6 +166,7 @@ export class McpEndpoint {
   async close(): Promise<void> {
     for (const unsubscribe of this.unsubscribes.splice(0)) unsubscribe();
     await this.sessions.closeAll();
+    this.resourceListens.close();
     await this.modern.close();
     this.tasks?.close();
   }

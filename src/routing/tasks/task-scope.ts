@@ -16,7 +16,7 @@
  */
 import { GatewayError, toJsonRpcError, UpstreamRpcError } from '../../errors.js';
 import type { UpstreamLink } from '../../upstream/link.js';
-import type { DownstreamSink } from '../../rpc/sink.js';
+import { REFUSING_SINK, type DownstreamSink } from '../../rpc/sink.js';
 import type { CallContext } from '../router.js';
 import { cancelsTasks, declaresTasksExtension, TASKS_EXTENSION, taskSupportOf, type TaskSupport } from './task-capabilities.js';
 import { asTask, createdTaskOf, legacyTask, modernTask, renamed, withoutRelatedTask, withRelatedTask, type UpstreamTask } from './task-shapes.js';
@@ -250,13 +250,6 @@ export class TaskScope {
 
 /** Tasks whose input `tasks/result` was opened to refuse (weak: a forgotten task leaves it). */
 const drainedTasks = new WeakSet<TaskRecord>();
-
-/** A sink for gateway-originated requests upstream: nothing is relayed, every request refused. */
-const REFUSING_SINK: DownstreamSink = {
-  canRequest: false,
-  request: () => Promise.reject(new Error('no client to ask')),
-  notify: () => Promise.resolve(),
-};
 
 function withoutTask(params: Json): Json {
   if (!('task' in params)) return params;
