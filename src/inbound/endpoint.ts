@@ -5,7 +5,7 @@
  * `legacy: 'reject'` (its own legacy mode has no sessions: docs/decisions.md, "Behaviours the code
  * is built around").
  */
-import { createMcpHandler, isLegacyRequest, type AuthInfo, type McpHttpHandler, type ServerCapabilities } from '@modelcontextprotocol/server';
+import { createMcpHandler, isLegacyRequest, type AuthInfo, type ClientCapabilities, type McpHttpHandler, type ServerCapabilities } from '@modelcontextprotocol/server';
 import { errorResponse, refusal } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
 import { mergeCapabilities, mergeInstructions } from '../catalogue/merge.js';
@@ -23,6 +23,7 @@ import { LegacySession, type LegacySessionOptions } from './legacy-session.js';
 import { LegacySseEndpoint } from './legacy-sse/sse-endpoint.js';
 import { ModernListenBus } from './modern-listens.js';
 import { ResourceListens } from '../routing/resource-listens.js';
+import { envelopeCapabilities } from '../rpc/client-capabilities.js';
 import type { EndpointCluster } from '../cluster/cluster.js';
 import { sessionTag } from '../observability/session-tag.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
@@ -73,8 +74,11 @@ export class McpEndpoint {
   private readonly modern: McpHttpHandler;
   private readonly stateless: StatelessScope;
   private readonly unsubscribes: Array<() => void> = [];
-  /** The workspace each 2026 request named, for the factory that builds its `Server` (keyed by the request itself). */
-  private readonly workspaces = new WeakMap<Request, string>();
+  /**
+   * What each 2026 request named for the factory that builds its `Server` (keyed by the request
+   * itself): its workspace, and the capabilities it declared (its lists follow them).
+   */
+  private readonly requestContexts = new WeakMap<Request, { workspace: string | undefined; capabilities: ClientCapabilities | undefined }>();
   private readonly tasks: TaskTable | undefined;
   /** 2026 clients' resource subscriptions (`subscriptions/listen`), held upstream per listen. */
   private readonly resourceListens: ResourceListens;
@@ -108,8 +112,8 @@ export class McpEndpoint {
     this.modern = createMcpHandler(
       // Built per request: the request's principal arrives in `authInfo` (see `fetch`).
       (context) => {
-        const workspace = context.requestInfo === undefined ? undefined : this.workspaces.get(context.requestInfo);
-        const scope = stateless.forPrincipal(context.authInfo?.clientId, workspace);
+        const named = context.requestInfo === undefined ? undefined : this.requestContexts.get(context.requestInfo);
+        const scope = stateless.forPrincipal(context.authInfo?.clientId, named?.workspace, named?.capabilities);
         const identity = this.identity('modern');
         return createGatewayServer({ ...identity, era: 'modern', logger: options.logger, ...metricsOption(options.metrics) }, () => scope);
       },
@@ -150,7 +154,7 @@ export class McpEndpoint {
     if (!known && !(await isLegacyRequest(request, parsedBody))) {
       const workspace = workspaceOf(parsedBody);
       if (!workspace.ok) return errorResponse(workspaceError(workspace.message));
-      if (workspace.workspace !== undefined) this.workspaces.set(request, workspace.workspace);
+      this.requestContexts.set(request, { workspace: workspace.workspace, capabilities: envelopeCapabilities(parsedBody) });
       // A listen naming resources is subscribed upstream first (modern-listens.ts).
       const caller = { principal, workspace: workspace.workspace, catalogue: () => this.stateless.forPrincipal(principal, workspace.workspace).catalogue };
       return this.listenBus.serve(parsedBody, caller, (body) =>
@@ -168,6 +172,7 @@ export class McpEndpoint {
     await this.sessions.closeAll();
     this.resourceListens.close();
     await this.modern.close();
+    await this.stateless.close();
     this.tasks?.close();
   }
 

@@ -23,6 +23,7 @@ import type { UpstreamRegistry } from '../upstream/registry.js';
 import type { DownstreamSink, RpcMessage } from '../rpc/sink.js';
 import type { LinkEvent } from '../upstream/link-event.js';
 import { InputBridge } from './input-bridge.js';
+import { ListingConnections, listingSet } from './listing-connections.js';
 import { SessionConnection } from './session-connection.js';
 import type { RouteScope } from './router.js';
 import { acceptsToolTasks } from './tasks/task-capabilities.js';
@@ -332,8 +333,15 @@ export class StatelessScope {
   private readonly logger: Logger;
   private readonly options: ScopeOptions;
   private readonly principalServers: Set<string>;
-  /** Views of callers with principal connections, by key; bounded (an evicted view is rebuilt from the link caches). */
+  /**
+   * Views of callers with principal connections or capability-tailored lists, by key and
+   * capability set; bounded (an evicted view is rebuilt from the link caches).
+   */
   private readonly views = new LRUCache<string, Catalogue>({ max: 1024 });
+  /** List-only connections initialised with a 2026 request's capabilities (listing-connections.ts). */
+  private readonly listings: ListingConnections;
+  /** The servers whose 2026 lists follow the request's capabilities (`isolation: "session"`). */
+  private readonly tailored: readonly string[];
   private readonly taskTable: TaskTable | undefined;
 
   constructor(options: ScopeOptions) {
@@ -344,6 +352,8 @@ export class StatelessScope {
     this.principalServers = principalServersOf(options.registry, options.servers);
     this.taskTable = options.tasks;
     this.inputBridge = new InputBridge({ max: 1000, ttlMs: options.inputTtlMs ?? 5 * 60_000 });
+    this.listings = new ListingConnections({ registry: options.registry, logger: options.logger });
+    this.tailored = options.servers.filter((s) => options.registry.entry(s).config.isolation === 'session');
     this.tools = options.tools?.view();
     this.catalogue = new Catalogue(
       { servers: this.servers, linkFor: (s) => options.registry.entry(s).primary.get(), perCaller: (s) => this.principalServers.has(s) },
@@ -355,11 +365,12 @@ export class StatelessScope {
    * The scope as the requests of `principal` (undefined without authentication) see it, in
    * `workspace` (the request's `_meta["portcullis/workspace"]`, if any).
    */
-  forPrincipal(principal: string | undefined, workspace?: string): RouteScope {
+  forPrincipal(principal: string | undefined, workspace?: string, clientCapabilities?: ClientCapabilities): RouteScope {
     const key: ConnectionKey = { principal, workspace };
+    const set = this.tailored.length === 0 ? undefined : listingSet(clientCapabilities);
     return {
       servers: this.servers,
-      catalogue: this.principalServers.size === 0 ? this.catalogue : this.viewOf(key),
+      catalogue: this.principalServers.size === 0 && set === undefined ? this.catalogue : this.viewOf(key, set),
       ...(this.tools === undefined ? {} : { tools: this.tools }),
       inputBridge: this.inputBridge.for(principal),
       withLink: (server, fn) => this.withLink(server, key, fn),
@@ -379,16 +390,19 @@ export class StatelessScope {
     };
   }
 
-  /** The catalogue of one caller: principal servers listed from its own connection once open. */
-  private viewOf(key: ConnectionKey): Catalogue {
-    const id = connectionKeyId(key);
+  /**
+   * The catalogue of one caller: principal servers listed from its own connection once open,
+   * `session` servers from a connection declaring the request's capability set (if any).
+   */
+  private viewOf(key: ConnectionKey, set: ReturnType<typeof listingSet>): Catalogue {
+    const id = `${connectionKeyId(key)}\n${set?.key ?? ''}`;
     let view = this.views.get(id);
     if (view === undefined) {
       const registry = this.registry;
       view = new Catalogue(
         {
           servers: this.servers,
-          linkFor: async (s) => registry.entry(s).principals?.current(key) ?? registry.entry(s).primary.get(),
+          linkFor: async (s) => registry.entry(s).principals?.current(key) ?? this.listings.linkFor(s, set) ?? registry.entry(s).primary.get(),
           perCaller: (s) => this.principalServers.has(s),
         },
         { ...this.options.catalogue, logger: this.logger },
@@ -396,6 +410,11 @@ export class StatelessScope {
       this.views.set(id, view);
     }
     return view;
+  }
+
+  /** Closes the list-only connections this scope opened (the registry's own close the rest). */
+  close(): Promise<void> {
+    return this.listings.close();
   }
 
   private withPrimary<T>(server: string, fn: (link: UpstreamLink) => Promise<T>): Promise<T> {
