@@ -16,12 +16,17 @@
  * stream's teardown (client hang-up, server shutdown) calls the unsubscribe, which releases the
  * grant; a listen the SDK refused or answered without a stream never subscribed, and its grant is
  * released when `fetch` returns.
+ *
+ * A listen naming `taskIds` (the tasks extension's status notifications) from a client that did
+ * not declare the extension is refused -32021, as the extension requires; from one that did, the
+ * SDK acknowledges it without `taskIds` — no status is pushed (routing/tasks/README.md).
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { ServerEvent, ServerEventBus } from '@modelcontextprotocol/server';
 import { errorResponse } from '../errors.js';
 import type { Catalogue } from '../catalogue/catalogue.js';
 import type { ListenGrant, ResourceListens } from '../routing/resource-listens.js';
+import { declaresTasksExtension, missingTasksExtension } from '../routing/tasks/task-capabilities.js';
 
 /** Who is listening: the request's principal and workspace, and its view of the catalogue. */
 export interface ListenCaller {
@@ -46,6 +51,13 @@ export function listenedUris(body: unknown): readonly string[] | undefined {
   const uris = notifications?.resourceSubscriptions;
   if (!Array.isArray(uris) || uris.length === 0 || !uris.every((uri) => typeof uri === 'string')) return undefined;
   return uris as string[];
+}
+
+/** True for a listen request whose filter names `taskIds` (the tasks extension's status notifications). */
+function namesTaskIds(body: unknown): boolean {
+  if (typeof body !== 'object' || body === null || (body as Body).method !== 'subscriptions/listen') return false;
+  const notifications = ((body as Body).params as Body | undefined)?.notifications as Body | undefined;
+  return notifications?.taskIds !== undefined;
 }
 
 /** `body` with its `resourceSubscriptions` narrowed to `uris`. */
@@ -97,6 +109,10 @@ export class ModernListenBus implements ServerEventBus {
    * refusal (too many URIs, the gateway's subscription budget) is answered here.
    */
   async serve(body: unknown, caller: ListenCaller, fetch: (body: unknown) => Promise<Response>): Promise<Response> {
+    if (namesTaskIds(body) && !declaresTasksExtension(((body as Body).params as Body | undefined)?._meta as Body | undefined)) {
+      // 2026-07-28 tasks extension, "Task Status Notifications": a MUST for a non-declaring client.
+      return errorResponse(missingTasksExtension(), { id: (body as Body).id as string | number });
+    }
     const uris = listenedUris(body);
     if (uris === undefined) return fetch(body);
     let grant: ListenGrant;
