@@ -154,6 +154,7 @@ export class ResourceListens {
     }
     this.total += uris.length; // reserved now, so concurrent listens cannot overshoot together
     const grant = new Grant((g) => this.release(g));
+    let reserved = true;
     try {
       const [resources, templates] = await Promise.all([catalogue.resources(), catalogue.templates()]);
       const wanted: Array<{ uri: string; subscription: Subscription }> = [];
@@ -164,17 +165,19 @@ export class ResourceListens {
         const subscription = this.hold(server, uri, on, grant);
         wanted.push({ uri, subscription });
       }
+      // What no one holds goes back now; a subscription dropped below gives its own place back.
+      this.total -= uris.length - grant.held.length;
+      reserved = false;
       const settled = await Promise.all(wanted.map((w) => w.subscription.ready));
       const honoured: string[] = [];
       wanted.forEach((w, i) => {
         if (settled[i] === true) honoured.push(w.uri);
         else this.drop(grant, w.subscription);
       });
-      this.total -= uris.length - grant.held.length;
       grant.uris = honoured;
       return grant;
     } catch (error) {
-      this.total -= uris.length - grant.held.length;
+      if (reserved) this.total -= uris.length - grant.held.length;
       grant.release();
       throw error;
     }

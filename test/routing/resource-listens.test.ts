@@ -4,34 +4,46 @@
  * last; the per-listen and gateway-wide bounds refuse before anything is subscribed upstream, and
  * a refused or released listen gives its places back.
  */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GatewayError } from '../../src/errors.js';
 import { ResourceListens } from '../../src/routing/resource-listens.js';
 import { StatelessScope } from '../../src/routing/scopes.js';
 import { UpstreamRegistry } from '../../src/upstream/registry.js';
 import { WATCHED_URI } from '../fixtures/fixture-resources-prompts.js';
-import { assertBuilt, newMarker } from '../integration/harness/paths.js';
+import { assertBuilt, newMarker, ROOT } from '../integration/harness/paths.js';
 import { stdioServer } from '../integration/harness/upstreams.js';
 import { waitUntil } from '../integration/harness/wait.js';
 import { deps, logger, recordingSink, serverConfigs } from '../upstream/fixture-link.js';
 
 let registry: UpstreamRegistry;
 let scope: StatelessScope;
+let dir: string;
+/** A book server: its one resource exists, but it does not declare `resources.subscribe`. */
+const BOOK_URI = 'book://entry/1';
 const anonymous = { principal: undefined, workspace: undefined };
 
 beforeAll(async () => {
   assertBuilt();
+  dir = mkdtempSync(join(tmpdir(), 'portcullis-listens-'));
+  writeFileSync(join(dir, 'book.json'), JSON.stringify(['first']));
+  const book = { transport: 'stdio', command: process.execPath, args: [`${ROOT}dist/test/fixtures/shared-book-server.js`, '--store', join(dir, 'book.json')], isolation: 'shared' };
   registry = new UpstreamRegistry({
-    servers: serverConfigs({ fx: stdioServer(newMarker(), { isolation: 'shared' }) }),
+    servers: serverConfigs({ fx: stdioServer(newMarker(), { isolation: 'shared' }), book }),
     statelessPool: { maxPerServer: 2, idleTimeoutMs: 60_000, maxWaitMs: 5_000, cancelGraceMs: 2_000 },
     maxSessionChildren: 4,
     deps,
     logger,
   });
   await registry.start();
-  scope = new StatelessScope({ registry, servers: ['fx'], catalogue: { separator: '__', toolFilter: () => true }, logger });
+  scope = new StatelessScope({ registry, servers: ['fx', 'book'], catalogue: { separator: '__', toolFilter: () => true }, logger });
 });
-afterAll(() => registry.close());
+afterAll(async () => {
+  await registry.close();
+  rmSync(dir, { recursive: true, force: true });
+});
 
 /** What the primary's upstream says it is subscribed to. */
 async function subscribedUpstream(): Promise<string[]> {
@@ -42,7 +54,7 @@ async function subscribedUpstream(): Promise<string[]> {
 }
 
 const listens = (bounds: { maxPerListen?: number; maxTotal?: number } = {}) =>
-  new ResourceListens({ registry, servers: ['fx'], logger, ...bounds });
+  new ResourceListens({ registry, servers: ['fx', 'book'], logger, ...bounds });
 
 describe('ResourceListens', () => {
   it('subscribes a URI upstream once for every listen holding it, and unsubscribes with the last', async () => {
@@ -80,13 +92,18 @@ describe('ResourceListens', () => {
     }
   });
 
-  it('honours only URIs with a known owner, and counts only those', async () => {
-    const subject = listens();
+  it('honours only URIs whose owner takes subscriptions, and counts only those', async () => {
+    const subject = listens({ maxTotal: 3 });
     try {
-      const grant = await subject.open(anonymous, scope.catalogue, ['test://nobody-owns-this', WATCHED_URI]);
+      const grant = await subject.open(anonymous, scope.catalogue, ['test://nobody-owns-this', BOOK_URI, WATCHED_URI]);
       expect(grant.uris).toEqual([WATCHED_URI]);
       expect(subject.size).toBe(1);
+      // The places of the URIs left out came back: two more fit.
+      const more = await subject.open(anonymous, scope.catalogue, [WATCHED_URI, 'test://static-text']);
+      expect(subject.size).toBe(3);
+      more.release();
       grant.release();
+      expect(subject.size).toBe(0);
     } finally {
       subject.close();
     }
