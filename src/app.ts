@@ -1,6 +1,7 @@
 /**
  * Assembles the Hono app in a fixed, visible order: access log → health routes → edge guards
- * (Host, Origin) → the MCP endpoints (the aggregate, then one side channel per server) → the
+ * (Host, Origin) → the MCP endpoints (the aggregate, one side channel per server, one endpoint per
+ * agent) → the
  * deprecated HTTP+SSE routes of each endpoint (`<endpoint>/sse`, `<endpoint>/messages`). The
  * customisation list (`<path>/customizations`) and the Prometheus metrics (`/metrics`) sit behind
  * the same guards and authentication.
@@ -24,6 +25,10 @@ export interface AppOptions {
   path: string;
   aggregate: McpEndpoint;
   sideChannels: ReadonlyMap<string, McpEndpoint>;
+  /** Agent endpoints by agent name (`<path>/agents/<name>`); an unknown or disabled agent answers 404. */
+  agents?: { get(name: string): McpEndpoint | undefined };
+  /** The canonical MCP URL (config `listen.publicUrl`, else the bound address), shown by /readyz. */
+  publicUrl?: string;
   registry: UpstreamRegistry;
   allowedHosts: readonly string[];
   allowedOrigins: readonly string[];
@@ -69,7 +74,8 @@ export function createApp(options: AppOptions): Hono {
   if (options.authenticator !== undefined) app.use('*', authMiddleware(options.authenticator, (code) => metrics?.authFailed(code)));
   app.get('/readyz', (c) => {
     const ready = options.registry.ready();
-    return c.json({ status: ready ? 'ready' : 'not ready', servers: options.registry.status() }, ready ? 200 : 503);
+    const url = options.publicUrl === undefined ? {} : { url: options.publicUrl };
+    return c.json({ status: ready ? 'ready' : 'not ready', ...url, servers: options.registry.status() }, ready ? 200 : 503);
   });
 
   // The client's Authorization header stops here: nothing past the edge ever sees it. The body
@@ -90,6 +96,13 @@ export function createApp(options: AppOptions): Hono {
     const endpoint = options.sideChannels.get(c.req.param('name'));
     return endpoint === undefined ? notFound() : serve(endpoint, c);
   });
+  const agents = options.agents;
+  if (agents !== undefined) {
+    app.all(`${base}/agents/:name`, (c) => {
+      const endpoint = agents.get(c.req.param('name'));
+      return endpoint === undefined ? notFound() : serve(endpoint, c);
+    });
+  }
   mountLegacySse(app, { base, aggregate: options.aggregate, sideChannels: options.sideChannels, enabled: options.legacySse ?? false });
   app.notFound(() => notFound());
   app.onError((error) => {

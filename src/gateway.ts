@@ -25,7 +25,12 @@ import type { VisibilityFilter } from './catalogue/merge.js';
 import type { ScopeOptions } from './routing/scopes.js';
 import { compileToolSurfaceOptions } from './catalogue/surface/surface-options.js';
 import { ToolSurface } from './catalogue/surface/tool-surface.js';
-import { McpEndpoint } from './inbound/endpoint.js';
+import { McpEndpoint, type EndpointOptions } from './inbound/endpoint.js';
+import { loadAgents } from './plugins/agent-set.js';
+import { AgentEndpoints } from './agents/agent-endpoints.js';
+import { agentItems, agentPrompts } from './agents/agent-entries.js';
+import { agentMeta, agentToolFilter } from './agents/agent-scope.js';
+import { announcedServer, canonicalUrls } from './inbound/announced-server.js';
 import { createEventStore } from './session/event-store.js';
 import { SessionAdmission } from './session/session-admission.js';
 import { clusterKeys } from './cluster/cluster-keys.js';
@@ -57,6 +62,8 @@ export interface GatewayOptions {
 export interface RunningGateway {
   /** The MCP URL on the address actually bound. */
   readonly url: string;
+  /** The canonical MCP URL clients are told (config `listen.publicUrl`, else `url`): the Ready line's. */
+  readonly publicUrl: string;
   readonly port: number;
   close(): Promise<void>;
 }
@@ -165,6 +172,9 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   // Plugins are the least trusted layer: their servers join the config's under `<plugin>.<server>`.
   const plugins = await loadPlugins(config);
   logPlugins(plugins, logger);
+  // Agents: the plugins' and the gateway's own directory (bad files reported and skipped).
+  const agents = await loadAgents({ ...(config.agents === undefined ? {} : { agents: config.agents }), plugins: plugins.plugins });
+  for (const problem of agents.diagnostics) logger.warn({ problem }, 'agent file problem');
   const servers = { ...plugins.servers, ...config.servers };
   const registry = new UpstreamRegistry({
     servers,
@@ -216,7 +226,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   // Subscribed before the first connection attempt, like the customisation list below.
   const stopCountingRestarts = countRestarts(registry, (server) => metrics.upstreamRestarted(server));
   // Subscribed before the first connection attempt, so the list sees every state from `starting` on.
-  const customizations = await customizationListFor(config, plugins, registry);
+  const customizations = await customizationListFor(config, plugins, registry, agents);
   try {
     await registry.start();
   } catch (error) {
@@ -248,7 +258,13 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   const toolFilter = compileVisibility(config, servers);
   const serverNames = [...registry.entries.keys()];
   const surfaceOptions = compileToolSurfaceOptions(config);
-  const endpoint = (servers: string[], separator: string | null, label: string) => {
+  const urls = canonicalUrls(config.listen, address);
+  const initOptions = { persona: config.policy.agentPersona, eventStoreLimit: config.eventStore.limit };
+  type EndpointExtras = Partial<Pick<EndpointOptions, 'name' | 'instructions' | 'persona' | 'entries' | 'handshakeMeta' | 'instructionsLead'>> & {
+    toolFilter?: typeof toolFilter;
+  };
+  const endpoint = (servers: string[], separator: string | null, label: string, extras: EndpointExtras = {}) => {
+    const { toolFilter: narrowed, ...endpointExtras } = extras;
     const tools = new ToolSurface(surfaceOptions, {
       servers,
       instructionsOf: (server) => registry.entry(server).primary.current?.instructions,
@@ -256,7 +272,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     const scope: ScopeOptions = {
       registry,
       servers,
-      catalogue: { separator, toolFilter },
+      catalogue: { separator, toolFilter: narrowed ?? toolFilter },
       tools,
       logger,
       inputTtlMs: config.statelessPool.inputTtlMs,
@@ -276,15 +292,44 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       streamAfterMs: config.eventStore.streamAfterMs,
       tasks: config.tasks,
       metrics,
+      initOptions,
+      ...endpointExtras,
     });
   };
-  const aggregate = endpoint(serverNames, config.catalogue.separator, 'aggregate');
-  const sideChannels = new Map(serverNames.map((name) => [name, endpoint([name], null, `servers/${name}`)]));
+  const dataMode = config.catalogue.dataMode;
+  const aggregate = endpoint(serverNames, config.catalogue.separator, 'aggregate', {
+    ...(config.persona === undefined ? {} : { persona: config.persona }),
+    handshakeMeta: announcedServer(config.name, urls.aggregate),
+    entries: {
+      dataMode,
+      ...(agents.agents.length === 0
+        ? {}
+        : { agentPrompts: () => agentPrompts(agents), agentsResource: () => JSON.stringify({ items: agentItems(customizations.snapshot().items, agents) }) }),
+    },
+  });
+  const sideChannels = new Map(
+    serverNames.map((name) => [
+      name,
+      endpoint([name], null, `servers/${name}`, { handshakeMeta: announcedServer(name, urls.sideChannel(name)), entries: { dataMode } }),
+    ]),
+  );
+  // An agent endpoint: every server, the aggregate's names, the agent's allowlist on top.
+  const agentEndpoints = new AgentEndpoints(agents, (agent) =>
+    endpoint(serverNames, config.catalogue.separator, `agents/${agent.declaration.name}`, {
+      name: agent.declaration.name,
+      instructions: agent.declaration.body,
+      instructionsLead: true,
+      handshakeMeta: { ...announcedServer(agent.declaration.name, urls.agent(agent.declaration.name)), ...agentMeta(agent) },
+      toolFilter: agentToolFilter(toolFilter, agent),
+    }),
+  );
 
   const app = createApp({
     path: config.listen.path,
     aggregate,
     sideChannels,
+    agents: agentEndpoints,
+    publicUrl: urls.aggregate,
     registry,
     allowedHosts: config.policy.allowedHosts,
     allowedOrigins: config.policy.allowedOrigins ?? loopbackOrigins(address.port),
@@ -295,7 +340,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     metrics,
   });
   metrics.attach({
-    legacySessions: () => [aggregate, ...sideChannels.values()].reduce((sum, e) => sum + e.sessionCount, 0),
+    legacySessions: () => [aggregate, ...sideChannels.values()].reduce((sum, e) => sum + e.sessionCount, agentEndpoints.sessionCount),
     upstreams: () => registry.status(),
     stdioChildren: () => registry.stdioChildren(),
     eventHistory: () => eventStore.retained(),
@@ -303,11 +348,12 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   handler = (request, env) => app.fetch(request, env);
   const hostForUrl = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   await cluster?.start(`http://${hostForUrl}:${address.port}`); // cluster: announce, heartbeat
-  customizations.setChannelBase(`http://${hostForUrl}:${address.port}${config.listen.path === '/' ? '' : config.listen.path}`);
+  customizations.setChannelBase(urls.base);
   let closing: Promise<void> | undefined;
 
   return {
     url: `http://${hostForUrl}:${address.port}${config.listen.path}`,
+    publicUrl: urls.aggregate,
     port: address.port,
     close() {
       closing ??= (async () => {
@@ -315,7 +361,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
         customizations.close(); // ends every watch stream
         stopCountingRestarts();
         await cluster?.close(); // cluster: hand leases back first; sessions then close keeping history
-        await Promise.all([aggregate.close(), ...[...sideChannels.values()].map((e) => e.close())]);
+        await Promise.all([aggregate.close(), agentEndpoints.close(), ...[...sideChannels.values()].map((e) => e.close())]);
         await registry.close();
         await eventStore.close(); // event store
         await authenticator?.close();

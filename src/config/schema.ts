@@ -79,9 +79,25 @@ const pluginEntry = z
   .union([z.string().min(1), z.strictObject({ path: z.string().min(1), enabled: z.boolean().default(true) })])
   .transform((entry) => (typeof entry === 'string' ? { path: entry, enabled: true } : entry));
 
+/** The `agents` entry: a directory path, or the path with an explicit global enablement. */
+const agentsEntry = z
+  .union([z.string().min(1), z.strictObject({ path: z.string().min(1), enabled: z.boolean().default(true) })])
+  .transform((entry) => (typeof entry === 'string' ? { path: entry, enabled: true } : entry));
+
 export const gatewayConfigSchema = z.strictObject({
   name: z.string().min(1).default('portcullis'),
   instructions: z.string().optional(),
+  /**
+   * The gateway's persona: text placed, labelled, at the head of the aggregate endpoint's
+   * instructions. A client may ask for its own at `initialize` (init option `agentPersona`)
+   * where the policy's `agentPersona` allows it.
+   */
+  persona: z.string().min(1).max(16_384).optional(),
+  /**
+   * The gateway's own agents directory (`*.md` agent files, named `<agent>`): a path, or
+   * `{ "path", "enabled": false }` to list its agents but serve none. Relative to the config file.
+   */
+  agents: agentsEntry.optional(),
   listen: z
     .strictObject({
       host: z.string().min(1).default('127.0.0.1'),
@@ -91,6 +107,12 @@ export const gatewayConfigSchema = z.strictObject({
         .regex(/^\/[A-Za-z0-9/_.-]*$/, 'must be an absolute path')
         .refine((p) => p === '/' || !p.endsWith('/'), 'must not end with "/"')
         .default('/mcp'),
+      /**
+       * The URL clients reach the aggregate endpoint at, when it is not the bound address (a
+       * reverse proxy, a container port mapping): announced at `initialize`, on the Ready line
+       * and by /readyz. Absent: `http://<bound address>:<port><path>`.
+       */
+      publicUrl: z.url({ protocol: /^https?$/ }).refine((u) => !u.includes('#') && !/^[a-z]+:\/\/[^/]*@/i.test(u), 'must have no fragment and no user info').optional(),
     })
     .prefault({}),
   catalogue: z
@@ -107,6 +129,12 @@ export const gatewayConfigSchema = z.strictObject({
       pageSize: z.number().int().min(1).max(10_000).optional(),
       /** Most tools one 2025-era session may add to its list with `search_tools` `load: true` (oldest dropped first). */
       maxLoadedTools: z.number().int().min(1).max(1_000).default(64),
+      /**
+       * How resources reach clients by default (init option `dataMode` overrides it per client):
+       * `resources` as resources only; `tools` also as `<server>__list_resources` and
+       * `<server>__read_resource` tools, for clients that support tools only.
+       */
+      dataMode: z.enum(['resources', 'tools']).default('resources'),
     })
     .prefault({}),
   /**

@@ -5,8 +5,13 @@
  * `legacy: 'reject'` (its own legacy mode has no sessions: docs/decisions.md, "Behaviours the code
  * is built around").
  */
-import { createMcpHandler, isLegacyRequest, type AuthInfo, type McpHttpHandler, type ServerCapabilities } from '@modelcontextprotocol/server';
-import { errorResponse, refusal } from '../errors.js';
+import { createMcpHandler, isLegacyRequest, ProtocolError, type AuthInfo, type McpHttpHandler, type ServerCapabilities } from '@modelcontextprotocol/server';
+import { errorResponse, GatewayError, refusal, toJsonRpcError } from '../errors.js';
+import { gatewayText } from '../catalogue/persona.js';
+import type { GatewayEntries } from '../routing/gateway-entries.js';
+import { readInitOptions } from '../rpc/init-options.js';
+import type { Handshake } from './handshake-server.js';
+import { boundOptions, optionsReader, type OptionsBounds, type OptionsReader } from './init-options-reader.js';
 import type { Logger } from '../observability/logger.js';
 import { mergeCapabilities, mergeInstructions } from '../catalogue/merge.js';
 import { feedListeners } from '../routing/listen-feed.js';
@@ -55,6 +60,19 @@ export interface EndpointOptions {
   cluster?: EndpointCluster;
   /** Bounds of the tasks this endpoint tracks for its clients (routing/tasks/). */
   tasks?: TaskTableOptions;
+  /** Labelled at the head of the instructions (config `persona`); a client may ask for its own within `initOptions`. */
+  persona?: string;
+  /** What clients may set at `initialize` (rpc/init-options.ts) and its bounds; absent: nothing beyond `deferTools`. */
+  initOptions?: OptionsBounds;
+  /** The gateway's own prompts, resources and data tools (routing/gateway-entries.ts). */
+  entries?: GatewayEntries;
+  /**
+   * The gateway's text leads the instructions even with one server (an agent endpoint: its body
+   * first); otherwise a one-server endpoint (a side channel) answers that server's own instructions.
+   */
+  instructionsLead?: boolean;
+  /** Added to every handshake result's `_meta` (`portcullis/server`, an agent's `model`). */
+  handshakeMeta?: Readonly<Record<string, unknown>>;
 }
 
 /**
@@ -77,6 +95,10 @@ export class McpEndpoint {
   private readonly tasks: TaskTable | undefined;
   /** The deprecated HTTP+SSE transport (2024-11-05) on this endpoint's sessions (legacy-sse/). */
   readonly legacySse: LegacySseEndpoint;
+  /** Init options of 2026 requests, read per request (ignored names logged once per set). */
+  private readonly requestOptions: OptionsReader | undefined;
+  /** Init options of a 2025 session, read at its `initialize` (ignored names logged each time). */
+  private readonly sessionOptions: OptionsReader | undefined;
 
   constructor(options: EndpointOptions) {
     if (options.tasks !== undefined) {
@@ -86,6 +108,10 @@ export class McpEndpoint {
       options = { ...options, scope: { ...options.scope, tasks: this.tasks } };
     }
     this.options = options;
+    if (options.initOptions !== undefined) {
+      this.requestOptions = optionsReader(options.initOptions, options.logger, false);
+      this.sessionOptions = optionsReader(options.initOptions, options.logger, true);
+    }
     this.sessions = new SessionRegistry<LegacySession>({
       ...options.sessions,
       onClosed: (id, reason) => options.logger.info({ session: sessionTag(id), reason }, 'session closed'),
@@ -106,7 +132,18 @@ export class McpEndpoint {
         const scope = stateless.forPrincipal(context.authInfo?.clientId, workspace);
         const identity = this.identity('modern');
         const capabilities = modernServerCapabilities(identity.capabilities);
-        return createGatewayServer({ ...identity, capabilities, era: 'modern', logger: options.logger, ...metricsOption(options.metrics) }, () => scope);
+        return createGatewayServer(
+          {
+            ...identity,
+            capabilities,
+            era: 'modern',
+            logger: options.logger,
+            ...metricsOption(options.metrics),
+            ...this.extras(),
+            ...(this.requestOptions === undefined ? {} : { options: { perRequest: this.requestOptions } }),
+          },
+          () => scope,
+        );
       },
       { legacy: 'reject', onerror: (error) => options.logger.debug({ err: error.message }, 'modern request rejected') },
     );
@@ -263,6 +300,8 @@ export class McpEndpoint {
       pollAfterMs: this.options.pollAfterMs,
       streamAfterMs: this.options.streamAfterMs,
       ...metricsOption(this.options.metrics),
+      ...this.extras(),
+      ...(this.sessionOptions === undefined ? {} : { readOptions: this.sessionOptions }),
       onInitialized: (s) => {
         this.sessions.add(s);
         this.options.logger.info({ session: sessionTag(s.id) }, 'session opened');
@@ -272,6 +311,36 @@ export class McpEndpoint {
       ...(wire === undefined ? {} : { wire }),
       ...(cluster === undefined ? {} : { tapResponse: (id, body, response) => cluster.tap(id, body, response) }),
     });
+  }
+
+  /** The handshake completion and the gateway's own entries, for every `Server` of this endpoint. */
+  private extras(): { handshake?: Handshake; entries?: GatewayEntries } {
+    const { entries, initOptions, handshakeMeta } = this.options;
+    if (initOptions === undefined && handshakeMeta === undefined) return entries === undefined ? {} : { entries };
+    const handshake: Handshake = (meta) => {
+      let instructions: string | undefined;
+      if (initOptions !== undefined) {
+        // Read again without logging: the session (or this request) already logged what it ignored.
+        const read = readInitOptions(meta);
+        const bounded = read.ok ? boundOptions(read.options, initOptions) : read;
+        if (!bounded.ok) {
+          const wire = toJsonRpcError(new GatewayError('INVALID_PARAMS', bounded.message));
+          throw new ProtocolError(wire.code, wire.message, wire.data);
+        }
+        const persona = bounded.options.agentPersona;
+        if (persona !== undefined) instructions = this.instructions(primaryInfo(this.options.scope.registry, this.options.scope.servers), persona);
+      }
+      return { ...(instructions === undefined ? {} : { instructions }), ...(handshakeMeta === undefined ? {} : { meta: handshakeMeta }) };
+    };
+    return { handshake, ...(entries === undefined ? {} : { entries }) };
+  }
+
+  /** The instructions: the persona (the client's, else the config's) and the gateway's text, then each upstream's, labelled. */
+  private instructions(parts: ReturnType<typeof primaryInfo>, clientPersona?: string): string | undefined {
+    const own = gatewayText(clientPersona ?? this.options.persona, this.options.instructions);
+    return this.options.scope.servers.length === 1 && this.options.instructionsLead !== true && own === this.options.instructions
+      ? parts[0]?.instructions ?? own
+      : mergeInstructions(own, parts);
   }
 
   /** Name, capabilities and instructions for a client of `era`, from the primaries that are up right now. */
@@ -287,10 +356,7 @@ export class McpEndpoint {
     const tasks = this.tasks === undefined ? undefined : mergeTaskCapability(parts);
     if (tasks !== undefined && era === 'legacy') capabilities.tasks = tasks;
     if (tasks !== undefined && era === 'modern') capabilities.extensions = { ...capabilities.extensions, [TASKS_EXTENSION]: {} };
-    const instructions =
-      this.options.scope.servers.length === 1
-        ? parts[0]?.instructions ?? this.options.instructions
-        : mergeInstructions(this.options.instructions, parts);
+    const instructions = this.instructions(parts);
     return { name: this.options.name, version: this.options.version, capabilities, instructions };
   }
 }

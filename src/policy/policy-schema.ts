@@ -175,6 +175,16 @@ export const policySchema = z.strictObject({
       stdio: z.boolean().default(true),
     })
     .prefault({}),
+  /**
+   * May a client replace the gateway's persona with its own (init option `agentPersona`), and
+   * how long may it be? Its text lands in the instructions a model reads.
+   */
+  agentPersona: z
+    .strictObject({
+      allowed: z.boolean().default(true),
+      maxChars: z.number().int().min(1).max(16_384).default(2_000),
+    })
+    .prefault({}),
   /** Ceilings: a config value may be lower, never higher; an absent config value takes these. */
   limits: z
     .strictObject({
