@@ -128,6 +128,26 @@ describe('agent handshakes on the wire', () => {
     expect(result?.serverInfo?.name).toBe('dice-kit:game-master');
   });
 
+  it('keeps the allowlist under deferral: search_tools finds nothing outside it and call_tool of it is an unknown tool', async () => {
+    const url = agentUrl('dice-kit:game-master');
+    const listed = await modern(url, 'tools/list', {}, { deferTools: true });
+    expect(((listed.result as { tools: Array<{ name: string }> } | undefined)?.tools ?? []).map((t) => t.name)).toEqual(['search_tools', 'call_tool']);
+    const found = await modern(url, 'tools/call', { name: 'search_tools', arguments: { query: 'test_simple_text', limit: 20 } }, { deferTools: true });
+    expect(JSON.stringify(found.result)).not.toContain('conf__');
+    expect(JSON.stringify(found.result)).not.toContain('notes');
+    const called = await modern(url, 'tools/call', { name: 'call_tool', arguments: { name: 'conf__test_simple_text', arguments: {} } }, { deferTools: true });
+    expect(called.error).toMatchObject({ code: -32602, message: 'Unknown tool: conf__test_simple_text' });
+    const roll = await modern(url, 'tools/call', { name: 'call_tool', arguments: { name: 'dice-kit.dice__roll', arguments: {} } }, { deferTools: true });
+    expect(JSON.stringify(roll.result)).toMatch(/= \d/);
+  });
+
+  it('adds no data tools to an agent endpoint, whatever dataMode the client asks for', async () => {
+    const listed = await modern(agentUrl('reviewer'), 'tools/list', {}, { dataMode: 'tools' });
+    expect(((listed.result as { tools: Array<{ name: string }> } | undefined)?.tools ?? []).map((t) => t.name).sort()).toEqual(['conf__test_error_handling', 'conf__test_simple_text']);
+    const read = await modern(agentUrl('reviewer'), 'tools/call', { name: 'conf__read_resource', arguments: { uri: 'test://static-text' } }, { dataMode: 'tools' });
+    expect(read.error?.message).toBe('Unknown tool: conf__read_resource');
+  });
+
   it.each([
     ['an agent of a disabled plugin', 'quiet-kit:helper'],
     ['an agent file that failed validation', 'Not_Kebab'],
@@ -188,5 +208,28 @@ describe('agents in the customisation list', () => {
     const read = await client.readResource({ uri: 'portcullis://agents' });
     const { items } = JSON.parse((read.contents[0] as { text: string }).text) as { items: Array<Record<string, unknown>> };
     expect(items.find((item) => item.name === 'dice-kit:game-master')?.id).toBe(child?.id);
+  });
+});
+
+describe('a disabled or missing agents directory', () => {
+  const own = new Cleanup();
+  afterAll(() => own.run());
+
+  it('lists a disabled directory’s agents with enabled: false, serves none of them, and offers no prompt', async () => {
+    const dir = writeTree(tempDir('portcullis-agents-off-'), { 'solo.md': agentFile('name: solo', 'Alone.') });
+    const { gateway: off } = await startPluginGateway(own, { agents: { path: dir, enabled: false } });
+    const list = (await rawRequest(`${off.url}/customizations`, { method: 'GET' })).json() as unknown as { items: Array<Record<string, unknown>> };
+    expect(list.items).toEqual([expect.objectContaining({ type: 'agent', name: 'solo', enabled: false })]);
+    const response = await rawRequest(`${off.url}/agents/solo`, { method: 'GET', headers: { accept: 'text/event-stream' } });
+    expect(response.status).toBe(404);
+    const { client } = await connectClient(perTest, off.url, '2026');
+    const read = await client.readResource({ uri: 'portcullis://agents' });
+    expect(JSON.parse((read.contents[0] as { text: string }).text)).toMatchObject({ items: [{ name: 'solo', enabled: false }] });
+  });
+
+  it('starts without agents when the configured directory does not exist', async () => {
+    const { gateway: none } = await startPluginGateway(own, { agents: path.join(tempDir('portcullis-agents-gone-'), 'missing') });
+    const list = (await rawRequest(`${none.url}/customizations`, { method: 'GET' })).json() as unknown as { items: unknown[] };
+    expect(list.items).toEqual([]);
   });
 });
