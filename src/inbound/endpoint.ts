@@ -5,15 +5,14 @@
  * `legacy: 'reject'` (its own legacy mode has no sessions: docs/decisions.md, "Behaviours the code
  * is built around").
  */
-import { createMcpHandler, isLegacyRequest, ProtocolError, type AuthInfo, type McpHttpHandler, type ServerCapabilities } from '@modelcontextprotocol/server';
-import { errorResponse, GatewayError, refusal, toJsonRpcError } from '../errors.js';
-import { gatewayText } from '../catalogue/persona.js';
+import { createMcpHandler, isLegacyRequest, type AuthInfo, type McpHttpHandler, type ServerCapabilities } from '@modelcontextprotocol/server';
+import { errorResponse, refusal } from '../errors.js';
 import type { GatewayEntries } from '../routing/gateway-entries.js';
-import { readInitOptions } from '../rpc/init-options.js';
+import { endpointExtras, endpointInstructions, type EndpointExtrasOptions } from './endpoint-extras.js';
 import type { Handshake } from './handshake-server.js';
-import { boundOptions, optionsReader, type OptionsBounds, type OptionsReader } from './init-options-reader.js';
+import { optionsReader, type OptionsReader } from './init-options-reader.js';
 import type { Logger } from '../observability/logger.js';
-import { mergeCapabilities, mergeInstructions } from '../catalogue/merge.js';
+import { mergeCapabilities } from '../catalogue/merge.js';
 import { feedListeners } from '../routing/listen-feed.js';
 import { primaryInfo } from '../routing/primaries.js';
 import { StatelessScope, type ScopeOptions } from '../routing/scopes.js';
@@ -36,13 +35,12 @@ import { TaskTable, type TaskTableOptions } from '../routing/tasks/task-table.js
 
 const metricsOption = (metrics: GatewayMetrics | undefined) => (metrics === undefined ? {} : { metrics });
 
-export interface EndpointOptions {
+/** `EndpointExtrasOptions` (endpoint-extras.ts): persona, init options, the gateway's entries, handshake `_meta`. */
+export interface EndpointOptions extends EndpointExtrasOptions {
   /** Counts every request this endpoint answers (observability/metrics.ts); absent: not counted. */
   metrics?: GatewayMetrics;
   name: string;
   version: string;
-  /** The gateway's own instructions (persona text), placed before each upstream's. */
-  instructions: string | undefined;
   scope: ScopeOptions;
   /** `max` bounds this endpoint's registry; the gateway-wide caps are the admission's. */
   sessions: { max: number; idleTimeoutMs: number; childIdleTimeoutMs: number };
@@ -60,19 +58,6 @@ export interface EndpointOptions {
   cluster?: EndpointCluster;
   /** Bounds of the tasks this endpoint tracks for its clients (routing/tasks/). */
   tasks?: TaskTableOptions;
-  /** Labelled at the head of the instructions (config `persona`); a client may ask for its own within `initOptions`. */
-  persona?: string;
-  /** What clients may set at `initialize` (rpc/init-options.ts) and its bounds; absent: nothing beyond `deferTools`. */
-  initOptions?: OptionsBounds;
-  /** The gateway's own prompts, resources and data tools (routing/gateway-entries.ts). */
-  entries?: GatewayEntries;
-  /**
-   * The gateway's text leads the instructions even with one server (an agent endpoint: its body
-   * first); otherwise a one-server endpoint (a side channel) answers that server's own instructions.
-   */
-  instructionsLead?: boolean;
-  /** Added to every handshake result's `_meta` (`portcullis/server`, an agent's `model`). */
-  handshakeMeta?: Readonly<Record<string, unknown>>;
 }
 
 /**
@@ -315,32 +300,7 @@ export class McpEndpoint {
 
   /** The handshake completion and the gateway's own entries, for every `Server` of this endpoint. */
   private extras(): { handshake?: Handshake; entries?: GatewayEntries } {
-    const { entries, initOptions, handshakeMeta } = this.options;
-    if (initOptions === undefined && handshakeMeta === undefined) return entries === undefined ? {} : { entries };
-    const handshake: Handshake = (meta) => {
-      let instructions: string | undefined;
-      if (initOptions !== undefined) {
-        // Read again without logging: the session (or this request) already logged what it ignored.
-        const read = readInitOptions(meta);
-        const bounded = read.ok ? boundOptions(read.options, initOptions) : read;
-        if (!bounded.ok) {
-          const wire = toJsonRpcError(new GatewayError('INVALID_PARAMS', bounded.message));
-          throw new ProtocolError(wire.code, wire.message, wire.data);
-        }
-        const persona = bounded.options.agentPersona;
-        if (persona !== undefined) instructions = this.instructions(primaryInfo(this.options.scope.registry, this.options.scope.servers), persona);
-      }
-      return { ...(instructions === undefined ? {} : { instructions }), ...(handshakeMeta === undefined ? {} : { meta: handshakeMeta }) };
-    };
-    return { handshake, ...(entries === undefined ? {} : { entries }) };
-  }
-
-  /** The instructions: the persona (the client's, else the config's) and the gateway's text, then each upstream's, labelled. */
-  private instructions(parts: ReturnType<typeof primaryInfo>, clientPersona?: string): string | undefined {
-    const own = gatewayText(clientPersona ?? this.options.persona, this.options.instructions);
-    return this.options.scope.servers.length === 1 && this.options.instructionsLead !== true && own === this.options.instructions
-      ? parts[0]?.instructions ?? own
-      : mergeInstructions(own, parts);
+    return endpointExtras(this.options, () => primaryInfo(this.options.scope.registry, this.options.scope.servers));
   }
 
   /** Name, capabilities and instructions for a client of `era`, from the primaries that are up right now. */
@@ -356,7 +316,7 @@ export class McpEndpoint {
     const tasks = this.tasks === undefined ? undefined : mergeTaskCapability(parts);
     if (tasks !== undefined && era === 'legacy') capabilities.tasks = tasks;
     if (tasks !== undefined && era === 'modern') capabilities.extensions = { ...capabilities.extensions, [TASKS_EXTENSION]: {} };
-    const instructions = this.instructions(parts);
+    const instructions = endpointInstructions(this.options, parts);
     return { name: this.options.name, version: this.options.version, capabilities, instructions };
   }
 }
