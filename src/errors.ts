@@ -71,6 +71,7 @@ export type GatewayErrorCode =
   | 'HOST_NOT_ALLOWED'
   | 'ORIGIN_REFUSED'
   | 'UNAUTHENTICATED'
+  | 'INSUFFICIENT_SCOPE'
   | 'SESSION_ID_REQUIRED'
   | 'NOT_INITIALIZED'
   | 'ALREADY_INITIALIZED'
@@ -196,6 +197,7 @@ export const taxonomy: Readonly<Record<GatewayErrorCode, readonly [rpc: number, 
   HOST_NOT_ALLOWED: [WireCode.InvalidRequest, 403],
   ORIGIN_REFUSED: [WireCode.InvalidRequest, 403],
   UNAUTHENTICATED: [WireCode.InvalidRequest, 401],
+  INSUFFICIENT_SCOPE: [WireCode.InvalidRequest, 403],
   FORWARD_REFUSED: [WireCode.InvalidRequest, 403],
   SESSION_NOT_FOUND: [WireCode.InvalidRequest, 404],
   SESSION_ID_REQUIRED: [WireCode.InvalidRequest, 400],

@@ -35,6 +35,10 @@ import { createEventStore } from './session/event-store.js';
 import { SessionAdmission } from './session/session-admission.js';
 import { clusterKeys } from './cluster/cluster-keys.js';
 import { clusterFromConfig } from './cluster/from-config.js';
+import { compileRequestLimiter } from './policy/request-limits.js';
+import { memoryBuckets } from './policy/memory-buckets.js';
+import { compileAccessPolicy, hidesNothing } from './policy/access-policy.js';
+import { upstreamCredentials } from './upstream/credentials/upstream-credentials.js';
 import type { Logger } from './observability/logger.js';
 import { warnAboutMissingEnabledTools } from './upstream/enabled-tools-check.js';
 import { UpstreamRegistry } from './upstream/registry.js';
@@ -176,6 +180,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   const agents = await loadAgents({ ...(config.agents === undefined ? {} : { agents: config.agents }), plugins: plugins.plugins });
   for (const problem of agents.diagnostics) logger.warn({ problem }, 'agent file problem');
   const servers = { ...plugins.servers, ...config.servers };
+  const credentials = upstreamCredentials((name) => env[name], logger);
   const registry = new UpstreamRegistry({
     servers,
     statelessPool: config.statelessPool,
@@ -188,6 +193,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       readEnv: (name) => env[name],
       allowedEnvNames: allowedEnvNames(config),
       maxMessageBytes: config.limits.maxUpstreamMessageBytes,
+      tokenSourceFor: (name, server) => credentials.tokenSourceFor(name, server),
       dispatcherFor: (name, server) =>
         createEgressDispatcher({
           server: name,
@@ -231,7 +237,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     await registry.start();
   } catch (error) {
     customizations.close();
-    await Promise.all([stopListening(), registry.close()]);
+    await Promise.all([stopListening(), registry.close().then(() => credentials.close())]);
     await eventStore.close(); // event store
     throw error;
   }
@@ -241,7 +247,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     cluster = await clusterFromConfig(config, keys, env, logger); // cluster: replicas sharing the redis store
   } catch (error) {
     customizations.close();
-    await Promise.all([stopListening(), registry.close()]);
+    await Promise.all([stopListening(), registry.close().then(() => credentials.close())]);
     await eventStore.close();
     throw error;
   }
@@ -255,6 +261,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     initializePerMinute: config.sessions.initializePerMinute,
     logger,
   });
+  // Shared by every endpoint, and by every replica when clustered (their buckets live in Redis).
+  const limiter = compileRequestLimiter(config.policy.rateLimits, cluster?.rateBuckets() ?? memoryBuckets());
   const toolFilter = compileVisibility(config, servers);
   const serverNames = [...registry.entries.keys()];
   const surfaceOptions = compileToolSurfaceOptions(config);
@@ -276,6 +284,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       tools,
       logger,
       inputTtlMs: config.statelessPool.inputTtlMs,
+      ...(limiter === undefined ? {} : { limiter }),
     };
     return new McpEndpoint({
       name: config.name,
@@ -329,7 +338,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     aggregate,
     sideChannels,
     agents: agentEndpoints,
-    publicUrl: urls.aggregate,
+    mcpUrl: urls.aggregate,
     registry,
     allowedHosts: config.policy.allowedHosts,
     allowedOrigins: config.policy.allowedOrigins ?? loopbackOrigins(address.port),
@@ -338,6 +347,11 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     logger,
     customizations,
     metrics,
+    ...(config.auth?.kind === 'oauth' ? { oauth: config.auth } : {}),
+    ...(config.listen.publicUrl === undefined ? {} : { publicUrl: config.listen.publicUrl }),
+    ...(limiter === undefined ? {} : { limiter }),
+    ...(cluster === undefined ? {} : { forwarded: (request: Request) => cluster.forwardedPrincipal(request) }),
+    ...(hidesNothing(config.policy.access) ? {} : { access: compileAccessPolicy(config.policy.access) }),
   });
   metrics.attach({
     legacySessions: () => [aggregate, ...sideChannels.values()].reduce((sum, e) => sum + e.sessionCount, agentEndpoints.sessionCount),
@@ -363,6 +377,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
         await cluster?.close(); // cluster: hand leases back first; sessions then close keeping history
         await Promise.all([aggregate.close(), agentEndpoints.close(), ...[...sideChannels.values()].map((e) => e.close())]);
         await registry.close();
+        await credentials.close();
         await eventStore.close(); // event store
         await authenticator?.close();
         http.closeAllConnections();

@@ -18,6 +18,11 @@ export class AgentEndpoints {
     private readonly build: (agent: ServedAgent) => McpEndpoint,
   ) {}
 
+  /** Whether an enabled agent of this name is served now (no endpoint is built to answer). */
+  has(name: string): boolean {
+    return this.set.enabled(name);
+  }
+
   /** The endpoint of an enabled agent; undefined for an unknown or disabled one. */
   get(name: string): McpEndpoint | undefined {
     const agent = this.set.get(name);

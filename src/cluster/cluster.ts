@@ -13,6 +13,9 @@ import type { GatewayEventStore, SessionEventStore } from '../session/event-stor
 import { clusterEventStore } from './cluster-event-store.js';
 import type { ClusterKeys } from './cluster-keys.js';
 import { createClusterRedis } from './cluster-redis.js';
+import { redisBuckets } from './redis-buckets.js';
+import { mintProof, PROOF_HEADER, proofVerifier, type ProofVerdict } from './principal-proof.js';
+import type { BucketStore } from '../policy/request-limits.js';
 import { requestKey } from '../session/jsonrpc-id.js';
 import { checkForwarded, forwardRequest, HOP_HEADER, type ForwardOptions } from './forward.js';
 import { peerForwarding } from './peer-forwarding.js';
@@ -92,12 +95,33 @@ export class Cluster {
   private draining = false;
   private healthy = true;
   private readonly forwarding: ForwardOptions & { close(): Promise<void> };
+  private readonly verifyProof: ReturnType<typeof proofVerifier> | undefined;
+
+  /**
+   * The principal a request forwarded by a peer replica carries (its proof checked), or undefined
+   * when the request does not claim to be forwarded. Without a cluster secret no proof can be
+   * valid: a forwarded request then cannot act for an authenticated principal.
+   */
+  forwardedPrincipal(request: Request): ProofVerdict | undefined {
+    if (!request.headers.has(HOP_HEADER)) return undefined;
+    const proof = request.headers.get(PROOF_HEADER);
+    const sessionId = request.headers.get('mcp-session-id');
+    if (this.verifyProof === undefined) return { ok: false, reason: 'no cluster secret configured' };
+    if (proof === null || sessionId === null) return { ok: false, reason: 'forwarded request without a principal proof' };
+    return this.verifyProof(proof, { sessionId, method: request.method, path: new URL(request.url).pathname });
+  }
+
+  /** Rate-limit buckets every replica shares (policy `rateLimits`), on this replica's connection. */
+  rateBuckets(): BucketStore {
+    return redisBuckets(this.client, this.options.keys, this.options.logger);
+  }
 
   constructor(options: ClusterOptions) {
     this.options = options;
     this.replicaId = options.replicaId ?? randomUUID();
     this.client = createClusterRedis(options.redisUrl, options.redisAllowPrivateNetwork, options.logger);
     this.forwarding = peerForwarding(this.replicaId, options);
+    this.verifyProof = options.secret === undefined ? undefined : proofVerifier(options.secret);
     this.client.on('error', (error: unknown) => this.failed(error));
     this.client.on('ready', () => this.recovered());
     void this.client.connect().catch(() => undefined);
@@ -190,7 +214,9 @@ export class Cluster {
         if (forwarded) return retryLater('the session is moving between replicas');
         const url = await this.leases.urlOf(owner);
         if (url === null) return retryLater('the replica owning this session is not reachable');
-        return await forwardRequest(request, args.parsedBody, url, this.forwarding);
+        const secret = this.options.secret;
+        const proof = secret === undefined ? undefined : mintProof(secret, principal, { sessionId, method: request.method, path: new URL(request.url).pathname });
+        return await forwardRequest(request, args.parsedBody, url, this.forwarding, proof);
       }
       return retryLater('the session is moving between replicas');
     } catch (error) {

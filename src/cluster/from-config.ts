@@ -1,10 +1,11 @@
 /**
  * Builds this replica's `Cluster` from the parsed config, or nothing when `cluster` is absent.
- * The schema already refused a cluster without the redis store (and with auth), so here the
+ * The schema already refused a cluster without the redis store, so here the
  * redis URL is present; the secret comes from the environment the gateway was given. Every peer
  * URL (read from Redis at forward time) is judged by the policy's rules for `cluster.advertiseUrl`.
  */
 import { clusterPeerTarget } from '../config/egress-targets.js';
+import { ConfigError } from '../errors.js';
 import type { GatewayConfig } from '../config/schema.js';
 import { compileEgressCheck } from '../policy/egress-target.js';
 import { compilePolicyRules } from '../policy/policy-rules.js';
@@ -28,6 +29,11 @@ export async function clusterFromConfig(
     throw new TypeError('cluster needs eventStore.kind "redis" with a url');
   }
   const secret = env[CLUSTER_SECRET_ENV];
+  if (config.auth !== undefined && (secret === undefined || secret === '')) {
+    // A forwarded request reaches its owner without the client's credential; only a proof MACed
+    // with the shared secret may say who the client is (principal-proof.ts).
+    throw new ConfigError([`cluster: with auth, ${CLUSTER_SECRET_ENV} must be set (the same on every replica): forwarded requests carry the principal under it`]);
+  }
   const { Cluster } = await import('./cluster.js');
   return new Cluster({
     replicaId: cluster.replicaId,

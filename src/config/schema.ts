@@ -53,8 +53,30 @@ export const stdioServerSchema = z.strictObject({
   ...common,
 });
 
+/**
+ * How the gateway authenticates to an HTTP upstream beyond `headers`/`envHeaders` (which are the
+ * `static` mode). `clientCredentials`: the gateway's own OAuth client for that upstream (RFC 6749
+ * §4.4 with the upstream as RFC 8707 `resource`). The client's own token is never forwarded.
+ */
+const upstreamAuthSchema = z.discriminatedUnion('kind', [
+  z.strictObject({
+    kind: z.literal('clientCredentials'),
+    /** The authorization server's token endpoint; `https:`, or loopback/private with `allowPrivateNetwork`. */
+    tokenUrl: z.string().min(1),
+    clientId: z.string().min(1).max(512),
+    /** Environment variable holding the client secret, read when a token is fetched. */
+    clientSecretEnv: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name'),
+    scope: z.string().min(1).max(2048).optional(),
+    /** The resource asked for; default the server's `url`. */
+    resource: z.string().url().optional(),
+    allowPrivateNetwork: z.boolean().default(false),
+  }),
+]);
+
 /** What every HTTP upstream kind has: where it is, what is sent with each request, egress rules. */
 const remote = {
+  /** Credentials of the gateway's own for this upstream; absent: only `headers`/`envHeaders`. */
+  upstreamAuth: upstreamAuthSchema.optional(),
   url: z.string().min(1),
   headers: z.record(z.string(), z.string()).default({}),
   /** Header name → environment variable name, read when each request is built. */
@@ -108,11 +130,17 @@ export const gatewayConfigSchema = z.strictObject({
         .refine((p) => p === '/' || !p.endsWith('/'), 'must not end with "/"')
         .default('/mcp'),
       /**
-       * The URL clients reach the aggregate endpoint at, when it is not the bound address (a
-       * reverse proxy, a container port mapping): announced at `initialize`, on the Ready line
-       * and by /readyz. Absent: `http://<bound address>:<port><path>`.
+       * The origin clients reach this listener at (`https://mcp.example.com`), when it is not the
+       * bound address (a proxy or load balancer in front). Endpoint URIs — the OAuth resource of
+       * each endpoint — are this origin plus the endpoint's path, and so is the URL announced at
+       * `initialize` (`_meta["portcullis/server"]`), on the Ready line and by /readyz. Absent: `http://<host>:<port>`.
        */
-      publicUrl: z.url({ protocol: /^https?$/ }).refine((u) => !u.includes('#') && !/^[a-z]+:\/\/[^/]*@/i.test(u), 'must have no fragment and no user info').optional(),
+      publicUrl: z
+        .string()
+        .url()
+        .refine((u) => /^https?:$/.test(new URL(u).protocol), 'must be an http: or https: URL')
+        .refine((u) => { const p = new URL(u); return (p.pathname === '/' || p.pathname === '') && p.search === '' && p.hash === '' && p.username === '' && p.password === ''; }, 'must be an origin only: no path, query, fragment or userinfo')
+        .optional(),
     })
     .prefault({}),
   catalogue: z
@@ -276,14 +304,14 @@ export const gatewayConfigSchema = z.strictObject({
   stateDir: z.string().min(1).optional(),
   servers: z.record(serverName, serverSchema),
 }).superRefine((config, ctx) => {
+  for (const [name, server] of Object.entries(config.servers)) {
+    if (server.transport === 'stdio' || server.upstreamAuth === undefined) continue;
+    const named = [...Object.keys(server.headers), ...Object.keys(server.envHeaders)].some((h) => h.toLowerCase() === 'authorization');
+    if (named) ctx.addIssue({ code: 'custom', path: ['servers', name, 'upstreamAuth'], message: 'cannot be combined with an Authorization header in headers or envHeaders' });
+  }
   if (config.cluster === undefined) return;
   if (config.eventStore.kind !== 'redis') {
     ctx.addIssue({ code: 'custom', path: ['cluster'], message: 'needs eventStore.kind "redis" (replicas share sessions through it)' });
-  }
-  if (config.auth !== undefined) {
-    // A forwarded request reaches the owner without the client's credentials (they stop at the
-    // edge); trusting a principal header between replicas is not built yet, so refuse, not guess.
-    ctx.addIssue({ code: 'custom', path: ['cluster'], message: 'cannot be combined with auth yet (forwarding does not carry the principal)' });
   }
 });
 

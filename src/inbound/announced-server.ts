@@ -2,8 +2,8 @@
  * The announced server (the Agent Host Protocol's `McpServerResult`): each endpoint's handshake
  * result carries `_meta["portcullis/server"] = { name, url }`, the endpoint's canonical URL, so a
  * host that reached the gateway some other way (a port forward, a discovery file) records the URL
- * it should use. The canonical base is config `listen.publicUrl` when set (a reverse proxy in
- * front), else the bound address; the Ready line and /readyz show the same URL. No `headers`:
+ * it should use. The canonical base is the origin config `listen.publicUrl` names when set (a
+ * reverse proxy in front), else the bound address, followed by the endpoint's path; the Ready line and /readyz show the same URL. No `headers`:
  * the gateway asks a client for none of its own (a credential is the client's, never announced).
  */
 import type { AddressInfo } from 'node:net';
@@ -26,7 +26,9 @@ function segment(name: string): string {
 
 export function canonicalUrls(listen: { readonly path: string; readonly publicUrl?: string | undefined }, address: AddressInfo): CanonicalUrls {
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-  const aggregate = listen.publicUrl ?? `http://${host}:${address.port}${listen.path}`;
+  // `publicUrl` is an origin (config schema): the endpoint's path goes after it, as for OAuth resources.
+  const origin = listen.publicUrl === undefined ? `http://${host}:${address.port}` : listen.publicUrl.replace(/\/$/, '');
+  const aggregate = `${origin}${listen.path}`;
   const base = aggregate.endsWith('/') ? aggregate.slice(0, -1) : aggregate;
   return {
     aggregate,

@@ -5,6 +5,7 @@
  * `legacy: 'reject'` (its own legacy mode has no sessions: docs/decisions.md, "Behaviours the code
  * is built around").
  */
+import type { AccessProfile } from '../policy/access-policy.js';
 import { createMcpHandler, isLegacyRequest, type AuthInfo, type McpHttpHandler, type ServerCapabilities } from '@modelcontextprotocol/server';
 import { errorResponse, refusal } from '../errors.js';
 import type { GatewayEntries } from '../routing/gateway-entries.js';
@@ -65,8 +66,15 @@ export interface EndpointOptions extends EndpointExtrasOptions {
  * `authInfo` given to `fetch` to the factory that builds the request's `Server`. The credential
  * itself stops at the edge (app.ts strips it), so `token` is empty; `clientId` is the principal.
  */
-function principalAuthInfo(principal: string): AuthInfo {
-  return { token: '', clientId: principal, scopes: [] };
+function principalAuthInfo(principal: string | undefined, access: AccessProfile | undefined): AuthInfo {
+  return { token: '', clientId: principal ?? '', scopes: [], ...(access === undefined ? {} : { extra: { [ACCESS_KEY]: access } }) };
+}
+
+/** Where a 2026 request's access profile travels in `authInfo.extra` to the factory. */
+const ACCESS_KEY = 'portcullis/access';
+
+function accessOf(info: AuthInfo | undefined): AccessProfile | undefined {
+  return info?.extra?.[ACCESS_KEY] as AccessProfile | undefined;
 }
 
 export class McpEndpoint {
@@ -104,7 +112,7 @@ export class McpEndpoint {
     // A full budget first expires idle sessions, on whichever endpoint they are.
     this.unsubscribes.push(options.admission.addReclaimer(() => this.sessions.expireIdle()));
     this.legacySse = new LegacySseEndpoint({
-      host: { openSession: (principal, wire) => this.openSseSession(principal, wire) },
+      host: { openSession: (principal, wire, access) => this.openSseSession(principal, wire, access) },
       limits: options.limits,
       logger: options.logger,
     });
@@ -114,7 +122,8 @@ export class McpEndpoint {
       // Built per request: the request's principal arrives in `authInfo` (see `fetch`).
       (context) => {
         const workspace = context.requestInfo === undefined ? undefined : this.workspaces.get(context.requestInfo);
-        const scope = stateless.forPrincipal(context.authInfo?.clientId, workspace);
+        const principal = context.authInfo?.clientId;
+        const scope = stateless.forPrincipal(principal === '' ? undefined : principal, workspace, accessOf(context.authInfo));
         const identity = this.identity('modern');
         const capabilities = modernServerCapabilities(identity.capabilities);
         return createGatewayServer(
@@ -151,9 +160,10 @@ export class McpEndpoint {
    * auth is off); a 2025 session belongs to the principal that opened it, and a 2026 request's
    * pooled connections count against its principal. `incoming`, the Node request under
    * @hono/node-server, is where a POST body is read from when given (`request` then needs no
-   * body: nothing below reads it again, every handler gets `parsedBody`).
+   * body: nothing below reads it again, every handler gets `parsedBody`). `access` is what the
+   * policy's access rules let this caller see (a 2025 session keeps the one it opened with).
    */
-  async fetch(request: Request, principal?: string, incoming?: IncomingBody): Promise<Response> {
+  async fetch(request: Request, principal?: string, incoming?: IncomingBody, access?: AccessProfile): Promise<Response> {
     let parsedBody: unknown;
     if (request.method === 'POST') {
       const body = await readJsonRpcBody(request, this.options.limits, incoming);
@@ -170,10 +180,10 @@ export class McpEndpoint {
       if (workspace.workspace !== undefined) this.workspaces.set(request, workspace.workspace);
       return this.modern.fetch(request, {
         ...(parsedBody === undefined ? {} : { parsedBody }),
-        ...(principal === undefined ? {} : { authInfo: principalAuthInfo(principal) }),
+        ...(principal === undefined && access === undefined ? {} : { authInfo: principalAuthInfo(principal, access) }),
       });
     }
-    return this.legacy(request, parsedBody, principal);
+    return this.legacy(request, parsedBody, principal, access);
   }
 
   async close(): Promise<void> {
@@ -183,7 +193,7 @@ export class McpEndpoint {
     this.tasks?.close();
   }
 
-  private async legacy(request: Request, parsedBody: unknown, principal: string | undefined): Promise<Response> {
+  private async legacy(request: Request, parsedBody: unknown, principal: string | undefined, access: AccessProfile | undefined): Promise<Response> {
     const sessionId = request.headers.get('mcp-session-id');
     const { cluster } = this.options;
     const forged = cluster?.refuseForged(request); // cluster
@@ -200,7 +210,7 @@ export class McpEndpoint {
           open: async (owner, id) => {
             const admitted = this.options.admission.admitAdopted(owner);
             if (!admitted.ok) throw admitted.error;
-            const adopted = this.newSession(owner, admitted.ticket, id);
+            const adopted = this.newSession(owner, admitted.ticket, id, undefined, undefined, access);
             try {
               await adopted.start();
             } catch (error) {
@@ -226,7 +236,7 @@ export class McpEndpoint {
     if (!workspace.ok) return errorResponse(workspaceError(workspace.message));
     const admitted = this.options.admission.admitInitialize(principal);
     if (!admitted.ok) return errorResponse(admitted.error);
-    const session = this.newSession(principal, admitted.ticket, undefined, undefined, workspace.workspace);
+    const session = this.newSession(principal, admitted.ticket, undefined, undefined, workspace.workspace, access);
     try {
       await session.start();
       const response = await session.handle(request, parsedBody);
@@ -246,10 +256,10 @@ export class McpEndpoint {
    * shared with other replicas (its stream is held here). Rejects with the admission's
    * `GatewayError` when refused.
    */
-  private async openSseSession(principal: string | undefined, wire: LegacySessionOptions['wire']): Promise<LegacySession> {
+  private async openSseSession(principal: string | undefined, wire: LegacySessionOptions['wire'], access: AccessProfile | undefined): Promise<LegacySession> {
     const admitted = this.options.admission.admitInitialize(principal);
     if (!admitted.ok) throw admitted.error;
-    const session = this.newSession(principal, admitted.ticket, undefined, wire);
+    const session = this.newSession(principal, admitted.ticket, undefined, wire, undefined, access);
     try {
       await session.start();
     } catch (error) {
@@ -270,6 +280,7 @@ export class McpEndpoint {
     sessionId?: string,
     wire?: LegacySessionOptions['wire'],
     workspace?: string,
+    access?: AccessProfile,
   ): LegacySession {
     const cluster = wire === undefined ? this.options.cluster : undefined;
     return new LegacySession({
@@ -277,7 +288,8 @@ export class McpEndpoint {
       principal,
       ...(workspace === undefined ? {} : { workspace }),
       scope: this.options.scope,
-      sharedCatalogue: this.stateless.catalogue,
+      sharedCatalogue: this.stateless.catalogueFor(undefined, access),
+      ...(access === undefined ? {} : { access }),
       ticket,
       childIdleTimeoutMs: this.options.sessions.childIdleTimeoutMs,
       logger: this.options.logger,

@@ -4,6 +4,7 @@
  * on it, and the session's upstream connections. Closing it closes all three, so a DELETE, an idle
  * expiry, a closed HTTP+SSE stream or shutdown reaps every child it spawned.
  */
+import type { AccessProfile } from '../policy/access-policy.js';
 import { randomUUID } from 'node:crypto';
 import type { ServerCapabilities, Transport } from '@modelcontextprotocol/server';
 import { errorResponse, GatewayError, refusal } from '../errors.js';
@@ -52,6 +53,8 @@ export interface LegacySessionOptions {
   scope: ScopeOptions;
   /** The endpoint's catalogue over the primaries, for a session with no connection of its own. */
   sharedCatalogue?: Catalogue;
+  /** What the policy's access rules let the session's principal see (fixed when it opens). */
+  access?: AccessProfile;
   /** The session's place in the gateway's session budget, given back when it closes. */
   ticket: SessionTicket;
   /** The session's stdio children are closed after this long without a call (the session stays). */
@@ -139,6 +142,7 @@ export class LegacySession {
       owner: sessionSink(this.server),
       clientCapabilities: () => this.server.getClientCapabilities(),
       ...(options.sharedCatalogue === undefined ? {} : { shared: options.sharedCatalogue }),
+      ...(options.access === undefined ? {} : { access: options.access }),
       childIdleTimeoutMs: options.childIdleTimeoutMs,
     });
     const hooks: SessionWireHooks = {

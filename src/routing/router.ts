@@ -43,6 +43,11 @@ export interface RouteScope {
   readonly inputBridge?: InputRounds;
   /** The caller's tasks (tasks/task-scope.ts); absent: tasks are not offered here. */
   readonly tasks?: TaskScope;
+  /**
+   * Spends the caller's request rate (and, for `tools/call`, its rate for that catalogue tool);
+   * throws `RATE_LIMITED` when spent. Absent: not limited.
+   */
+  readonly admit?: ((method: string, tool: string | undefined) => Promise<void>) | undefined;
 }
 
 export interface CallContext {
@@ -172,6 +177,8 @@ const handlers: Record<string, Handler> = {
 export async function routeRequest(scope: RouteScope, method: string, params: Params | undefined, call: CallContext): Promise<Result> {
   const handler = Object.hasOwn(handlers, method) ? handlers[method] : undefined;
   if (handler === undefined) throw new GatewayError('NOT_SUPPORTED', `Method not found: ${method}`);
+  // A call spends its rate once its tool is known (callTool); every other request here.
+  if (method !== 'tools/call') await scope.admit?.(method, undefined);
   return handler(scope, params ?? {}, call);
 }
 
@@ -182,7 +189,10 @@ async function callTool(scope: RouteScope, params: Params, call: CallContext): P
   const target = merged.index.get(exposed);
   // The index holds visible tools only; the predicate runs again anyway (docs/decisions.md,
   // "Hidden means not callable").
-  if (target === undefined || !scope.catalogue.toolVisible(target.server, target.name, exposed)) {
+  const visible = target !== undefined && scope.catalogue.toolVisible(target.server, target.name, exposed);
+  // Only a catalogue name keys a tool's rate: names a client makes up spend the principal's alone.
+  await scope.admit?.('tools/call', visible ? exposed : undefined);
+  if (!visible) {
     const down = target === undefined ? scope.catalogue.unavailableOwnerOf(exposed) : undefined;
     if (down !== undefined) throw new GatewayError('UPSTREAM_UNAVAILABLE', `upstream "${down}" is unavailable`, { server: down });
     throw new GatewayError('UNKNOWN_TOOL', `Unknown tool: ${exposed}`);

@@ -19,6 +19,9 @@ import type { SessionTools, ToolSurface, ToolsView } from '../catalogue/surface/
 import type { Logger } from '../observability/logger.js';
 import type { UpstreamLink } from '../upstream/link.js';
 import { connectionKeyId, type ConnectionKey } from '../upstream/principal-connections.js';
+import type { RequestLimiter } from '../policy/request-limits.js';
+import type { AccessProfile } from '../policy/access-policy.js';
+import { narrowedView } from './access-view.js';
 import type { UpstreamRegistry } from '../upstream/registry.js';
 import type { DownstreamSink, RpcMessage } from '../rpc/sink.js';
 import type { LinkEvent } from '../upstream/link-event.js';
@@ -41,6 +44,14 @@ export interface ScopeOptions {
   inputTtlMs?: number;
   /** The endpoint's tasks (routing/tasks/); absent: tasks are not offered. */
   tasks?: TaskTable;
+  /** The policy's request rates per principal; absent: not limited. */
+  limiter?: RequestLimiter;
+}
+
+/** `admit` of a scope whose requests are those of `principal` (router.ts calls it first). */
+function admitFor(limiter: RequestLimiter | undefined, principal: string | undefined): RouteScope['admit'] {
+  if (limiter === undefined) return undefined;
+  return (method, tool) => limiter.admit({ principal, method, tool });
 }
 
 /** Whether `server`'s upstream takes task-augmented `tools/call`, by what its primary declared. */
@@ -120,6 +131,8 @@ export interface SessionScopeOptions {
   shared?: Catalogue;
   /** A stdio session child with no call in flight is closed after this long (the session stays). */
   childIdleTimeoutMs?: number;
+  /** What the policy's `access` rules let the session's principal see; absent: everything. */
+  access?: AccessProfile;
 }
 
 export class SessionScope implements RouteScope {
@@ -137,6 +150,7 @@ export class SessionScope implements RouteScope {
   private readonly key: ConnectionKey;
   private readonly principalServers: Set<string>;
   readonly tasks: TaskScope | undefined;
+  readonly admit: RouteScope['admit'];
   private readonly taskTable: TaskTable | undefined;
   /** The session's key in the task table: random, never the session id itself. */
   private readonly taskOwner = `session:${randomUUID()}`;
@@ -148,6 +162,7 @@ export class SessionScope implements RouteScope {
     this.logger = options.logger;
     this.key = session.key ?? { principal: undefined, workspace: undefined };
     this.principalServers = principalServersOf(options.registry, options.servers);
+    this.admit = admitFor(options.limiter, this.key.principal);
     const keyId = connectionKeyId(this.key);
     const surface = options.tools;
     this.toolState =
@@ -222,7 +237,7 @@ export class SessionScope implements RouteScope {
               linkFor: async (s) => this.own.get(s)?.current ?? this.principalLink(s) ?? this.registry.entry(s).primary.get(),
               perCaller: (s) => this.principalServers.has(s),
             },
-            { ...options.catalogue, logger: options.logger },
+            { ...narrowedView(options.catalogue, session.access), logger: options.logger },
           );
   }
 
@@ -355,13 +370,14 @@ export class StatelessScope {
    * The scope as the requests of `principal` (undefined without authentication) see it, in
    * `workspace` (the request's `_meta["portcullis/workspace"]`, if any).
    */
-  forPrincipal(principal: string | undefined, workspace?: string): RouteScope {
+  forPrincipal(principal: string | undefined, workspace?: string, access?: AccessProfile): RouteScope {
     const key: ConnectionKey = { principal, workspace };
     return {
       servers: this.servers,
-      catalogue: this.principalServers.size === 0 ? this.catalogue : this.viewOf(key),
+      catalogue: this.catalogueFor(key, access),
       ...(this.tools === undefined ? {} : { tools: this.tools }),
       inputBridge: this.inputBridge.for(principal),
+      admit: admitFor(this.options.limiter, principal),
       withLink: (server, fn) => this.withLink(server, key, fn),
       ...(this.taskTable === undefined
         ? {}
@@ -379,19 +395,31 @@ export class StatelessScope {
     };
   }
 
+  /**
+   * The catalogue over the primaries as a caller with `access` sees it: the endpoint's own when
+   * nothing is hidden from it, else one per access profile — callers matching the same rules share
+   * it, no other caller ever reads it. A 2025 session with no connection of its own lists from it.
+   */
+  catalogueFor(key: ConnectionKey | undefined, access: AccessProfile | undefined): Catalogue {
+    const narrowed = access !== undefined && !access.unrestricted;
+    const perCaller = key !== undefined && this.principalServers.size > 0;
+    if (!narrowed && !perCaller) return this.catalogue;
+    return this.viewOf(perCaller ? key : undefined, narrowed ? access : undefined);
+  }
+
   /** The catalogue of one caller: principal servers listed from its own connection once open. */
-  private viewOf(key: ConnectionKey): Catalogue {
-    const id = connectionKeyId(key);
+  private viewOf(key: ConnectionKey | undefined, access: AccessProfile | undefined): Catalogue {
+    const id = `${key === undefined ? '' : connectionKeyId(key)}#${access?.key ?? ''}`;
     let view = this.views.get(id);
     if (view === undefined) {
       const registry = this.registry;
       view = new Catalogue(
         {
           servers: this.servers,
-          linkFor: async (s) => registry.entry(s).principals?.current(key) ?? registry.entry(s).primary.get(),
+          linkFor: async (s) => (key === undefined ? undefined : registry.entry(s).principals?.current(key)) ?? registry.entry(s).primary.get(),
           perCaller: (s) => this.principalServers.has(s),
         },
-        { ...this.options.catalogue, logger: this.logger },
+        { ...narrowedView(this.options.catalogue, access), logger: this.logger },
       );
       this.views.set(id, view);
     }

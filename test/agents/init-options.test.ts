@@ -43,7 +43,7 @@ beforeAll(async () => {
     )
   ).gateway;
   forbidding = (
-    await startPluginGateway(gatewayLife, { servers: { conf: stdioServer(newMarker(), { isolation: 'shared' }) }, listen: { host: '127.0.0.1', port: 0, publicUrl: 'https://mcp.example.com/team/mcp' } }, {
+    await startPluginGateway(gatewayLife, { servers: { conf: stdioServer(newMarker(), { isolation: 'shared' }) }, listen: { host: '127.0.0.1', port: 0, path: '/team/mcp', publicUrl: 'https://mcp.example.com' } }, {
       agentPersona: { allowed: false },
     })
   ).gateway;

@@ -109,8 +109,9 @@ describe('canonical URLs', () => {
     expect(urls.agent('x')).toBe('http://[::1]:1/agents/x');
   });
 
-  it('prefer listen.publicUrl', () => {
-    expect(canonicalUrls({ path: '/mcp', publicUrl: 'https://gw.example.com/mcp' }, v4).sideChannel('notes')).toBe('https://gw.example.com/mcp/servers/notes');
+  it('prefer the listen.publicUrl origin, before the path', () => {
+    expect(canonicalUrls({ path: '/mcp', publicUrl: 'https://gw.example.com' }, v4).sideChannel('notes')).toBe('https://gw.example.com/mcp/servers/notes');
+    expect(canonicalUrls({ path: '/mcp', publicUrl: 'https://gw.example.com/' }, v4).aggregate).toBe('https://gw.example.com/mcp');
   });
 });
 
