@@ -12,6 +12,8 @@
 import { isIP, type AddressInfo } from 'node:net';
 import type { Server as HttpServer } from 'node:http';
 import { createApp } from './app.js';
+import { loadAgents } from './plugins/agent-set.js';
+import { canonicalUrls } from './inbound/announced-server.js';
 import type { GatewayConfig } from './config/schema.js';
 import { loopbackOrigins } from './policy/origin-check.js';
 import { createEgressDispatcher } from './net/egress-guard.js';
@@ -54,6 +56,8 @@ export interface GatewayOptions {
 export interface RunningGateway {
   /** The MCP URL on the address actually bound. */
   readonly url: string;
+  /** The canonical MCP URL clients are told (config `listen.publicUrl`, else `url`): the Ready line's. */
+  readonly publicUrl: string;
   readonly port: number;
   close(): Promise<void>;
 }
@@ -84,6 +88,9 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     // Plugins are the least trusted layer: their servers join the config's under `<plugin>.<server>`.
     const plugins = await loadPlugins(config);
     logPlugins(plugins, logger);
+    // Agents: the plugins' and the gateway's own directory (bad files reported and skipped).
+    const agents = await loadAgents({ ...(config.agents === undefined ? {} : { agents: config.agents }), plugins: plugins.plugins });
+    for (const problem of agents.diagnostics) logger.warn({ problem }, 'agent file problem');
     const servers = { ...plugins.servers, ...config.servers };
     const credentials = upstreamCredentials((name) => env[name], logger);
     closers.add('upstream credentials', () => credentials.close());
@@ -129,7 +136,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     // Subscribed before the first connection attempt, so each sees every state from `starting` on.
     const stopCountingRestarts = countRestarts(registry, (server) => metrics.upstreamRestarted(server));
     closers.add('restart counter', stopCountingRestarts);
-    const customizations = await customizationListFor(config, plugins, registry);
+    const customizations = await customizationListFor(config, plugins, registry, agents);
     closers.add('customization list', () => customizations.close()); // ends every watch stream
     await registry.start();
     await eventStore.start();
@@ -146,7 +153,11 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     });
     // Shared by every endpoint, and by every replica when clustered (their buckets live in Redis).
     const limiter = compileRequestLimiter(config.policy.rateLimits, sharing.rateBuckets?.() ?? memoryBuckets());
+    const urls = canonicalUrls(config.listen, address);
     const endpoints = buildEndpoints({
+      agents,
+      customizations,
+      urls,
       ...(limiter === undefined ? {} : { limiter }),
       config,
       version: GATEWAY_VERSION,
@@ -164,6 +175,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       path: config.listen.path,
       aggregate: endpoints.aggregate,
       sideChannels: endpoints.sideChannels,
+      agents: endpoints.agents,
+      mcpUrl: urls.aggregate,
       registry,
       allowedHosts: config.policy.allowedHosts,
       allowedOrigins: config.policy.allowedOrigins ?? loopbackOrigins(address.port),
@@ -190,13 +203,14 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     // close keeping their shared history for whoever takes them over.
     closers.add('session sharing', () => sharing.close());
     await sharing.start(base);
-    customizations.setChannelBase(`${base}${config.listen.path === '/' ? '' : config.listen.path}`);
+    customizations.setChannelBase(urls.base);
     listener.open((request, requestEnv) => app.fetch(request, requestEnv));
     // The first thing shutdown does: no new connection from then on.
     closers.add('accepting connections', () => listener.stopAccepting());
 
     return {
       url: `${base}${config.listen.path}`,
+      publicUrl: urls.aggregate,
       port: address.port,
       close: () => closers.closeAll(),
     };

@@ -8,7 +8,12 @@
 import type { AccessProfile } from '../policy/access-policy.js';
 import { createMcpHandler, isLegacyRequest, type AuthInfo, type ClientCapabilities, type McpHttpHandler } from '@modelcontextprotocol/server';
 import { errorResponse, refusal } from '../errors.js';
+import type { GatewayEntries } from '../routing/gateway-entries.js';
+import { endpointExtras, endpointInstructions, type EndpointExtrasOptions } from './endpoint-extras.js';
+import type { Handshake } from './handshake-server.js';
+import { optionsReader, type OptionsReader } from './init-options-reader.js';
 import type { Logger } from '../observability/logger.js';
+import { primaryInfo } from '../routing/primaries.js';
 import { feedListeners } from '../routing/listen-feed.js';
 import { StatelessScope, type ScopeOptions } from '../routing/scopes.js';
 import { workspaceError, workspaceOf } from '../routing/workspace.js';
@@ -32,13 +37,12 @@ import { TaskTable, type TaskTableOptions } from '../routing/tasks/task-table.js
 
 const metricsOption = (metrics: GatewayMetrics | undefined) => (metrics === undefined ? {} : { metrics });
 
-export interface EndpointOptions {
+/** `EndpointExtrasOptions` (endpoint-extras.ts): persona, init options, the gateway's entries, handshake `_meta`. */
+export interface EndpointOptions extends EndpointExtrasOptions {
   /** Counts every request this endpoint answers (observability/metrics.ts); absent: not counted. */
   metrics?: GatewayMetrics;
   name: string;
   version: string;
-  /** The gateway's own instructions (persona text), placed before each upstream's. */
-  instructions: string | undefined;
   scope: ScopeOptions;
   /** `max` bounds this endpoint's registry; the gateway-wide caps are the admission's. */
   sessions: { max: number; idleTimeoutMs: number; childIdleTimeoutMs: number };
@@ -95,6 +99,10 @@ export class McpEndpoint {
   private readonly listenBus: ModernListenBus;
   /** The deprecated HTTP+SSE transport (2024-11-05) on this endpoint's sessions (legacy-sse/). */
   readonly legacySse: LegacySseEndpoint;
+  /** Init options of 2026 requests, read per request (ignored names logged once per set). */
+  private readonly requestOptions: OptionsReader | undefined;
+  /** Init options of a 2025 session, read at its `initialize` (ignored names logged each time). */
+  private readonly sessionOptions: OptionsReader | undefined;
 
   constructor(options: EndpointOptions) {
     if (options.tasks !== undefined) {
@@ -105,6 +113,10 @@ export class McpEndpoint {
     }
     this.options = options;
     this.hooks = options.sessionHooks ?? LOCAL_HOOKS;
+    if (options.initOptions !== undefined) {
+      this.requestOptions = optionsReader(options.initOptions, options.logger, false);
+      this.sessionOptions = optionsReader(options.initOptions, options.logger, true);
+    }
     this.sessions = new SessionRegistry<LegacySession>({
       ...options.sessions,
       onClosed: (id, reason) => options.logger.info({ session: sessionTag(id), reason }, 'session closed'),
@@ -127,7 +139,17 @@ export class McpEndpoint {
         const principal = context.authInfo?.clientId;
         const scope = stateless.forPrincipal(principal === '' ? undefined : principal, named?.workspace, named?.capabilities, accessOf(context.authInfo));
         const identity = this.identity('modern');
-        return createGatewayServer({ ...identity, era: 'modern', logger: options.logger, ...metricsOption(options.metrics) }, () => scope);
+        return createGatewayServer(
+          {
+            ...identity,
+            era: 'modern',
+            logger: options.logger,
+            ...metricsOption(options.metrics),
+            ...this.extras(),
+            ...(this.requestOptions === undefined ? {} : { options: { perRequest: this.requestOptions } }),
+          },
+          () => scope,
+        );
       },
       { legacy: 'reject', bus: this.listenBus, onerror: (error) => options.logger.debug({ err: error.message }, 'modern request rejected') },
     );
@@ -297,6 +319,8 @@ export class McpEndpoint {
       pollAfterMs: this.options.pollAfterMs,
       streamAfterMs: this.options.streamAfterMs,
       ...metricsOption(this.options.metrics),
+      ...this.extras(),
+      ...(this.sessionOptions === undefined ? {} : { readOptions: this.sessionOptions }),
       onInitialized: (s) => {
         this.sessions.add(s);
         this.options.logger.info({ session: sessionTag(s.id) }, 'session opened');
@@ -307,9 +331,25 @@ export class McpEndpoint {
     });
   }
 
+  /** The handshake completion and the gateway's own entries, for every `Server` of this endpoint. */
+  private extras(): { handshake?: Handshake; entries?: GatewayEntries } {
+    return endpointExtras(this.options, () => primaryInfo(this.options.scope.registry, this.options.scope.servers));
+  }
+
   /** Name, capabilities and instructions for a client of `era`, from the primaries that are up right now. */
   private identity(era: Era): EndpointIdentity {
     const { scope, name, version, instructions } = this.options;
-    return endpointIdentity({ registry: scope.registry, servers: scope.servers, name, version, instructions, tasks: this.tasks !== undefined }, era);
+    return endpointIdentity(
+      {
+        registry: scope.registry,
+        servers: scope.servers,
+        name,
+        version,
+        instructions,
+        tasks: this.tasks !== undefined,
+        instructionsFor: (parts) => endpointInstructions(this.options, parts),
+      },
+      era,
+    );
   }
 }
