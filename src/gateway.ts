@@ -1,7 +1,7 @@
 /**
  * Builds a running gateway from a parsed config: one composition of parts opened in a fixed
- * order — the authenticator, the event store, the HTTP listener (bound to the configured address
- * only, before any child is spawned), the upstream registry (required servers must come up, or
+ * order — the HTTP listener (bound to the configured address only, before anything else opens),
+ * the authenticator, the event store, the upstream registry (required servers must come up, or
  * this rejects), the endpoints, the way sessions are shared (a cluster replica's, or none), the
  * Hono app — each noting how it closes (composition/closers.ts). `close()`, and a start that
  * fails part way, close what was opened in reverse order. The config's policy is wired in here:
@@ -72,6 +72,20 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   }
   const closers = new Closers(logger);
   return closers.compose(async () => {
+    // The listener opens first (composition/listener.ts): a port in use, or a bind the policy
+    // refuses, is reported before anything else opens; until the app is built every request is
+    // answered 503. Its connections are the last thing shutdown ends, after every stream has.
+    const listener = await listen({
+      host: config.listen.host,
+      port: config.listen.port,
+      maxHeaderBytes: config.limits.maxHeaderBytes,
+      requestTimeoutMs: options.requestTimeoutMs ?? 30_000,
+      ...(options.addressOf === undefined ? {} : { addressOf: options.addressOf }),
+    });
+    closers.add('listener', () => listener.close());
+    const { address } = listener;
+    const refused = refuseBind(address.address, config);
+    if (refused !== undefined) throw refused;
     const authenticator = await compileAuthentication(config, env, logger);
     if (authenticator !== undefined) closers.add('authenticator', () => authenticator.close());
     // One registry per gateway: gateways sharing a process never share a series.
@@ -119,19 +133,6 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     });
     closers.add('upstream registry', () => registry.close());
 
-    // The listener opens before any upstream starts (composition/listener.ts): until the app is
-    // built every request is answered 503.
-    const listener = await listen({
-      host: config.listen.host,
-      port: config.listen.port,
-      maxHeaderBytes: config.limits.maxHeaderBytes,
-      requestTimeoutMs: options.requestTimeoutMs ?? 30_000,
-      ...(options.addressOf === undefined ? {} : { addressOf: options.addressOf }),
-    });
-    closers.add('listener', () => listener.close());
-    const { address } = listener;
-    const refused = refuseBind(address.address, config);
-    if (refused !== undefined) throw refused;
 
     // Subscribed before the first connection attempt, so each sees every state from `starting` on.
     const stopCountingRestarts = countRestarts(registry, (server) => metrics.upstreamRestarted(server));
