@@ -4,6 +4,7 @@
  *
  *   composition   main.ts, cli.ts, gateway.ts, app.ts,    (assemble everything; nothing imports them)
  *                 composition/
+ *   agents/       agent endpoints and entries           → inbound, routing, catalogue, plugins, customizations, leaves
  *   inbound/      HTTP handling per protocol era          → routing, catalogue, session, cluster, net, leaves
  *   routing/      dispatch and scopes                     → catalogue, upstream, leaves
  *   catalogue/    merged, filtered, namespaced lists      → upstream (types), leaves
@@ -57,6 +58,12 @@ module.exports = {
       from: { path: LEAVES },
       to: { path: '^src/', pathNot: LEAVES },
     },
+    onlyImports(
+      'agents-assemble-endpoints',
+      'agents/ builds agent endpoints from inbound endpoints, plugin declarations and the customisation list; nothing below imports it.',
+      '^src/agents/',
+      'inbound|routing|catalogue|plugins|customizations',
+    ),
     onlyImports(
       'inbound-goes-through-routing',
       'inbound/ reaches upstreams through routing/ only, never upstream/ itself.',

@@ -1,6 +1,7 @@
 /**
  * Assembles the Hono app in a fixed, visible order: access log → health routes → edge guards
- * (Host, Origin) → the MCP endpoints (the aggregate, then one side channel per server) → the
+ * (Host, Origin) → the MCP endpoints (the aggregate, one side channel per server, one endpoint per
+ * agent) → the
  * deprecated HTTP+SSE routes of each endpoint (`<endpoint>/sse`, `<endpoint>/messages`). The
  * customisation list (`<path>/customizations`), the admin page (`<path>/admin`) and the Prometheus
  * metrics (`/metrics`) sit behind the same guards and authentication.
@@ -29,6 +30,10 @@ export interface AppOptions {
   path: string;
   aggregate: McpEndpoint;
   sideChannels: ReadonlyMap<string, McpEndpoint>;
+  /** Agent endpoints by agent name (`<path>/agents/<name>`); an unknown or disabled agent answers 404. */
+  agents?: { get(name: string): McpEndpoint | undefined; has(name: string): boolean };
+  /** The canonical MCP URL (the `listen.publicUrl` origin, else the bound address, then the path), shown by /readyz. */
+  mcpUrl?: string;
   registry: UpstreamRegistry;
   allowedHosts: readonly string[];
   allowedOrigins: readonly string[];
@@ -87,7 +92,7 @@ export function createApp(options: AppOptions): Hono {
       : compileResourceRoutes({
           config: options.oauth,
           ...(options.publicUrl === undefined ? {} : { publicUrl: options.publicUrl }),
-          layout: { base, has: (kind, name) => kind === 'servers' && options.sideChannels.has(name) },
+          layout: { base, has: (kind, name) => (kind === 'servers' ? options.sideChannels.has(name) : options.agents?.has(name) === true) },
         });
   // Protected resource metadata is how a client learns where to get a token: before auth.
   resources?.mount(app);
@@ -116,7 +121,8 @@ export function createApp(options: AppOptions): Hono {
   }
   app.get('/readyz', (c) => {
     const ready = options.registry.ready();
-    return c.json({ status: ready ? 'ready' : 'not ready', servers: options.registry.status() }, ready ? 200 : 503);
+    const url = options.mcpUrl === undefined ? {} : { url: options.mcpUrl };
+    return c.json({ status: ready ? 'ready' : 'not ready', ...url, servers: options.registry.status() }, ready ? 200 : 503);
   });
 
   // The client's Authorization header stops here: nothing past the edge ever sees it. The body
@@ -138,6 +144,13 @@ export function createApp(options: AppOptions): Hono {
     const endpoint = options.sideChannels.get(c.req.param('name'));
     return endpoint === undefined ? notFound() : serve(endpoint, c);
   });
+  const agents = options.agents;
+  if (agents !== undefined) {
+    app.all(`${base}/agents/:name`, (c) => {
+      const endpoint = agents.get(c.req.param('name'));
+      return endpoint === undefined ? notFound() : serve(endpoint, c);
+    });
+  }
   mountLegacySse(app, { base, aggregate: options.aggregate, sideChannels: options.sideChannels, enabled: options.legacySse ?? false });
   app.notFound(() => notFound());
   app.onError((error) => {

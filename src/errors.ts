@@ -62,6 +62,7 @@ export type GatewayErrorCode =
   | 'METHOD_NOT_ALLOWED'
   | 'NOT_IMPLEMENTED'
   | 'WATCH_LIMIT'
+  | 'SUBSCRIPTION_LIMIT'
   | 'PARSE_ERROR'
   | 'BODY_TOO_LARGE'
   | 'UNSUPPORTED_MEDIA_TYPE'
@@ -180,6 +181,7 @@ export const taxonomy: Readonly<Record<GatewayErrorCode, readonly [rpc: number, 
   SESSION_CHILD_LIMIT: [WireCode.Unavailable, 503],
   PRINCIPAL_CONNECTION_LIMIT: [WireCode.Unavailable, 503],
   WATCH_LIMIT: [WireCode.Unavailable, 503],
+  SUBSCRIPTION_LIMIT: [WireCode.Unavailable, 503],
   STARTING: [WireCode.Unavailable, 503],
   SHUTTING_DOWN: [WireCode.Unavailable, 503],
   RESUME_UNAVAILABLE: [WireCode.Unavailable, 503],

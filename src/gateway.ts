@@ -1,7 +1,7 @@
 /**
  * Builds a running gateway from a parsed config: one composition of parts opened in a fixed
- * order — the authenticator, the event store, the HTTP listener (bound to the configured address
- * only, before any child is spawned), the upstream registry (required servers must come up, or
+ * order — the HTTP listener (bound to the configured address only, before anything else opens),
+ * the authenticator, the event store, the upstream registry (required servers must come up, or
  * this rejects), the endpoints, the way sessions are shared (a cluster replica's, or none), the
  * Hono app — each noting how it closes (composition/closers.ts). `close()`, and a start that
  * fails part way, close what was opened in reverse order. The config's policy is wired in here:
@@ -12,6 +12,8 @@
 import { isIP, type AddressInfo } from 'node:net';
 import type { Server as HttpServer } from 'node:http';
 import { createApp } from './app.js';
+import { loadAgents } from './plugins/agent-set.js';
+import { canonicalUrls } from './inbound/announced-server.js';
 import type { GatewayConfig } from './config/schema.js';
 import { loopbackOrigins } from './policy/origin-check.js';
 import { createEgressDispatcher } from './net/egress-guard.js';
@@ -66,6 +68,8 @@ export interface GatewayOptions {
 export interface RunningGateway {
   /** The MCP URL on the address actually bound. */
   readonly url: string;
+  /** The canonical MCP URL clients are told (config `listen.publicUrl`, else `url`): the Ready line's. */
+  readonly publicUrl: string;
   readonly port: number;
   /**
    * Graceful drain (lifecycle/drain.ts): refuse new requests, give the calls in flight up to
@@ -88,6 +92,20 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   }
   const closers = new Closers(logger);
   return closers.compose(async () => {
+    // The listener opens first (composition/listener.ts): a port in use, or a bind the policy
+    // refuses, is reported before anything else opens; until the app is built every request is
+    // answered 503. Its connections are the last thing shutdown ends, after every stream has.
+    const listener = await listen({
+      host: config.listen.host,
+      port: config.listen.port,
+      maxHeaderBytes: config.limits.maxHeaderBytes,
+      requestTimeoutMs: options.requestTimeoutMs ?? 30_000,
+      ...(options.addressOf === undefined ? {} : { addressOf: options.addressOf }),
+    });
+    closers.add('listener', () => listener.close());
+    const { address } = listener;
+    const refused = refuseBind(address.address, config);
+    if (refused !== undefined) throw refused;
     const authenticator = await compileAuthentication(config, env, logger);
     if (authenticator !== undefined) closers.add('authenticator', () => authenticator.close());
     // One registry per gateway: gateways sharing a process never share a series.
@@ -104,6 +122,9 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     // Plugins are the least trusted layer: their servers join the config's under `<plugin>.<server>`.
     const plugins = await loadPlugins(config);
     logPlugins(plugins, logger);
+    // Agents: the plugins' and the gateway's own directory (bad files reported and skipped).
+    const agents = await loadAgents({ ...(config.agents === undefined ? {} : { agents: config.agents }), plugins: plugins.plugins });
+    for (const problem of agents.diagnostics) logger.warn({ problem }, 'agent file problem');
     const servers = { ...plugins.servers, ...config.servers };
     const credentials = upstreamCredentials((name) => env[name], logger);
     closers.add('upstream credentials', () => credentials.close());
@@ -132,24 +153,11 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     });
     closers.add('upstream registry', () => registry.close());
 
-    // The listener opens before any upstream starts (composition/listener.ts): until the app is
-    // built every request is answered 503.
-    const listener = await listen({
-      host: config.listen.host,
-      port: config.listen.port,
-      maxHeaderBytes: config.limits.maxHeaderBytes,
-      requestTimeoutMs: options.requestTimeoutMs ?? 30_000,
-      ...(options.addressOf === undefined ? {} : { addressOf: options.addressOf }),
-    });
-    closers.add('listener', () => listener.close());
-    const { address } = listener;
-    const refused = refuseBind(address.address, config);
-    if (refused !== undefined) throw refused;
 
     // Subscribed before the first connection attempt, so each sees every state from `starting` on.
     const stopCountingRestarts = countRestarts(registry, (server) => metrics.upstreamRestarted(server));
     closers.add('restart counter', stopCountingRestarts);
-    const customizations = await customizationListFor(config, plugins, registry);
+    const customizations = await customizationListFor(config, plugins, registry, agents);
     closers.add('customization list', () => customizations.close()); // ends every watch stream
     await registry.start();
     await eventStore.start();
@@ -166,6 +174,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     });
     // Shared by every endpoint, and by every replica when clustered (their buckets live in Redis).
     const limiter = compileRequestLimiter(config.policy.rateLimits, sharing.rateBuckets?.() ?? memoryBuckets());
+    const urls = canonicalUrls(config.listen, address);
     // Graceful drain: every request passes the gate, which refuses new ones once draining began.
     const gate = new DrainGate();
     // Swapped whole by a reload: every list and call sees the old filters or the new, never a mix.
@@ -181,6 +190,9 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       },
     };
     const endpoints = buildEndpoints({
+      agents,
+      customizations,
+      urls,
       ...(limiter === undefined ? {} : { limiter }),
       config,
       version: GATEWAY_VERSION,
@@ -238,6 +250,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       path: config.listen.path,
       aggregate: endpoints.aggregate,
       sideChannels: endpoints.sideChannels,
+      agents: endpoints.agents,
+      mcpUrl: urls.aggregate,
       registry,
       allowedHosts: config.policy.allowedHosts,
       allowedOrigins: config.policy.allowedOrigins ?? loopbackOrigins(address.port),
@@ -267,13 +281,14 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     // close keeping their shared history for whoever takes them over.
     closers.add('session sharing', () => sharing.close());
     await sharing.start(base);
-    customizations.setChannelBase(`${base}${config.listen.path === '/' ? '' : config.listen.path}`);
+    customizations.setChannelBase(urls.base);
     listener.open(gate.wrap((request, requestEnv) => app.fetch(request, requestEnv)));
     // The first thing shutdown does: no new connection from then on.
     closers.add('accepting connections', () => listener.stopAccepting());
 
     return {
       url: `${base}${config.listen.path}`,
+      publicUrl: urls.aggregate,
       port: address.port,
       drain: (timeoutMs = config.lifecycle.drainTimeoutMs) => drainGateway(gate, timeoutMs, logger),
       reload: (trigger = 'signal') => reload(trigger),

@@ -7,7 +7,13 @@ import type { GatewayConfig } from '../config/schema.js';
 import type { VisibilityFilter } from '../catalogue/merge.js';
 import { compileToolSurfaceOptions } from '../catalogue/surface/surface-options.js';
 import { ToolSurface } from '../catalogue/surface/tool-surface.js';
-import { McpEndpoint } from '../inbound/endpoint.js';
+import { McpEndpoint, type EndpointOptions } from '../inbound/endpoint.js';
+import { AgentEndpoints } from '../agents/agent-endpoints.js';
+import { agentItems, agentPrompts } from '../agents/agent-entries.js';
+import { agentMeta, agentToolFilter } from '../agents/agent-scope.js';
+import { announcedServer, type canonicalUrls } from '../inbound/announced-server.js';
+import type { loadAgents } from '../plugins/agent-set.js';
+import type { CustomizationList } from '../customizations/customization-list.js';
 import type { Logger } from '../observability/logger.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
 import type { ScopeOptions } from '../routing/scopes.js';
@@ -31,6 +37,11 @@ export interface EndpointsDeps {
   metrics: GatewayMetrics;
   /** The policy's request rates, shared by every endpoint; absent: not limited. */
   limiter?: RequestLimiter;
+  /** The plugins' and the gateway's agents: one endpoint each, and prompts/resource on the aggregate. */
+  agents: Awaited<ReturnType<typeof loadAgents>>;
+  customizations: CustomizationList;
+  /** The canonical URLs clients are told (`listen.publicUrl`, else the bound address). */
+  urls: ReturnType<typeof canonicalUrls>;
   /** Body limits every endpoint reads per request (a reload swaps them); default: the config's. */
   limits?: BodyLimits;
   /** Refuses new JSON-RPC requests while the gateway drains (lifecycle/drain-gate.ts). */
@@ -40,15 +51,23 @@ export interface EndpointsDeps {
 export interface Endpoints {
   readonly aggregate: McpEndpoint;
   readonly sideChannels: ReadonlyMap<string, McpEndpoint>;
+  readonly agents: AgentEndpoints;
   /** 2025 sessions open on every endpoint. */
   sessionCount(): number;
   close(): Promise<void>;
 }
 
+/** What one endpoint adds to the shared options: an agent's name, body and allowlist; the aggregate's persona and entries. */
+type EndpointExtras = Partial<Pick<EndpointOptions, 'name' | 'instructions' | 'persona' | 'entries' | 'handshakeMeta' | 'instructionsLead'>> & {
+  toolFilter?: VisibilityFilter;
+};
+
 export function buildEndpoints(deps: EndpointsDeps): Endpoints {
   const { config, registry, logger } = deps;
   const surfaceOptions = compileToolSurfaceOptions(config);
-  const endpoint = (servers: string[], separator: string | null, label: string) => {
+  const initOptions = { persona: config.policy.agentPersona, eventStoreLimit: config.eventStore.limit };
+  const endpoint = (servers: string[], separator: string | null, label: string, extras: EndpointExtras = {}) => {
+    const { toolFilter: narrowed, ...endpointExtras } = extras;
     const tools = new ToolSurface(surfaceOptions, {
       servers,
       instructionsOf: (server) => registry.entry(server).primary.current?.instructions,
@@ -56,7 +75,7 @@ export function buildEndpoints(deps: EndpointsDeps): Endpoints {
     const scope: ScopeOptions = {
       registry,
       servers,
-      catalogue: { separator, toolFilter: deps.toolFilter },
+      catalogue: { separator, toolFilter: narrowed ?? deps.toolFilter },
       tools,
       logger,
       inputTtlMs: config.statelessPool.inputTtlMs,
@@ -77,19 +96,48 @@ export function buildEndpoints(deps: EndpointsDeps): Endpoints {
       streamAfterMs: config.eventStore.streamAfterMs,
       tasks: config.tasks,
       metrics: deps.metrics,
+      initOptions,
+      ...endpointExtras,
       ...(deps.refuseRequests === undefined ? {} : { refuseRequests: deps.refuseRequests }),
     });
   };
+  const { agents, customizations, urls } = deps;
   const serverNames = [...registry.entries.keys()];
-  const aggregate = endpoint(serverNames, config.catalogue.separator, 'aggregate');
-  const sideChannels = new Map(serverNames.map((name) => [name, endpoint([name], null, `servers/${name}`)]));
+  const dataMode = config.catalogue.dataMode;
+  const aggregate = endpoint(serverNames, config.catalogue.separator, 'aggregate', {
+    ...(config.persona === undefined ? {} : { persona: config.persona }),
+    handshakeMeta: announcedServer(config.name, urls.aggregate),
+    entries: {
+      dataMode,
+      ...(agents.agents.length === 0
+        ? {}
+        : { agentPrompts: () => agentPrompts(agents), agentsResource: () => JSON.stringify({ items: agentItems(customizations.snapshot().items, agents) }) }),
+    },
+  });
+  const sideChannels = new Map(
+    serverNames.map((name) => [
+      name,
+      endpoint([name], null, `servers/${name}`, { handshakeMeta: announcedServer(name, urls.sideChannel(name)), entries: { dataMode } }),
+    ]),
+  );
+  // An agent endpoint: every server, the aggregate's names, the agent's allowlist on top.
+  const agentEndpoints = new AgentEndpoints(agents, (agent) =>
+    endpoint(serverNames, config.catalogue.separator, `agents/${agent.declaration.name}`, {
+      name: agent.declaration.name,
+      instructions: agent.declaration.body,
+      instructionsLead: true,
+      handshakeMeta: { ...announcedServer(agent.declaration.name, urls.agent(agent.declaration.name)), ...agentMeta(agent) },
+      toolFilter: agentToolFilter(deps.toolFilter, agent),
+    }),
+  );
   const all = [aggregate, ...sideChannels.values()];
   return {
     aggregate,
     sideChannels,
-    sessionCount: () => all.reduce((sum, e) => sum + e.sessionCount, 0),
+    agents: agentEndpoints,
+    sessionCount: () => all.reduce((sum, e) => sum + e.sessionCount, agentEndpoints.sessionCount),
     close: async () => {
-      await Promise.all(all.map((e) => e.close()));
+      await Promise.all([...all.map((e) => e.close()), agentEndpoints.close()]);
     },
   };
 }

@@ -114,9 +114,25 @@ const pluginEntry = z
   .union([z.string().min(1), z.strictObject({ path: z.string().min(1), enabled: z.boolean().default(true) })])
   .transform((entry) => (typeof entry === 'string' ? { path: entry, enabled: true } : entry));
 
+/** The `agents` entry: a directory path, or the path with an explicit global enablement. */
+const agentsEntry = z
+  .union([z.string().min(1), z.strictObject({ path: z.string().min(1), enabled: z.boolean().default(true) })])
+  .transform((entry) => (typeof entry === 'string' ? { path: entry, enabled: true } : entry));
+
 export const gatewayConfigSchema = z.strictObject({
   name: z.string().min(1).default('portcullis'),
   instructions: z.string().optional(),
+  /**
+   * The gateway's persona: text placed, labelled, at the head of the aggregate endpoint's
+   * instructions. A client may ask for its own at `initialize` (init option `agentPersona`)
+   * where the policy's `agentPersona` allows it.
+   */
+  persona: z.string().min(1).max(16_384).optional(),
+  /**
+   * The gateway's own agents directory (`*.md` agent files, named `<agent>`): a path, or
+   * `{ "path", "enabled": false }` to list its agents but serve none. Relative to the config file.
+   */
+  agents: agentsEntry.optional(),
   listen: z
     .strictObject({
       host: z.string().min(1).default('127.0.0.1'),
@@ -129,7 +145,8 @@ export const gatewayConfigSchema = z.strictObject({
       /**
        * The origin clients reach this listener at (`https://mcp.example.com`), when it is not the
        * bound address (a proxy or load balancer in front). Endpoint URIs — the OAuth resource of
-       * each endpoint — are this origin plus the endpoint's path. Absent: `http://<host>:<port>`.
+       * each endpoint — are this origin plus the endpoint's path, and so is the URL announced at
+       * `initialize` (`_meta["portcullis/server"]`), on the Ready line and by /readyz. Absent: `http://<host>:<port>`.
        */
       publicUrl: z
         .string()
@@ -153,6 +170,12 @@ export const gatewayConfigSchema = z.strictObject({
       pageSize: z.number().int().min(1).max(10_000).optional(),
       /** Most tools one 2025-era session may add to its list with `search_tools` `load: true` (oldest dropped first). */
       maxLoadedTools: z.number().int().min(1).max(1_000).default(64),
+      /**
+       * How resources reach clients by default (init option `dataMode` overrides it per client):
+       * `resources` as resources only; `tools` also as `<server>__list_resources` and
+       * `<server>__read_resource` tools, for clients that support tools only.
+       */
+      dataMode: z.enum(['resources', 'tools']).default('resources'),
     })
     .prefault({}),
   /**

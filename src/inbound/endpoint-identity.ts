@@ -27,6 +27,8 @@ export interface IdentitySource {
   instructions: string | undefined;
   /** The endpoint tracks tasks (routing/tasks/): offered when some upstream takes tool tasks. */
   tasks: boolean;
+  /** The instructions from the upstreams' (the persona and labels: endpoint-extras.ts); default: merged after `instructions`. */
+  instructionsFor?: (parts: ReturnType<typeof primaryInfo>) => string | undefined;
 }
 
 export function endpointIdentity(source: IdentitySource, era: Era): EndpointIdentity {
@@ -41,6 +43,8 @@ export function endpointIdentity(source: IdentitySource, era: Era): EndpointIden
   const tasks = source.tasks ? mergeTaskCapability(parts) : undefined;
   if (tasks !== undefined && era === 'legacy') capabilities.tasks = tasks;
   if (tasks !== undefined && era === 'modern') capabilities.extensions = { ...capabilities.extensions, [TASKS_EXTENSION]: {} };
-  const instructions = source.servers.length === 1 ? (parts[0]?.instructions ?? source.instructions) : mergeInstructions(source.instructions, parts);
+  const instructions =
+    source.instructionsFor?.(parts) ??
+    (source.servers.length === 1 ? (parts[0]?.instructions ?? source.instructions) : mergeInstructions(source.instructions, parts));
   return { name: source.name, version: source.version, capabilities, instructions };
 }

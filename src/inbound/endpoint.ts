@@ -6,9 +6,14 @@
  * is built around").
  */
 import type { AccessProfile } from '../policy/access-policy.js';
-import { createMcpHandler, isLegacyRequest, type AuthInfo, type McpHttpHandler } from '@modelcontextprotocol/server';
+import { createMcpHandler, isLegacyRequest, type AuthInfo, type ClientCapabilities, type McpHttpHandler } from '@modelcontextprotocol/server';
 import { errorResponse, refusal, type GatewayError } from '../errors.js';
+import type { GatewayEntries } from '../routing/gateway-entries.js';
+import { endpointExtras, endpointInstructions, type EndpointExtrasOptions } from './endpoint-extras.js';
+import type { Handshake } from './handshake-server.js';
+import { optionsReader, type OptionsReader } from './init-options-reader.js';
 import type { Logger } from '../observability/logger.js';
+import { primaryInfo } from '../routing/primaries.js';
 import { feedListeners } from '../routing/listen-feed.js';
 import { StatelessScope, type ScopeOptions } from '../routing/scopes.js';
 import { workspaceError, workspaceOf } from '../routing/workspace.js';
@@ -21,8 +26,10 @@ import { createGatewayServer, type Era } from './gateway-server.js';
 import { endpointIdentity, type EndpointIdentity } from './endpoint-identity.js';
 import { LegacySession, type LegacySessionOptions } from './legacy-session.js';
 import { LegacySseEndpoint } from './legacy-sse/sse-endpoint.js';
-import { modernServerCapabilities } from './modern-capabilities.js';
 import { LOCAL_HOOKS, type SessionHooks } from '../session/session-hooks.js';
+import { ModernListenBus } from './modern-listens.js';
+import { ResourceListens } from '../routing/resource-listens.js';
+import { envelopeCapabilities } from '../rpc/client-capabilities.js';
 import { sessionTag } from '../observability/session-tag.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
 import { relayTaskStatus } from '../routing/tasks/task-scope.js';
@@ -30,13 +37,12 @@ import { TaskTable, type TaskTableOptions } from '../routing/tasks/task-table.js
 
 const metricsOption = (metrics: GatewayMetrics | undefined) => (metrics === undefined ? {} : { metrics });
 
-export interface EndpointOptions {
+/** `EndpointExtrasOptions` (endpoint-extras.ts): persona, init options, the gateway's entries, handshake `_meta`. */
+export interface EndpointOptions extends EndpointExtrasOptions {
   /** Counts every request this endpoint answers (observability/metrics.ts); absent: not counted. */
   metrics?: GatewayMetrics;
   name: string;
   version: string;
-  /** The gateway's own instructions (persona text), placed before each upstream's. */
-  instructions: string | undefined;
   scope: ScopeOptions;
   /** `max` bounds this endpoint's registry; the gateway-wide caps are the admission's. */
   sessions: { max: number; idleTimeoutMs: number; childIdleTimeoutMs: number };
@@ -92,11 +98,21 @@ export class McpEndpoint {
   private readonly modern: McpHttpHandler;
   private readonly stateless: StatelessScope;
   private readonly unsubscribes: Array<() => void> = [];
-  /** The workspace each 2026 request named, for the factory that builds its `Server` (keyed by the request itself). */
-  private readonly workspaces = new WeakMap<Request, string>();
+  /**
+   * What each 2026 request named for the factory that builds its `Server` (keyed by the request
+   * itself): its workspace, and the capabilities it declared (its lists follow them).
+   */
+  private readonly requestContexts = new WeakMap<Request, { workspace: string | undefined; capabilities: ClientCapabilities | undefined }>();
   private readonly tasks: TaskTable | undefined;
+  /** 2026 clients' resource subscriptions (`subscriptions/listen`), held upstream per listen. */
+  private readonly resourceListens: ResourceListens;
+  private readonly listenBus: ModernListenBus;
   /** The deprecated HTTP+SSE transport (2024-11-05) on this endpoint's sessions (legacy-sse/). */
   readonly legacySse: LegacySseEndpoint;
+  /** Init options of 2026 requests, read per request (ignored names logged once per set). */
+  private readonly requestOptions: OptionsReader | undefined;
+  /** Init options of a 2025 session, read at its `initialize` (ignored names logged each time). */
+  private readonly sessionOptions: OptionsReader | undefined;
 
   constructor(options: EndpointOptions) {
     if (options.tasks !== undefined) {
@@ -107,6 +123,10 @@ export class McpEndpoint {
     }
     this.options = options;
     this.hooks = options.sessionHooks ?? LOCAL_HOOKS;
+    if (options.initOptions !== undefined) {
+      this.requestOptions = optionsReader(options.initOptions, options.logger, false);
+      this.sessionOptions = optionsReader(options.initOptions, options.logger, true);
+    }
     this.sessions = new SessionRegistry<LegacySession>({
       ...options.sessions,
       onClosed: (id, reason) => options.logger.info({ session: sessionTag(id), reason }, 'session closed'),
@@ -120,17 +140,28 @@ export class McpEndpoint {
     });
     const stateless = new StatelessScope(options.scope);
     this.stateless = stateless;
+    this.resourceListens = new ResourceListens({ registry: options.scope.registry, servers: options.scope.servers, logger: options.logger });
+    this.listenBus = new ModernListenBus(this.resourceListens);
     this.modern = createMcpHandler(
       // Built per request: the request's principal arrives in `authInfo` (see `fetch`).
       (context) => {
-        const workspace = context.requestInfo === undefined ? undefined : this.workspaces.get(context.requestInfo);
+        const named = context.requestInfo === undefined ? undefined : this.requestContexts.get(context.requestInfo);
         const principal = context.authInfo?.clientId;
-        const scope = stateless.forPrincipal(principal === '' ? undefined : principal, workspace, accessOf(context.authInfo));
+        const scope = stateless.forPrincipal(principal === '' ? undefined : principal, named?.workspace, named?.capabilities, accessOf(context.authInfo));
         const identity = this.identity('modern');
-        const capabilities = modernServerCapabilities(identity.capabilities);
-        return createGatewayServer({ ...identity, capabilities, era: 'modern', logger: options.logger, ...metricsOption(options.metrics) }, () => scope);
+        return createGatewayServer(
+          {
+            ...identity,
+            era: 'modern',
+            logger: options.logger,
+            ...metricsOption(options.metrics),
+            ...this.extras(),
+            ...(this.requestOptions === undefined ? {} : { options: { perRequest: this.requestOptions } }),
+          },
+          () => scope,
+        );
       },
-      { legacy: 'reject', onerror: (error) => options.logger.debug({ err: error.message }, 'modern request rejected') },
+      { legacy: 'reject', bus: this.listenBus, onerror: (error) => options.logger.debug({ err: error.message }, 'modern request rejected') },
     );
     // 2026 clients learn of list changes through `subscriptions/listen` (listen-feed.ts says which).
     this.unsubscribes.push(
@@ -172,11 +203,20 @@ export class McpEndpoint {
     if (!known && !(await isLegacyRequest(request, parsedBody))) {
       const workspace = workspaceOf(parsedBody);
       if (!workspace.ok) return errorResponse(workspaceError(workspace.message));
-      if (workspace.workspace !== undefined) this.workspaces.set(request, workspace.workspace);
-      return this.modern.fetch(request, {
-        ...(parsedBody === undefined ? {} : { parsedBody }),
-        ...(principal === undefined && access === undefined ? {} : { authInfo: principalAuthInfo(principal, access) }),
-      });
+      this.requestContexts.set(request, { workspace: workspace.workspace, capabilities: envelopeCapabilities(parsedBody) });
+      // A listen naming resources is subscribed upstream first (modern-listens.ts), only to
+      // resources this caller may see.
+      const caller = {
+        principal,
+        workspace: workspace.workspace,
+        catalogue: () => this.stateless.forPrincipal(principal, workspace.workspace, undefined, access).catalogue,
+      };
+      return this.listenBus.serve(parsedBody, caller, (body) =>
+        this.modern.fetch(request, {
+          ...(body === undefined ? {} : { parsedBody: body }),
+          ...(principal === undefined && access === undefined ? {} : { authInfo: principalAuthInfo(principal, access) }),
+        }),
+      );
     }
     return this.legacy(request, parsedBody, principal, access);
   }
@@ -184,7 +224,9 @@ export class McpEndpoint {
   async close(): Promise<void> {
     for (const unsubscribe of this.unsubscribes.splice(0)) unsubscribe();
     await this.sessions.closeAll();
+    this.resourceListens.close();
     await this.modern.close();
+    await this.stateless.close();
     this.tasks?.close();
   }
 
@@ -292,6 +334,8 @@ export class McpEndpoint {
       pollAfterMs: this.options.pollAfterMs,
       streamAfterMs: this.options.streamAfterMs,
       ...metricsOption(this.options.metrics),
+      ...this.extras(),
+      ...(this.sessionOptions === undefined ? {} : { readOptions: this.sessionOptions }),
       onInitialized: (s) => {
         this.sessions.add(s);
         this.options.logger.info({ session: sessionTag(s.id) }, 'session opened');
@@ -302,9 +346,25 @@ export class McpEndpoint {
     });
   }
 
+  /** The handshake completion and the gateway's own entries, for every `Server` of this endpoint. */
+  private extras(): { handshake?: Handshake; entries?: GatewayEntries } {
+    return endpointExtras(this.options, () => primaryInfo(this.options.scope.registry, this.options.scope.servers));
+  }
+
   /** Name, capabilities and instructions for a client of `era`, from the primaries that are up right now. */
   private identity(era: Era): EndpointIdentity {
     const { scope, name, version, instructions } = this.options;
-    return endpointIdentity({ registry: scope.registry, servers: scope.servers, name, version, instructions, tasks: this.tasks !== undefined }, era);
+    return endpointIdentity(
+      {
+        registry: scope.registry,
+        servers: scope.servers,
+        name,
+        version,
+        instructions,
+        tasks: this.tasks !== undefined,
+        instructionsFor: (parts) => endpointInstructions(this.options, parts),
+      },
+      era,
+    );
   }
 }

@@ -7,7 +7,11 @@
 import type { AccessProfile } from '../policy/access-policy.js';
 import { randomUUID } from 'node:crypto';
 import type { ServerCapabilities, Transport } from '@modelcontextprotocol/server';
-import { errorResponse, GatewayError } from '../errors.js';
+import { errorResponse, GatewayError, refusal } from '../errors.js';
+import type { GatewayEntries } from '../routing/gateway-entries.js';
+import type { InitOptions } from '../rpc/init-options.js';
+import type { Handshake } from './handshake-server.js';
+import type { OptionsReader } from './init-options-reader.js';
 import { readDeferToolsOption } from '../catalogue/surface/session-option.js';
 import type { Logger } from '../observability/logger.js';
 import type { Catalogue } from '../catalogue/catalogue.js';
@@ -67,6 +71,12 @@ export interface LegacySessionOptions {
   metrics?: GatewayMetrics;
   /** A call unanswered after this long is answered as a resumable SSE stream; 0: every call streams. */
   streamAfterMs: number;
+  /** Reads and bounds the init options of the session's `initialize`; absent: `deferTools` only. */
+  readOptions?: OptionsReader;
+  /** Completes the `initialize` result for this client (handshake-server.ts). */
+  handshake?: Handshake;
+  /** The gateway's own prompts, resources and data tools. */
+  entries?: GatewayEntries;
   onInitialized(session: LegacySession): void;
   onClosed(id: string): void;
   /** Builds the transport the client speaks; default: Streamable HTTP (`SessionHttpTransport`). */
@@ -95,11 +105,15 @@ export class LegacySession {
   private readonly events: SessionEventStore | undefined;
   private readonly hooks: SessionHooks;
   private readonly ticket: SessionTicket;
+  private readonly readOptions: OptionsReader | undefined;
+  /** The init options of this session's `initialize` (none until then). */
+  private initOptions: InitOptions = {};
 
   constructor(options: LegacySessionOptions) {
     this.principal = options.principal;
     this.hooks = options.sessionHooks ?? LOCAL_HOOKS;
     this.ticket = options.ticket;
+    this.readOptions = options.readOptions;
     // The id exists before `initialize` so the session's event history can be keyed by it.
     const id = options.sessionId ?? randomUUID();
     this.id = id;
@@ -114,6 +128,9 @@ export class LegacySession {
         logger: options.logger,
         pollAfterMs: options.pollAfterMs,
         ...(options.metrics === undefined ? {} : { metrics: options.metrics }),
+        ...(options.handshake === undefined ? {} : { handshake: options.handshake }),
+        ...(options.entries === undefined ? {} : { entries: options.entries }),
+        options: { session: () => this.initOptions },
       },
       () => this.scope,
     );
@@ -182,15 +199,26 @@ export class LegacySession {
   }
 
   /**
-   * The init options this session honours from its `initialize` (`_meta["portcullis/options"]`):
-   * `deferTools`. A bad value refuses the `initialize` (-32602 naming the option).
+   * The init options this session honours from its `initialize` (`_meta["portcullis/options"]`,
+   * README "Init options"): kept for the session's requests, `deferTools` handed to its scope,
+   * `eventStoreLimit` to its event history. A bad value refuses the `initialize` (-32602 naming
+   * the option); deploy-only and unknown keys change nothing.
    */
   private readInitOptions(body: unknown, id: RequestId): Response | undefined {
     const message = body as { method?: unknown; params?: { _meta?: unknown } } | undefined;
     if (message?.method !== 'initialize') return undefined;
-    const option = readDeferToolsOption(message.params?._meta);
-    if (!option.ok) return errorResponse(new GatewayError('INVALID_PARAMS', `initialize: ${option.message}`), { id });
-    this.scope.setDeferTools(option.value);
+    const refuse = (text: string) => errorResponse(new GatewayError('INVALID_PARAMS', `initialize: ${text}`), { id });
+    if (this.readOptions === undefined) {
+      const option = readDeferToolsOption(message.params?._meta);
+      if (!option.ok) return refuse(option.message);
+      this.scope.setDeferTools(option.value);
+      return undefined;
+    }
+    const read = this.readOptions(message.params?._meta);
+    if (!read.ok) return refuse(read.message);
+    this.initOptions = read.options;
+    this.scope.setDeferTools(read.options.deferTools);
+    if (read.options.eventStoreLimit !== undefined) this.events?.lowerLimit(read.options.eventStoreLimit);
     return undefined;
   }
 

@@ -195,6 +195,16 @@ export const policySchema = z.strictObject({
     })
     .prefault({}),
   /**
+   * May a client replace the gateway's persona with its own (init option `agentPersona`), and
+   * how long may it be? Its text lands in the instructions a model reads.
+   */
+  agentPersona: z
+    .strictObject({
+      allowed: z.boolean().default(true),
+      maxChars: z.number().int().min(1).max(16_384).default(2_000),
+    })
+    .prefault({}),
+  /**
    * Who may see and use which servers and tools (policy/access-policy.ts): rules matched on the
    * principal, its token's claims and scopes, first match per item decides, else `default`.
    * Evaluated when lists are built and again on every call, read, get and completion.

@@ -151,6 +151,7 @@ export function createRedisEventStore(options: RedisEventStoreOptions): GatewayE
   const forSession = (sessionId: string): SessionEventStore => {
     const key = `${prefix}${sessionId}`;
     const sequence = new SessionSequence();
+    let limit = options.limit;
     let forgotten = false;
     let ttlRefreshedAt = Number.NEGATIVE_INFINITY;
     /** The last `resumePoint` verdict: the transport asks again for the same id right after. */
@@ -298,6 +299,10 @@ export function createRedisEventStore(options: RedisEventStoreOptions): GatewayE
 
       async retained() {
         return forgotten ? 0 : client.xLen(key);
+      },
+
+      lowerLimit(value) {
+        limit = Math.max(1, Math.min(limit, value));
       },
 
       adopt(history) {

@@ -74,14 +74,13 @@ async function canListenOn(port: number): Promise<boolean> {
 }
 
 describe('a start that fails part way', () => {
-  it('on a port in use, spawns nothing and closes the event store and authenticator it had opened', async () => {
+  it('on a port in use, fails before anything else opens: no child spawned, no Redis connection left', async () => {
     const baseline = handles();
     const marker = newMarker();
     const port = await taken();
     const withTaken = handles();
     await expect(within(start(port, { fx: stdioServer(marker) }), 30_000, 'the failed start')).rejects.toThrow(/EADDRINUSE/);
     expect(processesWithMarker(marker)).toEqual([]);
-    // The Redis store's connection (opened before the listener) is gone with everything else.
     await waitUntil(() => noMoreThan(withTaken), 'every socket the start opened is closed');
     expect(withTaken.get('TCPServerWrap') ?? 0).toBeGreaterThan(baseline.get('TCPServerWrap') ?? 0);
   });

@@ -15,6 +15,7 @@
  * - `tasks.cancel` when any upstream can cancel (others answer a clear error).
  */
 import type { ServerCapabilities, Tool } from '@modelcontextprotocol/server';
+import { GatewayError } from '../../errors.js';
 
 /** The 2026-07-28 extension identifier (SEP-2663). */
 export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
@@ -47,6 +48,13 @@ const CLIENT_CAPABILITIES_KEY = 'io.modelcontextprotocol/clientCapabilities';
 export function declaresTasksExtension(meta: Record<string, unknown> | undefined): boolean {
   const extensions = (meta?.[CLIENT_CAPABILITIES_KEY] as { extensions?: unknown } | undefined)?.extensions;
   return typeof extensions === 'object' && extensions !== null && (extensions as Record<string, unknown>)[TASKS_EXTENSION] !== undefined;
+}
+
+/** The -32021 refusal of a tasks request (or task listen) from a client that did not declare the extension. */
+export function missingTasksExtension(): GatewayError {
+  return new GatewayError('MISSING_CLIENT_CAPABILITY', `Missing required client capability: the ${TASKS_EXTENSION} extension`, {
+    data: { requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } } },
+  });
 }
 
 /** How the gateway shows a tool's task support to a client of one era. */
