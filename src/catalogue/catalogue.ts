@@ -102,9 +102,16 @@ export class Catalogue {
   unavailableOwnerOf(exposed: string): string | undefined {
     const separator = this.options.separator;
     for (const server of this.unavailable) {
+      // A server this view hides is never named, not even as down.
+      if (!this.showsServer(server)) continue;
       if (separator === null || exposed.startsWith(`${server}${separator}`)) return server;
     }
     return undefined;
+  }
+
+  /** Whether this view shows anything of `server` beyond single tools: a caller's access profile may hide it. */
+  showsServer(server: string): boolean {
+    return this.options.serverParts?.(server) ?? true;
   }
 
   /** The same predicate that filtered the list, for the re-check on every call. */

@@ -189,6 +189,15 @@ export class McpEndpoint {
       const workspace = workspaceOf(parsedBody);
       if (!workspace.ok) return errorResponse(workspaceError(workspace.message));
       this.requestContexts.set(request, { workspace: workspace.workspace, capabilities: envelopeCapabilities(parsedBody) });
+      // A listen is not routed (the SDK serves it): it spends the caller's request rate here.
+      const limiter = this.options.scope.limiter;
+      if (limiter !== undefined && (parsedBody as { method?: unknown } | undefined)?.method === 'subscriptions/listen') {
+        try {
+          await limiter.admit({ principal, method: 'subscriptions/listen' });
+        } catch (error) {
+          return errorResponse(error);
+        }
+      }
       // A listen naming resources is subscribed upstream first (modern-listens.ts), only to
       // resources this caller may see.
       const caller = {

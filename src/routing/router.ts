@@ -161,7 +161,7 @@ const handlers: Record<string, Handler> = {
     }
     // Every upstream that logs gets the level; one that fails does not fail the others.
     await Promise.all(
-      scope.servers.map((server) =>
+      scope.servers.filter((server) => scope.catalogue.showsServer(server)).map((server) =>
         scope
           .withLink(server, async (link) => {
             if (link.capabilities.logging !== undefined) await link.request('logging/setLevel', params, { sink: call.sink, meta: call.meta });

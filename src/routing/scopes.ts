@@ -205,8 +205,10 @@ export class SessionScope implements RouteScope {
    * later (a level is no reason to spawn a child); `shared` servers get it on the primary.
    */
   async setLogLevel(params: Record<string, unknown>, sink: DownstreamSink): Promise<void> {
+    // Only servers this session may see: a level is no way to reach a hidden server.
+    const catalogue = this.catalogue;
     await Promise.all(
-      this.servers.map((server) => {
+      this.servers.filter((server) => catalogue.showsServer(server)).map((server) => {
         const own = this.own.get(server);
         // A principal connection is shared by the principal's sessions: set on it only while open.
         const principal = this.principalServers.has(server) ? this.principalLink(server) : undefined;
