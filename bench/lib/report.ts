@@ -115,7 +115,8 @@ export function renderReport(report: RunReport, style: 'text' | 'markdown'): str
   }
 
   heading('per path: memory and cold start (cold start = spawn → first tools/list answered; median of runs)');
-  const pathRows = paths.map((path) => {
+  const everyPath = [...new Set([...paths, ...Object.keys(report.coldStart)])];
+  const pathRows = everyPath.map((path) => {
     const cold = report.coldStart[path];
     return [
       label(path),
