@@ -15,7 +15,8 @@
 import { isInitializeRequest, isJSONRPCRequest, PROTOCOL_VERSION_META_KEY, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import type { JSONRPCMessage, TransportSendOptions } from '@modelcontextprotocol/client';
 import type { BodyLimits } from '../net/bounded-body.js';
-import { readJsonAnswer, type HopAnswer } from '../net/dispatch-hop.js';
+import type { HopAnswer } from '../net/dispatch-hop.js';
+import { readJsonAnswer } from '../net/json-answer.js';
 import { type GuardedFetch, type GuardedRequest } from '../net/guarded-fetch.js';
 import { checkAnswerMessage } from './answer-check.js';
 
