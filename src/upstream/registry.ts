@@ -201,8 +201,12 @@ export class UpstreamRegistry {
     const results = await Promise.all(
       [...this.entries.values()].map(async (entry) => {
         try {
-          await entry.primary.get();
+          const link = await entry.primary.get();
           this.logger.info({ server: entry.name }, 'upstream ready');
+          // The first client's first `tools/list` needs this list: asked now, it is read while the
+          // gateway finishes starting and the client initialises (a child's first answer is its
+          // slowest). Kept by the link's list cache; a failure is the first list's to report.
+          void link.list('tools').catch(() => undefined);
           return undefined;
         } catch (error) {
           const reason = error instanceof Error ? error.message : String(error);

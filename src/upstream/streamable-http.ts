@@ -1,5 +1,6 @@
 /**
- * Streamable HTTP connector: the SDK client transport over our own `fetch`. Each request's
+ * Streamable HTTP connector: the SDK client transport over our own `fetch`, with a lean path for
+ * a 2025-era request answered with one JSON body (`lean-http-transport.ts`). Each request's
  * headers are rebuilt from an allowlist of what the SDK set plus the configured `headers` and
  * `envHeaders` (read when each request is built, so a rotated secret is picked up without a
  * restart), and it goes out through the server's egress dispatcher, which checks the address
@@ -12,10 +13,12 @@ import { SdkHttpError, StreamableHTTPClientTransport, type Transport } from '@mo
 import type { Dispatcher } from 'undici';
 import type { HttpServerConfig, RemoteServerConfig } from '../config/schema.js';
 import { DEFAULT_BODY_LIMITS } from '../net/bounded-body.js';
-import { createGuardedFetch, type GuardedFetch } from '../net/guarded-fetch.js';
+import { answerAsResponse, withFetchDefaults } from '../net/dispatch-hop.js';
+import { createGuardedFetch, createGuardedRequest, type GuardedFetch } from '../net/guarded-fetch.js';
 import type { Logger } from '../observability/logger.js';
 import { compileOutboundHeaders } from '../policy/outbound-headers.js';
 import type { UpstreamTokenSource } from './credentials/client-credentials.js';
+import { LeanHttpTransport, type LeanPost } from './lean-http-transport.js';
 import { oversizedAnswers } from './oversized-answer.js';
 
 export interface HttpConnectorDeps {
@@ -34,38 +37,34 @@ export interface HttpConnectorDeps {
 /** Bodies read only for an error message (an error status, an unexpected type) are cut here. */
 const MAX_ERROR_BODY_BYTES = 64 * 1024;
 
+interface UpstreamHttp {
+  /** The `fetch` the SDK's transports send through. */
+  fetch: GuardedFetch;
+  /** The same policy for the lean exchange (`lean-http-transport.ts`). */
+  lean: LeanPost;
+}
+
 /**
- * The `fetch` every HTTP upstream kind sends through: the request's headers rebuilt from what the
- * transport set plus `headers` and `envHeaders`, then the guarded fetch over the server's egress
- * dispatcher (`dispatcher`, default `deps.dispatcherFor`).
+ * What every HTTP upstream kind sends through: the request's headers rebuilt from what the
+ * transport set plus `headers` and `envHeaders`, then the redirect policy over the server's egress
+ * dispatcher (`dispatcher`, default `deps.dispatcherFor`); as a `fetch`, and as raw hops.
  */
-export function createUpstreamFetch(
-  server: string,
-  config: RemoteServerConfig,
-  deps: HttpConnectorDeps,
-  logger: Logger,
-  dispatcher: Dispatcher = deps.dispatcherFor(server, config),
-): GuardedFetch {
+function createUpstreamHttp(server: string, config: RemoteServerConfig, deps: HttpConnectorDeps, logger: Logger, dispatcher: Dispatcher): UpstreamHttp {
   const outbound = compileOutboundHeaders({
     headers: config.headers,
     envHeaders: config.envHeaders,
     allowedEnvNames: deps.allowedEnvNames,
   });
   const maxMessageBytes = deps.maxMessageBytes ?? DEFAULT_BODY_LIMITS.maxMessageBytes;
-  const guarded = createGuardedFetch({
-    server,
-    dispatcher,
-    logger,
-    limits: { maxMessageBytes, maxOtherBodyBytes: MAX_ERROR_BODY_BYTES },
-    oversizedEvent: (body) => oversizedAnswers(server, maxMessageBytes, body),
-  });
+  const limits = { maxMessageBytes, maxOtherBodyBytes: MAX_ERROR_BODY_BYTES };
+  const oversizedEvent = (body: RequestInit['body']) => oversizedAnswers(server, maxMessageBytes, body);
+  const guardOptions = { server, dispatcher, logger, limits, oversizedEvent };
+  const guarded = createGuardedFetch(guardOptions);
   const reported = new Set<string>();
   const tokens = deps.tokenSourceFor?.(server, config);
 
-  return async function fetchUpstream(url: string | URL, init?: RequestInit): Promise<Response> {
-    // The SDK hands a `Headers` already; it is only read here, never changed.
-    const given = init?.headers;
-    const built = outbound.build(given instanceof Headers ? given : new Headers(given), deps.readEnv);
+  const outboundHeaders = (given: Headers | Record<string, string>): Record<string, string> => {
+    const built = outbound.build(given, deps.readEnv);
     for (const skip of built.skipped) {
       const key = `${skip.variable}:${skip.reason}`;
       if (reported.has(key)) continue;
@@ -73,24 +72,54 @@ export function createUpstreamFetch(
       // Names only: the value of a variable is a secret, even a malformed one.
       logger.warn({ server, header: skip.header, variable: skip.variable, reason: skip.reason }, 'upstream header skipped');
     }
-    // The SDK passes its transport-long signal to every request. WHATWG fetch left a listener on
-    // it per request until garbage collection (profile: 4.5% in addEventListener); each hop is a
-    // `Dispatcher.request()` now, which removes its listener when the answer completes (tested
-    // in guarded-fetch.test.ts), so the signal is passed as it is.
-    if (tokens === undefined) return guarded(url, { ...init, headers: built.headers });
-    const token = await tokens.token();
-    built.headers.authorization = `Bearer ${token}`;
-    const response = await guarded(url, { ...init, headers: built.headers });
-    // Refused: the next request fetches a fresh token (this one's 401 reaches the SDK as it is).
-    if (response.status === 401) tokens.invalidate(token);
-    return response;
+    return built.headers;
+  };
+
+  const https = new URL(config.url).protocol === 'https:';
+  return {
+    async fetch(url, init) {
+      // The SDK hands a `Headers` already; it is only read here, never changed.
+      const given = init?.headers;
+      const headers = outboundHeaders(given instanceof Headers ? given : new Headers(given));
+      // The SDK passes its transport-long signal to every request. WHATWG fetch left a listener on
+      // it per request until garbage collection (profile: 4.5% in addEventListener); each hop is a
+      // `Dispatcher.request()` now, which removes its listener when the answer completes (tested
+      // in guarded-fetch.test.ts), so the signal is passed as it is.
+      if (tokens === undefined) return guarded(url, { ...init, headers });
+      const token = await tokens.token();
+      headers.authorization = `Bearer ${token}`;
+      const response = await guarded(url, { ...init, headers });
+      // Refused: the next request fetches a fresh token (this one's 401 reaches the SDK as it is).
+      if (response.status === 401) tokens.invalidate(token);
+      return response;
+    },
+    lean: {
+      server,
+      request: createGuardedRequest(guardOptions),
+      headers: (sdkHeaders) => withFetchDefaults(outboundHeaders(sdkHeaders), https, null),
+      response: (url, init, answer) => answerAsResponse({ server, url, method: 'POST', init, limits, oversizedEvent }, answer),
+      limits,
+    },
   };
 }
 
+/** The `fetch` every HTTP upstream kind sends through (`createUpstreamHttp`). */
+export function createUpstreamFetch(
+  server: string,
+  config: RemoteServerConfig,
+  deps: HttpConnectorDeps,
+  logger: Logger,
+  dispatcher: Dispatcher = deps.dispatcherFor(server, config),
+): GuardedFetch {
+  return createUpstreamHttp(server, config, deps, logger, dispatcher).fetch;
+}
+
 export function createHttpTransport(server: string, config: HttpServerConfig, deps: HttpConnectorDeps, logger: Logger): Transport {
-  const fetchUpstream = createUpstreamFetch(server, config, deps, logger);
-  // Redirects are ours (same-origin only, each hop checked): tell the SDK not to add its own.
-  return new StreamableHTTPClientTransport(new URL(config.url), { fetch: fetchUpstream, redirectPolicy: 'follow' });
+  const http = createUpstreamHttp(server, config, deps, logger, deps.dispatcherFor(server, config));
+  // A server with credentials of the gateway's own takes the SDK's path: its token is fetched
+  // asynchronously per request, which the lean exchange's header step does not do.
+  if (config.upstreamAuth !== undefined) return new StreamableHTTPClientTransport(new URL(config.url), { fetch: http.fetch, redirectPolicy: 'follow' });
+  return new LeanHttpTransport(new URL(config.url), http.fetch, http.lean);
 }
 
 /**
