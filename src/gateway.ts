@@ -34,7 +34,7 @@ import type { Logger } from './observability/logger.js';
 import { warnAboutMissingEnabledTools } from './upstream/enabled-tools-check.js';
 import { UpstreamRegistry } from './upstream/registry.js';
 import { loadPlugins, type LoadedPlugins } from './plugins/plugin-servers.js';
-import { customizationListFor } from './customizations/from-gateway.js';
+import { customizationsFor, readEnablement } from './customizations/from-gateway.js';
 import { GatewayMetrics } from './observability/metrics.js';
 import { countRestarts } from './upstream/restart-counter.js';
 
@@ -165,6 +165,11 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   // Plugins are the least trusted layer: their servers join the config's under `<plugin>.<server>`.
   const plugins = await loadPlugins(config);
   logPlugins(plugins, logger);
+  // Stored enablement decisions first: a server disabled globally must never be started.
+  const decisions = await readEnablement(config, plugins, logger).catch(async (error: unknown) => {
+    await eventStore.close();
+    throw error;
+  });
   const servers = { ...plugins.servers, ...config.servers };
   const registry = new UpstreamRegistry({
     servers,
@@ -198,7 +203,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   try {
     http = await listen((request, env) => handler(request, env), config.listen.host, config.listen.port, config.limits.maxHeaderBytes, options.requestTimeoutMs ?? 30_000);
   } catch (error) {
-    await eventStore.close();
+    await Promise.all([eventStore.close(), decisions.store.close()]);
     throw listenFailure(config.listen.host, config.listen.port, error);
   }
   const stopListening = async () => {
@@ -209,18 +214,19 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   const address = (options.addressOf ?? ((server) => server.address() as AddressInfo))(http);
   const refused = refuseBind(address.address, config);
   if (refused !== undefined) {
-    await Promise.all([stopListening(), eventStore.close()]);
+    await Promise.all([stopListening(), eventStore.close(), decisions.store.close()]);
     throw refused;
   }
 
   // Subscribed before the first connection attempt, like the customisation list below.
   const stopCountingRestarts = countRestarts(registry, (server) => metrics.upstreamRestarted(server));
-  // Subscribed before the first connection attempt, so the list sees every state from `starting` on.
-  const customizations = await customizationListFor(config, plugins, registry);
+  // Subscribed before the first connection attempt, so the list sees every state from `starting` on;
+  // servers the global decisions disable are stopped before it, so they never start.
+  const customizations = await customizationsFor(config, plugins, registry, decisions);
   try {
     await registry.start();
   } catch (error) {
-    customizations.close();
+    await customizations.close();
     await Promise.all([stopListening(), registry.close()]);
     await eventStore.close(); // event store
     throw error;
@@ -230,7 +236,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     await eventStore.start(); // event store
     cluster = await clusterFromConfig(config, keys, env, logger); // cluster: replicas sharing the redis store
   } catch (error) {
-    customizations.close();
+    await customizations.close();
     await Promise.all([stopListening(), registry.close()]);
     await eventStore.close();
     throw error;
@@ -248,7 +254,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   const toolFilter = compileVisibility(config, servers);
   const serverNames = [...registry.entries.keys()];
   const surfaceOptions = compileToolSurfaceOptions(config);
-  const endpoint = (servers: string[], separator: string | null, label: string) => {
+  const endpoint = (servers: string[], separator: string | null, label: string, own?: { gatewayResources: ScopeOptions['gatewayResources'] }) => {
     const tools = new ToolSurface(surfaceOptions, {
       servers,
       instructionsOf: (server) => registry.entry(server).primary.current?.instructions,
@@ -260,6 +266,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       tools,
       logger,
       inputTtlMs: config.statelessPool.inputTtlMs,
+      visibility: customizations.enablement,
+      ...(own?.gatewayResources === undefined ? {} : { gatewayResources: own.gatewayResources }),
     };
     return new McpEndpoint({
       name: config.name,
@@ -278,7 +286,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       metrics,
     });
   };
-  const aggregate = endpoint(serverNames, config.catalogue.separator, 'aggregate');
+  const aggregate = endpoint(serverNames, config.catalogue.separator, 'aggregate', { gatewayResources: customizations.resource });
   const sideChannels = new Map(serverNames.map((name) => [name, endpoint([name], null, `servers/${name}`)]));
 
   const app = createApp({
@@ -291,7 +299,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     authenticator,
     legacySse: config.policy.legacySse.inbound,
     logger,
-    customizations,
+    customizations: customizations.list,
+    togglePermissions: customizations.permissions(address.address),
     metrics,
   });
   metrics.attach({
@@ -303,7 +312,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   handler = (request, env) => app.fetch(request, env);
   const hostForUrl = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   await cluster?.start(`http://${hostForUrl}:${address.port}`); // cluster: announce, heartbeat
-  customizations.setChannelBase(`http://${hostForUrl}:${address.port}${config.listen.path === '/' ? '' : config.listen.path}`);
+  customizations.list.setChannelBase(`http://${hostForUrl}:${address.port}${config.listen.path === '/' ? '' : config.listen.path}`);
   let closing: Promise<void> | undefined;
 
   return {
@@ -312,12 +321,13 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     close() {
       closing ??= (async () => {
         const stopped = new Promise<void>((resolve) => http.close(() => resolve()));
-        customizations.close(); // ends every watch stream
+        const closingCustomizations = customizations.close(); // ends every watch stream
         stopCountingRestarts();
         await cluster?.close(); // cluster: hand leases back first; sessions then close keeping history
         await Promise.all([aggregate.close(), ...[...sideChannels.values()].map((e) => e.close())]);
         await registry.close();
         await eventStore.close(); // event store
+        await closingCustomizations; // enablement store: pending writes finished
         await authenticator?.close();
         http.closeAllConnections();
         await stopped;

@@ -118,6 +118,17 @@ export class McpEndpoint {
         else this.modern.notify.resourcesChanged();
       }),
     );
+    // A global or workspace decision changes what sessionless callers see: every list may have.
+    const visibility = options.scope.visibility;
+    if (visibility !== undefined) {
+      this.unsubscribes.push(
+        visibility.onChange(() => {
+          this.modern.notify.toolsChanged();
+          this.modern.notify.promptsChanged();
+          this.modern.notify.resourcesChanged();
+        }),
+      );
+    }
   }
 
   get sessionCount(): number {
@@ -283,6 +294,8 @@ export class McpEndpoint {
     for (const key of ['tools', 'prompts', 'resources'] as const) {
       if (capabilities[key] !== undefined) capabilities[key] = { ...capabilities[key], listChanged: true };
     }
+    // Resources of its own (the customisation list) are served, and subscribed to, by the gateway.
+    if (this.options.scope.gatewayResources !== undefined) capabilities.resources = { ...capabilities.resources, subscribe: true, listChanged: true };
     // Tasks: the 2025 capability or the 2026 extension, when some upstream takes tool tasks.
     const tasks = this.tasks === undefined ? undefined : mergeTaskCapability(parts);
     if (tasks !== undefined && era === 'legacy') capabilities.tasks = tasks;

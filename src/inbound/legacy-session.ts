@@ -123,7 +123,10 @@ export class LegacySession {
       clientCapabilities: () => this.server.getClientCapabilities(),
       ...(options.sharedCatalogue === undefined ? {} : { shared: options.sharedCatalogue }),
       childIdleTimeoutMs: options.childIdleTimeoutMs,
+      sessionId: id,
     });
+    // Once initialised, the client can be asked for its roots (the session's primary workspace).
+    this.server.oninitialized = () => this.scope.learnWorkspace();
     const hooks: SessionWireHooks = {
       sessionId: id,
       onSessionInitialized: (id) => {

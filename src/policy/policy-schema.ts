@@ -175,6 +175,12 @@ export const policySchema = z.strictObject({
       stdio: z.boolean().default(true),
     })
     .prefault({}),
+  /**
+   * Principals (as authentication names them) that may set workspace and global enablement
+   * decisions (docs/customizations.md, "Who may toggle"). With authentication off, only a
+   * loopback listener lets its callers do so; empty: nobody else.
+   */
+  admins: z.array(z.string().min(1).max(256)).max(1_000).default(() => []),
   /** Ceilings: a config value may be lower, never higher; an absent config value takes these. */
   limits: z
     .strictObject({

@@ -22,7 +22,10 @@ import { connectionKeyId, type ConnectionKey } from '../upstream/principal-conne
 import type { UpstreamRegistry } from '../upstream/registry.js';
 import type { DownstreamSink, RpcMessage } from '../rpc/sink.js';
 import type { LinkEvent } from '../upstream/link-event.js';
+import type { CallerResources, GatewayResources } from './gateway-resources.js';
 import { InputBridge } from './input-bridge.js';
+import { learnWorkspaceFromRoots } from './roots-workspace.js';
+import type { ServerVisibility, SessionEnablement } from './visibility.js';
 import { SessionConnection } from './session-connection.js';
 import type { RouteScope } from './router.js';
 import { acceptsToolTasks } from './tasks/task-capabilities.js';
@@ -41,6 +44,10 @@ export interface ScopeOptions {
   inputTtlMs?: number;
   /** The endpoint's tasks (routing/tasks/); absent: tasks are not offered. */
   tasks?: TaskTable;
+  /** Which servers each caller sees (enablement, visibility.ts); absent: every server, always. */
+  visibility?: ServerVisibility;
+  /** Resources the gateway itself serves on this endpoint (gateway-resources.ts); absent: none. */
+  gatewayResources?: GatewayResources;
 }
 
 /** Whether `server`'s upstream takes task-augmented `tools/call`, by what its primary declared. */
@@ -120,11 +127,28 @@ export interface SessionScopeOptions {
   shared?: Catalogue;
   /** A stdio session child with no call in flight is closed after this long (the session stays). */
   childIdleTimeoutMs?: number;
+  /** The session's id: its enablement decisions are attached under it (never shown or stored). */
+  sessionId?: string;
 }
+
+/** The same servers in the same order (lists from `visible` are the input itself when nothing is hidden). */
+function sameServers(a: readonly string[], b: readonly string[]): boolean {
+  return a === b || (a.length === b.length && a.every((server, i) => server === b[i]));
+}
+
+const CHANGED_LISTS = ['tools', 'prompts', 'resources'] as const;
 
 export class SessionScope implements RouteScope {
   readonly servers: readonly string[];
-  readonly catalogue: Catalogue;
+  /** The session's merged lists, over the servers it sees (its own, or the endpoint's shared one). */
+  private readonly ownCatalogue: Catalogue;
+  private readonly sharedCatalogue: Catalogue | undefined;
+  private readonly visibility: ServerVisibility | undefined;
+  /** This session's enablement (its decisions and workspace); absent when enablement is off. */
+  readonly enablement: SessionEnablement | undefined;
+  /** The workspace `initialize` named: it wins over any root the client reports. */
+  private readonly namedWorkspace: string | undefined;
+  readonly gatewayResources: CallerResources | undefined;
   readonly tools: ToolsView | undefined;
   /** The session's deferral option and loaded tools: its own, never shared with another session. */
   private readonly toolState: SessionTools | undefined;
@@ -148,6 +172,25 @@ export class SessionScope implements RouteScope {
     this.logger = options.logger;
     this.key = session.key ?? { principal: undefined, workspace: undefined };
     this.principalServers = principalServersOf(options.registry, options.servers);
+    this.visibility = options.visibility;
+    this.namedWorkspace = this.key.workspace;
+    this.enablement =
+      options.visibility === undefined || session.sessionId === undefined
+        ? undefined
+        : options.visibility.attach({ id: session.sessionId, principal: this.key.principal, ...(this.key.workspace === undefined ? {} : { workspace: this.key.workspace }) });
+    this.gatewayResources = options.gatewayResources?.forCaller({
+      ...(this.enablement === undefined ? {} : { session: this.enablement }),
+      ...(this.key.workspace === undefined ? {} : { workspace: this.key.workspace }),
+      sink: this.owner,
+    });
+    if (this.enablement !== undefined) {
+      // What this session sees changed (its own toggle, its workspace's, a global one): its lists did.
+      this.unsubscribes.push(
+        this.enablement.onChange(() => {
+          for (const list of CHANGED_LISTS) void this.owner.notify({ method: `notifications/${list}/list_changed` }).catch(() => undefined);
+        }),
+      );
+    }
     const keyId = connectionKeyId(this.key);
     const surface = options.tools;
     this.toolState =
@@ -213,17 +256,47 @@ export class SessionScope implements RouteScope {
     }
     // Until the session's first use of a server, its lists come from that server's primary (a
     // connection of the same server, configured the same way); from then on, from its own.
-    this.catalogue =
-      this.own.size === 0 && this.principalServers.size === 0 && session.shared !== undefined
-        ? session.shared
-        : new Catalogue(
-            {
-              servers: this.servers,
-              linkFor: async (s) => this.own.get(s)?.current ?? this.principalLink(s) ?? this.registry.entry(s).primary.get(),
-              perCaller: (s) => this.principalServers.has(s),
-            },
-            { ...options.catalogue, logger: options.logger },
-          );
+    this.sharedCatalogue = this.own.size === 0 && this.principalServers.size === 0 ? session.shared : undefined;
+    const scope = this;
+    this.ownCatalogue = new Catalogue(
+      {
+        get servers() {
+          return scope.visibleServers();
+        },
+        linkFor: async (s) => this.own.get(s)?.current ?? this.principalLink(s) ?? this.registry.entry(s).primary.get(),
+        perCaller: (s) => this.principalServers.has(s),
+      },
+      { ...options.catalogue, logger: options.logger },
+    );
+  }
+
+  /** The servers this session sees now, in merge order. */
+  private visibleServers(): readonly string[] {
+    return this.enablement?.visible(this.servers) ?? this.visibility?.visible(this.servers) ?? this.servers;
+  }
+
+  /**
+   * The session's merged lists. The endpoint's shared catalogue serves it while it sees exactly
+   * what a sessionless caller sees (no decision of its own or its workspace's hides anything).
+   */
+  get catalogue(): Catalogue {
+    const shared = this.sharedCatalogue;
+    if (shared === undefined) return this.ownCatalogue;
+    if (this.enablement === undefined) return shared;
+    return sameServers(this.visibleServers(), this.visibility?.visible(this.servers) ?? this.servers) ? shared : this.ownCatalogue;
+  }
+
+  /**
+   * The session's primary workspace from the client's roots (MCP `roots/list`: the first root),
+   * unless its `initialize` named one. Asked once initialised and again on
+   * `notifications/roots/list_changed`; a client without the roots capability is never asked.
+   */
+  learnWorkspace(): void {
+    const enablement = this.enablement;
+    if (enablement === undefined || this.namedWorkspace !== undefined) return;
+    void learnWorkspaceFromRoots(this.owner).then((answer) => {
+      if (answer.known) enablement.setWorkspace(answer.uri);
+    });
   }
 
   /** This session's principal connection to `server`, if it is one and open now. */
@@ -280,11 +353,14 @@ export class SessionScope implements RouteScope {
 
   /** Client notifications go to the session's own live connections only, never to shared ones. */
   broadcast(message: RpcMessage): void {
+    if (message.method === 'notifications/roots/list_changed') this.learnWorkspace();
     for (const connection of this.own.values()) void connection.current?.notify(message).catch(() => undefined);
   }
 
   async close(): Promise<void> {
     for (const unsubscribe of this.unsubscribes.splice(0)) unsubscribe();
+    this.enablement?.detach();
+    this.gatewayResources?.close();
     // The principal connection outlives the session: the subscriptions it held there go with it.
     for (const key of this.subscriptions) {
       const server = key.slice(0, key.indexOf('\n'));
@@ -334,6 +410,8 @@ export class StatelessScope {
   private readonly principalServers: Set<string>;
   /** Views of callers with principal connections, by key; bounded (an evicted view is rebuilt from the link caches). */
   private readonly views = new LRUCache<string, Catalogue>({ max: 1024 });
+  /** Views of workspaces whose decisions hide servers, by workspace; bounded like `views`. */
+  private readonly workspaceViews = new LRUCache<string, Catalogue>({ max: 256 });
   private readonly taskTable: TaskTable | undefined;
 
   constructor(options: ScopeOptions) {
@@ -345,10 +423,35 @@ export class StatelessScope {
     this.taskTable = options.tasks;
     this.inputBridge = new InputBridge({ max: 1000, ttlMs: options.inputTtlMs ?? 5 * 60_000 });
     this.tools = options.tools?.view();
-    this.catalogue = new Catalogue(
-      { servers: this.servers, linkFor: (s) => options.registry.entry(s).primary.get(), perCaller: (s) => this.principalServers.has(s) },
-      { ...options.catalogue, logger: options.logger },
+    this.catalogue = this.catalogueOver(undefined, (s) => options.registry.entry(s).primary.get());
+  }
+
+  /** A catalogue over the servers a caller in `workspace` sees (read on every merge: enablement can change). */
+  private catalogueOver(workspace: string | undefined, linkFor: (server: string) => Promise<UpstreamLink>): Catalogue {
+    const { servers, visibility } = this.options;
+    return new Catalogue(
+      {
+        get servers() {
+          return visibility?.visible(servers, workspace) ?? servers;
+        },
+        linkFor,
+        perCaller: (s) => this.principalServers.has(s),
+      },
+      { ...this.options.catalogue, logger: this.logger },
     );
+  }
+
+  /** The catalogue of a caller without principal servers: the shared one unless its workspace sees other servers. */
+  private workspaceView(workspace: string | undefined): Catalogue {
+    const visibility = this.options.visibility;
+    if (workspace === undefined || visibility === undefined) return this.catalogue;
+    if (sameServers(visibility.visible(this.servers, workspace), visibility.visible(this.servers))) return this.catalogue;
+    let view = this.workspaceViews.get(workspace);
+    if (view === undefined) {
+      view = this.catalogueOver(workspace, (s) => this.registry.entry(s).primary.get());
+      this.workspaceViews.set(workspace, view);
+    }
+    return view;
   }
 
   /**
@@ -359,7 +462,8 @@ export class StatelessScope {
     const key: ConnectionKey = { principal, workspace };
     return {
       servers: this.servers,
-      catalogue: this.principalServers.size === 0 ? this.catalogue : this.viewOf(key),
+      catalogue: this.principalServers.size === 0 ? this.workspaceView(workspace) : this.viewOf(key),
+      ...(this.options.gatewayResources === undefined ? {} : { gatewayResources: this.options.gatewayResources.forCaller(workspace === undefined ? {} : { workspace }) }),
       ...(this.tools === undefined ? {} : { tools: this.tools }),
       inputBridge: this.inputBridge.for(principal),
       withLink: (server, fn) => this.withLink(server, key, fn),
@@ -385,14 +489,7 @@ export class StatelessScope {
     let view = this.views.get(id);
     if (view === undefined) {
       const registry = this.registry;
-      view = new Catalogue(
-        {
-          servers: this.servers,
-          linkFor: async (s) => registry.entry(s).principals?.current(key) ?? registry.entry(s).primary.get(),
-          perCaller: (s) => this.principalServers.has(s),
-        },
-        { ...this.options.catalogue, logger: this.logger },
-      );
+      view = this.catalogueOver(key.workspace, async (s) => registry.entry(s).principals?.current(key) ?? registry.entry(s).primary.get());
       this.views.set(id, view);
     }
     return view;

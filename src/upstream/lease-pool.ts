@@ -116,6 +116,11 @@ export class LeasePool {
     await Promise.all([...entries.map((entry) => entry.slot.close()), ...[...this.busy].map((slot) => slot.close())]);
   }
 
+  /** Takes calls again after `close` (the server was stopped and is started again). */
+  reopen(): void {
+    this.closed = false;
+  }
+
   /** How many connections `principal` holds right now. */
   private heldBy(principal: string): number {
     return this.held.get(principal) ?? 0;
