@@ -95,6 +95,7 @@ export class LegacySession {
   private readonly events: SessionEventStore | undefined;
   private readonly tapResponse: LegacySessionOptions['tapResponse'];
   private readonly ticket: SessionTicket;
+  private askedForRoots = false;
 
   constructor(options: LegacySessionOptions) {
     this.principal = options.principal;
@@ -125,8 +126,6 @@ export class LegacySession {
       childIdleTimeoutMs: options.childIdleTimeoutMs,
       sessionId: id,
     });
-    // Once initialised, the client can be asked for its roots (the session's primary workspace).
-    this.server.oninitialized = () => this.scope.learnWorkspace();
     const hooks: SessionWireHooks = {
       sessionId: id,
       onSessionInitialized: (id) => {
@@ -194,6 +193,16 @@ export class LegacySession {
   private async dispatch(request: Request, parsedBody: unknown): Promise<Response> {
     const lastEventId = request.method === 'GET' ? request.headers.get('last-event-id') : null;
     if (lastEventId && this.events !== undefined) return this.resume(request, lastEventId, this.events);
+    if (request.method === 'GET' && this.initialised && !this.askedForRoots) {
+      // The standalone stream is where a request of the gateway's own can reach the client: the
+      // session's primary workspace is the first root the client reports (routing/roots-workspace.ts).
+      const response = await this.transport.handleRequest(request, parsedBody);
+      if (response.status === 200) {
+        this.askedForRoots = true;
+        this.scope.learnWorkspace();
+      }
+      return response;
+    }
     const id = keyOf(requestIdOf(parsedBody));
     if (id === undefined) {
       this.releaseCancelled(parsedBody);

@@ -189,9 +189,9 @@ export class UpstreamRegistry {
   }
 
   /**
-   * Starts a stopped server again: its primary reconnects (`connecting`, then `ready` or
-   * `error` with the usual retries), and sessions reconnect on their next use. Resolves when the
-   * primary is up or its first attempt failed (the failure is logged, not thrown). No-op unless stopped.
+   * Starts a stopped server again: resolves once it is `starting` — its primary reconnects in
+   * the background (`ready`, or `error` with the usual retries; a failure is logged, not thrown)
+   * and sessions reconnect on their next use. No-op unless stopped.
    */
   startServer(name: string): Promise<void> {
     const entry = this.entry(name);
@@ -200,12 +200,12 @@ export class UpstreamRegistry {
       entry.pool?.reopen();
       entry.principals?.reopen();
       entry.primary.reopen();
-      try {
-        await entry.primary.get();
-        this.logger.info({ server: name }, 'upstream started');
-      } catch (error) {
-        this.logger.warn({ server: name, reason: error instanceof Error ? error.message : String(error) }, 'upstream started but not reachable yet; retrying in the background');
-      }
+      this.logger.info({ server: name }, 'upstream starting');
+      entry.primary.get().then(
+        () => this.logger.info({ server: name }, 'upstream ready'),
+        (error: unknown) =>
+          this.logger.warn({ server: name, reason: error instanceof Error ? error.message : String(error) }, 'upstream started but not reachable yet; retrying in the background'),
+      );
     });
   }
 

@@ -13,7 +13,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/load.js';
 import { loadPlugins } from '../../src/plugins/plugin-servers.js';
 import { killAllStdioChildren } from '../../src/upstream/stdio-transport.js';
-import { connectClient, ERAS, errorOf, sideChannelUrl, textOf } from '../integration/harness/clients.js';
+import { connectClient, ERAS, sideChannelUrl, textOf } from '../integration/harness/clients.js';
 import { Cleanup, waitUntil } from '../integration/harness/wait.js';
 import { tempDir } from '../plugins/plugin-test-helpers.js';
 import { startPluginGateway, WHEREAMI, whereamiEntry, writePlugin } from './plugin-test-gateway.js';

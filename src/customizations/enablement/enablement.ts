@@ -173,10 +173,15 @@ export class Enablement implements ServerVisibility {
     return item === undefined || this.enabled(item.key, {});
   }
 
+  /**
+   * A server is seen when the viewer's decisions enable it and the global ones let it run: one
+   * disabled globally is stopped, so a session or workspace decision enabling it shows in its
+   * entries (the user's intent) but cannot make a stopped server serve.
+   */
   visibleTo(servers: readonly string[], viewer: Viewer): readonly string[] {
     const shown = servers.filter((server) => {
       const item = this.byServer.get(server);
-      return item === undefined || this.enabled(item.key, viewer);
+      return item === undefined || (this.enabled(item.key, viewer) && this.enabled(item.key, {}));
     });
     return shown.length === servers.length ? servers : shown;
   }
@@ -184,7 +189,7 @@ export class Enablement implements ServerVisibility {
   /** The servers `viewer` does not see, as one string (compared to notice a change). */
   hiddenSignature(viewer: Viewer): string {
     const hidden: string[] = [];
-    for (const [server, item] of this.byServer) if (!this.enabled(item.key, viewer)) hidden.push(server);
+    for (const [server, item] of this.byServer) if (!this.enabled(item.key, viewer) || !this.enabled(item.key, {})) hidden.push(server);
     return hidden.join('\n');
   }
 

@@ -9,14 +9,15 @@ import type { Enablement } from './enablement.js';
 
 /**
  * Brings the registry in line with the global decisions. Resolves when every server that had to
- * stop has stopped; servers that start do so in the background (their state says how it goes).
+ * stop has stopped (children reaped) and every one that had to start is `starting`; connecting
+ * goes on in the background (its state says how it goes).
  */
 export async function applyGlobalDecisions(enablement: Enablement, registry: UpstreamRegistry): Promise<void> {
-  const stopping: Array<Promise<void>> = [];
+  const changes: Array<Promise<void>> = [];
   for (const name of registry.entries.keys()) {
     const wanted = enablement.globallyEnabled(name);
-    if (!wanted && !registry.isStopped(name)) stopping.push(registry.stopServer(name));
-    else if (wanted && registry.isStopped(name)) void registry.startServer(name);
+    if (!wanted && !registry.isStopped(name)) changes.push(registry.stopServer(name));
+    else if (wanted && registry.isStopped(name)) changes.push(registry.startServer(name));
   }
-  await Promise.all(stopping);
+  await Promise.all(changes);
 }
