@@ -2,17 +2,16 @@
  * The state store when the event store is Redis: one hash, `<root>enablement`, beside the event
  * streams, so every replica sharing that Redis starts from the same decisions. Fields are JSON
  * arrays (`["global", key]`, `["workspace", uri, key]`), values `"1"` or `"0"`. The connection
- * obeys the event store's egress rule (session/redis-egress.ts) and times out rather than hangs.
+ * is the cluster's kind (cluster/cluster-redis.ts): the event store's egress rule, commands that
+ * time out rather than hang.
  * Decisions are read once, at start: a replica sees another replica's later toggles after its
  * own restart.
  */
-import { createClient } from 'redis';
+import { createClusterRedis } from '../../cluster/cluster-redis.js';
 import { GatewayError } from '../../errors.js';
 import type { Logger } from '../../observability/logger.js';
-import { redisEgress } from '../../session/redis-egress.js';
 import { DecisionTable, MAX_STORED_WORKSPACES, type EnablementStore, type StoredScope } from './store.js';
 
-const TIMEOUT_MS = 2_000;
 /** How long start may wait for a first connection before giving up with a clear error. */
 const CONNECT_WITHIN_MS = 5_000;
 
@@ -62,14 +61,8 @@ export function parseField(field: string, value: string): { where: StoredScope; 
 
 export function createRedisStore(options: RedisStoreOptions): EnablementStore {
   const hash = `${options.keyRoot}enablement`;
-  const egress = redisEgress({ url: options.url, allowPrivateNetwork: options.allowPrivateNetwork, connectTimeoutMs: TIMEOUT_MS, logger: options.logger });
-  const client = createClient({
-    url: options.url,
-    disableOfflineQueue: true,
-    commandOptions: { timeout: TIMEOUT_MS },
-    maintNotifications: egress.maintNotifications,
-    socket: { connectTimeout: TIMEOUT_MS, reconnectStrategy: (retries) => Math.min(50 * 2 ** retries, 1_000), lookup: egress.lookup },
-  });
+  // The cluster's kind of connection: bounded commands, no offline queue, the event store's egress rule.
+  const client = createClusterRedis(options.url, options.allowPrivateNetwork, options.logger);
   client.on('error', (error: unknown) => options.logger.debug({ err: (error as Error).message }, 'enablement store: redis connection problem'));
   const table = new DecisionTable();
   const unavailable = (what: string, cause: unknown) =>
