@@ -113,6 +113,8 @@ export class LeasePool {
     }
     const entries = this.idle.splice(0);
     for (const entry of entries) clearTimeout(entry.timer);
+    // Idle ones are gone now (leased ones are counted out when given back): a reopened pool has its room.
+    this.total -= entries.length;
     await Promise.all([...entries.map((entry) => entry.slot.close()), ...[...this.busy].map((slot) => slot.close())]);
   }
 

@@ -22,15 +22,18 @@ afterAll(() => killAllStdioChildren());
 describe('global enablement', () => {
   it('stops a server for everyone, reaping its children, and starts it again on re-enable', async () => {
     const dice = markedServer();
-    const { gateway } = await startPluginGateway(cleanup, { servers: { dice: dice.entry } });
+    // One pooled connection: a stop that forgot the pooled one would leave a restarted pool full.
+    const { gateway } = await startPluginGateway(cleanup, { servers: { dice: dice.entry }, statelessPool: { maxPerServer: 1 } });
     const url = gateway.url;
     const a = await connectClient(cleanup, url, '2025');
     const b = await connectClient(cleanup, url, '2025');
+    const modern = await connectClient(cleanup, url, '2026');
+    expect(JSON.parse(textOf(await modern.client.callTool({ name: 'dice__whereami', arguments: {} }))).argv).toEqual([dice.marker]);
     const aChanged = collectNotifications(a.client, 'notifications/tools/list_changed');
     const bChanged = collectNotifications(b.client, 'notifications/tools/list_changed');
-    // A session's call spawns its own child beside the primary's.
+    // A session's call spawns its own child beside the primary's and the pooled one.
     expect(JSON.parse(textOf(await a.client.callTool({ name: 'dice__whereami', arguments: {} }))).argv).toEqual([dice.marker]);
-    expect(pidsWith(dice.marker).length).toBe(2);
+    expect(pidsWith(dice.marker).length).toBe(3);
     const watch = await openWatch(`${url}/customizations`);
     cleanup.add(() => watch.close());
     expect(find((await watch.next()).items, 'dice').state).toEqual({ kind: 'ready' });
@@ -64,6 +67,7 @@ describe('global enablement', () => {
     await aChanged.waitFor(2);
     expect((await a.client.listTools()).tools.map((t) => t.name)).toEqual(['dice__whereami']);
     expect(JSON.parse(textOf(await b.client.callTool({ name: 'dice__whereami', arguments: {} }))).argv).toEqual([dice.marker]);
+    expect(JSON.parse(textOf(await modern.client.callTool({ name: 'dice__whereami', arguments: {} }))).argv).toEqual([dice.marker]);
   });
 
   it('keeps a global decision in the state file across a restart, and never starts the server', async () => {
