@@ -97,6 +97,24 @@ describe('global enablement', () => {
     expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual({ version: 1, global: {}, workspaces: {} });
   });
 
+  it('answers 503 and changes nothing when the state file cannot be written', async () => {
+    const { rmSync, writeFileSync } = await import('node:fs');
+    const { toggle } = await import('./enablement-helpers.js');
+    const dice = markedServer();
+    const { gateway, stateDir } = await startPluginGateway(cleanup, { servers: { dice: dice.entry } });
+    const id = find(await listOf(gateway.url), 'dice').id;
+    // The state directory's place is taken by a file: nothing can be written there any more.
+    rmSync(stateDir, { recursive: true, force: true });
+    writeFileSync(stateDir, 'not a directory');
+    const refused = await toggle(gateway.url, { id, enabled: false, scope: 'global' });
+    expect(refused.status).toBe(503);
+    expect(refused.json().error).toMatchObject({ code: -32001, data: { code: 'ENABLEMENT_STORE_FAILED' } });
+    expect(refused.headers['retry-after']).toBe('2');
+    expect(find(await listOf(gateway.url), 'dice')).toMatchObject({ state: { kind: 'ready' } });
+    expect(find(await listOf(gateway.url), 'dice').enablement).toBeUndefined();
+    expect(pidsWith(dice.marker).length).toBeGreaterThan(0);
+  });
+
   it('refuses to start on a state file it cannot read, naming the file and never a value', async () => {
     const { writeFileSync, mkdirSync } = await import('node:fs');
     const { tempDir } = await import('../plugins/plugin-test-helpers.js');

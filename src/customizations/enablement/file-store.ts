@@ -8,7 +8,7 @@
  */
 import { mkdir, open, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { ConfigError } from '../../errors.js';
+import { ConfigError, GatewayError } from '../../errors.js';
 import type { StoredDecisions } from './decisions.js';
 import { DecisionTable, MAX_STORED_WORKSPACES, type EnablementStore, type StoredScope } from './store.js';
 
@@ -104,7 +104,8 @@ export function createFileStore(stateDir: string): EnablementStore {
       const next = writing.then(flush).catch((error: unknown) => {
         // Not on disk, so not decided: the table goes back to what the file holds.
         table.apply(where, key, before);
-        throw error;
+        const code = (error as NodeJS.ErrnoException).code ?? 'error';
+        throw new GatewayError('ENABLEMENT_STORE_FAILED', `the enablement store (${STATE_FILE} in stateDir) could not be written (${code}); nothing was changed`, { cause: error, retryAfterMs: 2_000 });
       });
       writing = next.catch(() => undefined);
       return next;

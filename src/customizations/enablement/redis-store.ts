@@ -63,7 +63,8 @@ export function createRedisStore(options: RedisStoreOptions): EnablementStore {
   const hash = `${options.keyRoot}enablement`;
   // The cluster's kind of connection: bounded commands, no offline queue, the event store's egress rule.
   const client = createClusterRedis(options.url, options.allowPrivateNetwork, options.logger);
-  client.on('error', (error: unknown) => options.logger.debug({ err: (error as Error).message }, 'enablement store: redis connection problem'));
+  // The code only: a client error's text can name the host it dialled.
+  client.on('error', (error: unknown) => options.logger.debug({ code: (error as NodeJS.ErrnoException).code ?? 'error' }, 'enablement store: redis connection problem'));
   const table = new DecisionTable();
   const unavailable = (what: string, cause: unknown) =>
     new GatewayError('ENABLEMENT_STORE_FAILED', `the enablement store (redis) could not ${what}; check eventStore.url and that Redis is up`, { cause, retryAfterMs: 2_000 });
