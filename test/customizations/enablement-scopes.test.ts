@@ -11,7 +11,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { passThroughResult } from '../../src/rpc/pass-through.js';
 import { killAllStdioChildren } from '../../src/upstream/stdio-transport.js';
 import { collectNotifications, connectClient, errorOf, textOf } from '../integration/harness/clients.js';
-import { Cleanup, waitUntil } from '../integration/harness/wait.js';
+import { Cleanup, waitUntil, within } from '../integration/harness/wait.js';
 import { find, listOf, markedServer, toggleOk, type Item } from './enablement-helpers.js';
 import { startPluginGateway, whereamiEntry, writePlugin } from './plugin-test-gateway.js';
 import { openWatch } from './watch-reader.js';
@@ -191,6 +191,14 @@ describe('enablement scopes', () => {
     expect(await names('file:///ws1')).toEqual(['alpha__whereami']);
     expect(await names('file:///ws2')).toEqual(['alpha__whereami', 'beta__whereami']);
     expect(await names()).toEqual(['alpha__whereami', 'beta__whereami']);
+
+    // A global decision changes what every sessionless caller sees: listeners hear of it.
+    const changes = collectNotifications(modern.client, 'notifications/tools/list_changed');
+    const subscription = await within(modern.client.listen({ toolsListChanged: true }), 10_000, 'subscriptions/listen');
+    cleanup.add(() => subscription.close().catch(() => undefined));
+    await toggleOk(url, { id: betaId, enabled: false, scope: 'global' });
+    await changes.waitFor(1);
+    expect(await names('file:///ws2')).toEqual(['alpha__whereami']);
   });
 
   it('disables every server of a plugin with its plugin, for one session or for all', async () => {
