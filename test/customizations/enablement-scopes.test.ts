@@ -11,6 +11,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { passThroughResult } from '../../src/rpc/pass-through.js';
 import { killAllStdioChildren } from '../../src/upstream/stdio-transport.js';
 import { collectNotifications, connectClient, errorOf, textOf } from '../integration/harness/clients.js';
+import { initializeBody, MCP_POST_HEADERS, messagesOf, rawRequest } from '../integration/harness/raw-http.js';
 import { Cleanup, waitUntil, within } from '../integration/harness/wait.js';
 import { find, listOf, markedServer, toggleOk, type Item } from './enablement-helpers.js';
 import { startPluginGateway, whereamiEntry, writePlugin } from './plugin-test-gateway.js';
@@ -199,6 +200,26 @@ describe('enablement scopes', () => {
     await toggleOk(url, { id: betaId, enabled: false, scope: 'global' });
     await changes.waitFor(1);
     expect(await names('file:///ws2')).toEqual(['alpha__whereami']);
+  });
+
+  it('takes a session\'s workspace from _meta["portcullis/workspace"] of its initialize', async () => {
+    const { url } = await twoServers({ enabled: true });
+    const betaId = find(await listOf(url), 'beta').id;
+    await toggleOk(url, { id: betaId, enabled: false, scope: 'workspace', workspace: 'proj-a' });
+    const init = JSON.parse(initializeBody());
+    init.params._meta = { 'portcullis/workspace': 'proj-a' };
+    const opened = await rawRequest(url, { headers: { ...MCP_POST_HEADERS }, body: JSON.stringify(init) });
+    const id = opened.headers['mcp-session-id'] as string;
+    expect(opened.status).toBe(200);
+    const sessionHeaders = { 'mcp-session-id': id, 'mcp-protocol-version': '2025-11-25' };
+    await rawRequest(url, { headers: { ...MCP_POST_HEADERS, ...sessionHeaders }, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) });
+    expect(find(await listOf(url, session(id)), 'beta').enablement).toEqual([{ kind: 'workspace', uri: 'proj-a', enabled: false }]);
+    const listed = await rawRequest(url, { headers: { ...MCP_POST_HEADERS, ...sessionHeaders }, body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }) });
+    const tools = (messagesOf(listed)[0]!.result as { tools: Array<{ name: string }> }).tools.map((t) => t.name);
+    expect(tools).toEqual(['alpha__whereami']);
+    await rawRequest(url, { method: 'DELETE', headers: sessionHeaders });
+    // The session is gone, and so is its view: its id reads nothing.
+    expect((await rawRequest(`${url}/customizations`, { method: 'GET', headers: session(id) })).status).toBe(404);
   });
 
   it('disables every server of a plugin with its plugin, for one session or for all', async () => {
