@@ -68,6 +68,8 @@ describe('global enablement', () => {
     expect((await a.client.listTools()).tools.map((t) => t.name)).toEqual(['dice__whereami']);
     expect(JSON.parse(textOf(await b.client.callTool({ name: 'dice__whereami', arguments: {} }))).argv).toEqual([dice.marker]);
     expect(JSON.parse(textOf(await modern.client.callTool({ name: 'dice__whereami', arguments: {} }))).argv).toEqual([dice.marker]);
+    // The session whose own child was reaped gets a fresh one on its next call.
+    expect(JSON.parse(textOf(await a.client.callTool({ name: 'dice__whereami', arguments: {} }))).argv).toEqual([dice.marker]);
   });
 
   it('keeps a global decision in the state file across a restart, and never starts the server', async () => {
