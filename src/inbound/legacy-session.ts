@@ -194,12 +194,12 @@ export class LegacySession {
     const lastEventId = request.method === 'GET' ? request.headers.get('last-event-id') : null;
     if (lastEventId && this.events !== undefined) return this.resume(request, lastEventId, this.events);
     if (request.method === 'GET' && this.initialised && !this.askedForRoots) {
-      // The standalone stream is where a request of the gateway's own can reach the client: the
-      // session's primary workspace is the first root the client reports (routing/roots-workspace.ts).
+      // The standalone stream is where a request of the gateway's own can reach the client (the
+      // session's workspace from its roots: routing/roots-workspace.ts).
       const response = await this.transport.handleRequest(request, parsedBody);
       if (response.status === 200) {
         this.askedForRoots = true;
-        this.scope.learnWorkspace();
+        this.scope.streamOpened();
       }
       return response;
     }

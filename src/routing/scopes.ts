@@ -149,6 +149,8 @@ export class SessionScope implements RouteScope {
   /** The workspace `initialize` named: it wins over any root the client reports. */
   private readonly namedWorkspace: string | undefined;
   readonly gatewayResources: CallerResources | undefined;
+  private standaloneOpen = false;
+  private rootsAsked = false;
   readonly tools: ToolsView | undefined;
   /** The session's deferral option and loaded tools: its own, never shared with another session. */
   private readonly toolState: SessionTools | undefined;
@@ -183,6 +185,10 @@ export class SessionScope implements RouteScope {
       ...(this.key.workspace === undefined ? {} : { workspace: this.key.workspace }),
       sink: this.owner,
     });
+    if (this.enablement !== undefined && options.visibility !== undefined) {
+      // The first workspace decision makes this session's workspace worth knowing.
+      this.unsubscribes.push(options.visibility.onChange(() => this.learnWorkspace()));
+    }
     if (this.enablement !== undefined) {
       // What this session sees changed (its own toggle, its workspace's, a global one): its lists did.
       this.unsubscribes.push(
@@ -287,13 +293,25 @@ export class SessionScope implements RouteScope {
   }
 
   /**
-   * The session's primary workspace from the client's roots (MCP `roots/list`: the first root),
-   * unless its `initialize` named one. Asked once initialised and again on
-   * `notifications/roots/list_changed`; a client without the roots capability is never asked.
+   * The session's standalone stream is open: a request of the gateway's own can reach the client
+   * now (with no stream, the SDK has nowhere to send it).
    */
-  learnWorkspace(): void {
+  streamOpened(): void {
+    this.standaloneOpen = true;
+    this.learnWorkspace();
+  }
+
+  /**
+   * The session's primary workspace from the client's roots (MCP `roots/list`: the first root),
+   * unless its `initialize` named one. Asked only of a client that declared `roots`, once its
+   * standalone stream is open and once some workspace holds a decision (a client is not asked
+   * for what nothing would use), and again on `notifications/roots/list_changed` (`again`).
+   */
+  private learnWorkspace(again = false): void {
     const enablement = this.enablement;
-    if (enablement === undefined || this.namedWorkspace !== undefined) return;
+    if (enablement === undefined || this.namedWorkspace !== undefined || !this.standaloneOpen) return;
+    if ((this.rootsAsked && !again) || this.visibility?.workspacesInUse() !== true) return;
+    this.rootsAsked = true;
     void learnWorkspaceFromRoots(this.owner).then((answer) => {
       if (answer.known) enablement.setWorkspace(answer.uri);
     });
@@ -353,7 +371,7 @@ export class SessionScope implements RouteScope {
 
   /** Client notifications go to the session's own live connections only, never to shared ones. */
   broadcast(message: RpcMessage): void {
-    if (message.method === 'notifications/roots/list_changed') this.learnWorkspace();
+    if (message.method === 'notifications/roots/list_changed') this.learnWorkspace(true);
     for (const connection of this.own.values()) void connection.current?.notify(message).catch(() => undefined);
   }
 

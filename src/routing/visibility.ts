@@ -26,4 +26,6 @@ export interface ServerVisibility {
   visible(servers: readonly string[], workspace?: string): readonly string[];
   /** Called after a global or workspace decision changed (what sessionless callers see may differ). */
   onChange(listener: () => void): () => void;
+  /** True once some workspace holds a decision: only then is a session's workspace worth asking its client for. */
+  workspacesInUse(): boolean;
 }

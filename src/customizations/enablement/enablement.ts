@@ -149,6 +149,10 @@ export class Enablement implements ServerVisibility {
     return () => this.sharedListeners.delete(listener);
   }
 
+  workspacesInUse(): boolean {
+    return this.stored.workspaces.size > 0;
+  }
+
   /** Called after every change, of any scope (the customisation list rebuilds). */
   onAnyChange(listener: () => void): () => void {
     this.anyListeners.add(listener);
