@@ -24,8 +24,8 @@ import type { DownstreamSink, RpcMessage } from '../rpc/sink.js';
 import type { LinkEvent } from '../upstream/link-event.js';
 import type { CallerResources, GatewayResources } from './gateway-resources.js';
 import { InputBridge } from './input-bridge.js';
-import { learnWorkspaceFromRoots } from './roots-workspace.js';
-import type { ServerVisibility, SessionEnablement } from './visibility.js';
+import { sameServers, SessionVisibility } from './session-visibility.js';
+import type { ServerVisibility } from './visibility.js';
 import { SessionConnection } from './session-connection.js';
 import type { RouteScope } from './router.js';
 import { acceptsToolTasks } from './tasks/task-capabilities.js';
@@ -131,26 +131,14 @@ export interface SessionScopeOptions {
   sessionId?: string;
 }
 
-/** The same servers in the same order (lists from `visible` are the input itself when nothing is hidden). */
-function sameServers(a: readonly string[], b: readonly string[]): boolean {
-  return a === b || (a.length === b.length && a.every((server, i) => server === b[i]));
-}
-
-const CHANGED_LISTS = ['tools', 'prompts', 'resources'] as const;
-
 export class SessionScope implements RouteScope {
   readonly servers: readonly string[];
   /** The session's merged lists, over the servers it sees (its own, or the endpoint's shared one). */
   private readonly ownCatalogue: Catalogue;
   private readonly sharedCatalogue: Catalogue | undefined;
-  private readonly visibility: ServerVisibility | undefined;
-  /** This session's enablement (its decisions and workspace); absent when enablement is off. */
-  readonly enablement: SessionEnablement | undefined;
-  /** The workspace `initialize` named: it wins over any root the client reports. */
-  private readonly namedWorkspace: string | undefined;
+  /** Which servers this session sees (its enablement), and its workspace. */
+  private readonly visibility: SessionVisibility;
   readonly gatewayResources: CallerResources | undefined;
-  private standaloneOpen = false;
-  private rootsAsked = false;
   readonly tools: ToolsView | undefined;
   /** The session's deferral option and loaded tools: its own, never shared with another session. */
   private readonly toolState: SessionTools | undefined;
@@ -174,29 +162,20 @@ export class SessionScope implements RouteScope {
     this.logger = options.logger;
     this.key = session.key ?? { principal: undefined, workspace: undefined };
     this.principalServers = principalServersOf(options.registry, options.servers);
-    this.visibility = options.visibility;
-    this.namedWorkspace = this.key.workspace;
-    this.enablement =
-      options.visibility === undefined || session.sessionId === undefined
-        ? undefined
-        : options.visibility.attach({ id: session.sessionId, principal: this.key.principal, ...(this.key.workspace === undefined ? {} : { workspace: this.key.workspace }) });
+    this.visibility = new SessionVisibility({
+      visibility: options.visibility,
+      servers: options.servers,
+      sessionId: session.sessionId,
+      principal: this.key.principal,
+      namedWorkspace: this.key.workspace,
+      owner: this.owner,
+    });
+    const enablement = this.visibility.enablement;
     this.gatewayResources = options.gatewayResources?.forCaller({
-      ...(this.enablement === undefined ? {} : { session: this.enablement }),
+      ...(enablement === undefined ? {} : { session: enablement }),
       ...(this.key.workspace === undefined ? {} : { workspace: this.key.workspace }),
       sink: this.owner,
     });
-    if (this.enablement !== undefined && options.visibility !== undefined) {
-      // The first workspace decision makes this session's workspace worth knowing.
-      this.unsubscribes.push(options.visibility.onChange(() => this.learnWorkspace()));
-    }
-    if (this.enablement !== undefined) {
-      // What this session sees changed (its own toggle, its workspace's, a global one): its lists did.
-      this.unsubscribes.push(
-        this.enablement.onChange(() => {
-          for (const list of CHANGED_LISTS) void this.owner.notify({ method: `notifications/${list}/list_changed` }).catch(() => undefined);
-        }),
-      );
-    }
     const keyId = connectionKeyId(this.key);
     const surface = options.tools;
     this.toolState =
@@ -267,7 +246,7 @@ export class SessionScope implements RouteScope {
     this.ownCatalogue = new Catalogue(
       {
         get servers() {
-          return scope.visibleServers();
+          return scope.visibility.visibleServers();
         },
         linkFor: async (s) => this.own.get(s)?.current ?? this.principalLink(s) ?? this.registry.entry(s).primary.get(),
         perCaller: (s) => this.principalServers.has(s),
@@ -276,45 +255,18 @@ export class SessionScope implements RouteScope {
     );
   }
 
-  /** The servers this session sees now, in merge order. */
-  private visibleServers(): readonly string[] {
-    return this.enablement?.visible(this.servers) ?? this.visibility?.visible(this.servers) ?? this.servers;
-  }
-
   /**
    * The session's merged lists. The endpoint's shared catalogue serves it while it sees exactly
    * what a sessionless caller sees (no decision of its own or its workspace's hides anything).
    */
   get catalogue(): Catalogue {
     const shared = this.sharedCatalogue;
-    if (shared === undefined) return this.ownCatalogue;
-    if (this.enablement === undefined) return shared;
-    return sameServers(this.visibleServers(), this.visibility?.visible(this.servers) ?? this.servers) ? shared : this.ownCatalogue;
+    return shared !== undefined && this.visibility.seesShared() ? shared : this.ownCatalogue;
   }
 
-  /**
-   * The session's standalone stream is open: a request of the gateway's own can reach the client
-   * now (with no stream, the SDK has nowhere to send it).
-   */
+  /** The session's standalone stream is open: the gateway may now ask its client for roots. */
   streamOpened(): void {
-    this.standaloneOpen = true;
-    this.learnWorkspace();
-  }
-
-  /**
-   * The session's primary workspace from the client's roots (MCP `roots/list`: the first root),
-   * unless its `initialize` named one. Asked only of a client that declared `roots`, once its
-   * standalone stream is open and once some workspace holds a decision (a client is not asked
-   * for what nothing would use), and again on `notifications/roots/list_changed` (`again`).
-   */
-  private learnWorkspace(again = false): void {
-    const enablement = this.enablement;
-    if (enablement === undefined || this.namedWorkspace !== undefined || !this.standaloneOpen) return;
-    if ((this.rootsAsked && !again) || this.visibility?.workspacesInUse() !== true) return;
-    this.rootsAsked = true;
-    void learnWorkspaceFromRoots(this.owner).then((answer) => {
-      if (answer.known) enablement.setWorkspace(answer.uri);
-    });
+    this.visibility.streamOpened();
   }
 
   /** This session's principal connection to `server`, if it is one and open now. */
@@ -371,13 +323,13 @@ export class SessionScope implements RouteScope {
 
   /** Client notifications go to the session's own live connections only, never to shared ones. */
   broadcast(message: RpcMessage): void {
-    if (message.method === 'notifications/roots/list_changed') this.learnWorkspace(true);
+    if (message.method === 'notifications/roots/list_changed') this.visibility.rootsChanged();
     for (const connection of this.own.values()) void connection.current?.notify(message).catch(() => undefined);
   }
 
   async close(): Promise<void> {
     for (const unsubscribe of this.unsubscribes.splice(0)) unsubscribe();
-    this.enablement?.detach();
+    this.visibility.close();
     this.gatewayResources?.close();
     // The principal connection outlives the session: the subscriptions it held there go with it.
     for (const key of this.subscriptions) {
