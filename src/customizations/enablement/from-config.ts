@@ -11,7 +11,6 @@ import type { LoadedPlugins } from '../../plugins/plugin-servers.js';
 import { configServerKey } from '../build-list.js';
 import { Enablement, type EnablementItem } from './enablement.js';
 import { createFileStore } from './file-store.js';
-import { createRedisStore } from './redis-store.js';
 import type { EnablementStore } from './store.js';
 
 type EnablementConfig = Pick<GatewayConfig, 'servers' | 'stateDir' | 'eventStore'>;
@@ -34,9 +33,11 @@ export function enablementItems(config: Pick<GatewayConfig, 'servers'>, plugins:
 }
 
 /** The configured state store (not yet read). */
-export function enablementStore(config: EnablementConfig, logger: Logger): EnablementStore {
+export async function enablementStore(config: EnablementConfig, logger: Logger): Promise<EnablementStore> {
   const store = config.eventStore;
   if (store.kind === 'redis' && store.url !== undefined) {
+    // Loaded only when used, like the event store's: the redis client costs a memory-store gateway ~9 MB.
+    const { createRedisStore } = await import('./redis-store.js');
     return createRedisStore({ url: store.url, allowPrivateNetwork: store.allowPrivateNetwork, keyRoot: store.keyPrefix ?? DEFAULT_KEY_ROOT, logger });
   }
   return createFileStore(config.stateDir);
@@ -44,7 +45,7 @@ export function enablementStore(config: EnablementConfig, logger: Logger): Enabl
 
 /** Reads the store and builds the enablement; rejects with an operator-actionable error when the store cannot be read. */
 export async function enablementFor(config: EnablementConfig, plugins: LoadedPlugins, logger: Logger): Promise<{ enablement: Enablement; store: EnablementStore }> {
-  const store = enablementStore(config, logger);
+  const store = await enablementStore(config, logger);
   try {
     const stored = await store.load();
     return { enablement: new Enablement({ items: enablementItems(config, plugins), store, stored }), store };
