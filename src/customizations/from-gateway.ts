@@ -8,6 +8,7 @@
 import type { GatewayConfig } from '../config/schema.js';
 import { isLoopbackAddress } from '../inbound/bind-check.js';
 import type { Logger } from '../observability/logger.js';
+import type { AgentSet } from '../plugins/agent-set.js';
 import type { LoadedPlugins } from '../plugins/plugin-servers.js';
 import type { GatewayResources } from '../routing/gateway-resources.js';
 import type { UpstreamRegistry } from '../upstream/registry.js';
@@ -32,6 +33,7 @@ export interface GatewayCustomizations {
   readonly resource: GatewayResources;
   /** Who may set workspace and global decisions, given the address the listener bound. */
   permissions(boundAddress: string): TogglePermissions;
+  /** Ends the resource's and the list's watchers (the enablement store closes on its own: `readEnablement`). */
   close(): Promise<void>;
 }
 
@@ -49,14 +51,21 @@ export async function customizationsFor(
   config: CustomizationConfig,
   plugins: LoadedPlugins,
   registry: UpstreamRegistry,
-  read: { enablement: Enablement; store: EnablementStore },
+  read: { enablement: Enablement },
+  agents?: AgentSet,
 ): Promise<GatewayCustomizations> {
-  const { enablement, store } = read;
+  const { enablement } = read;
   await applyGlobalDecisions(enablement, registry);
   enablement.setGlobalEffect(() => applyGlobalDecisions(enablement, registry));
   const configServers = Object.keys(config.servers);
   const source = config.configFile === undefined ? IN_MEMORY : await readConfigSource(config.configFile, configServers);
-  const list = new CustomizationList({ sources: { config: source, configServers, plugins: plugins.plugins }, registry, ids: createIdMinter(), enablement });
+  const ownAgents = agents?.agents.filter((a) => a.plugin === undefined) ?? [];
+  const list = new CustomizationList({
+    sources: { config: source, configServers, plugins: plugins.plugins, agents: ownAgents },
+    registry,
+    ids: createIdMinter(),
+    enablement,
+  });
   const resource = customizationsResource(list);
   const admins = new Set(config.policy.admins);
   return {
@@ -67,7 +76,6 @@ export async function customizationsFor(
     async close() {
       resource.close();
       list.close();
-      await store.close();
     },
   };
 }
