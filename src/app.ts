@@ -19,6 +19,7 @@ import type { UpstreamRegistry } from './upstream/registry.js';
 import { sessionTag } from './observability/session-tag.js';
 import type { CustomizationList } from './customizations/customization-list.js';
 import { mountCustomizations } from './customizations/routes.js';
+import type { TogglePermissions } from './customizations/toggle-check.js';
 import type { GatewayMetrics } from './observability/metrics.js';
 import type { OAuthAuthConfig } from './config/auth-schema.js';
 import { compileResourceRoutes, type ResourceRoutes } from './inbound/auth/oauth/resource-routes.js';
@@ -43,6 +44,8 @@ export interface AppOptions {
   logger: Logger;
   /** The customisation list served at `<path>/customizations`; absent: not served. */
   customizations?: CustomizationList;
+  /** Who may set workspace and global decisions (`POST <path>/customizations/toggle`); absent: nobody. */
+  togglePermissions?: TogglePermissions;
   /** Served at `/metrics` in the Prometheus text format; absent: not served. */
   metrics?: GatewayMetrics;
   /** The `oauth` auth block: protected resource metadata is served and tokens bound to endpoints. */
@@ -134,7 +137,10 @@ export function createApp(options: AppOptions): Hono {
       return new Response(body, { status: 200, headers: { 'content-type': contentType, 'cache-control': 'no-store' } });
     });
   }
-  if (options.customizations !== undefined) mountCustomizations(app, { base, list: options.customizations });
+  if (options.customizations !== undefined) {
+    const permissions = options.togglePermissions ?? { admins: new Set<string>(), openToLocal: false };
+    mountCustomizations(app, { base, list: options.customizations, principalOf, permissions });
+  }
   app.all(base || '/', (c) => serve(options.aggregate, c));
   app.all(`${base}/servers/:name`, (c) => {
     const endpoint = options.sideChannels.get(c.req.param('name'));

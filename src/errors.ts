@@ -85,7 +85,11 @@ export type GatewayErrorCode =
   | 'FORWARD_REFUSED'
   | 'REPLICA_UNAVAILABLE'
   | 'CLUSTER_UNAVAILABLE'
-  | 'FAILOVER_INTERRUPTED';
+  | 'FAILOVER_INTERRUPTED'
+  | 'UNKNOWN_CUSTOMIZATION'
+  | 'TOGGLE_FORBIDDEN'
+  | 'ENABLEMENT_LIMIT'
+  | 'ENABLEMENT_STORE_FAILED';
 
 export interface GatewayErrorOptions {
   /** Upstream server name, when the error concerns one. Safe to show (it is a config key). */
@@ -180,6 +184,7 @@ export const taxonomy: Readonly<Record<GatewayErrorCode, readonly [rpc: number, 
   SESSION_CHILD_LIMIT: [WireCode.Unavailable, 503],
   PRINCIPAL_CONNECTION_LIMIT: [WireCode.Unavailable, 503],
   WATCH_LIMIT: [WireCode.Unavailable, 503],
+  ENABLEMENT_STORE_FAILED: [WireCode.Unavailable, 503],
   SUBSCRIPTION_LIMIT: [WireCode.Unavailable, 503],
   STARTING: [WireCode.Unavailable, 503],
   SHUTTING_DOWN: [WireCode.Unavailable, 503],
@@ -201,6 +206,8 @@ export const taxonomy: Readonly<Record<GatewayErrorCode, readonly [rpc: number, 
   UNAUTHENTICATED: [WireCode.InvalidRequest, 401],
   INSUFFICIENT_SCOPE: [WireCode.InvalidRequest, 403],
   FORWARD_REFUSED: [WireCode.InvalidRequest, 403],
+  TOGGLE_FORBIDDEN: [WireCode.InvalidRequest, 403],
+  ENABLEMENT_LIMIT: [WireCode.InvalidRequest, 409],
   SESSION_NOT_FOUND: [WireCode.InvalidRequest, 404],
   SESSION_ID_REQUIRED: [WireCode.InvalidRequest, 400],
   NOT_INITIALIZED: [WireCode.InvalidRequest, 400],
@@ -220,6 +227,7 @@ export const taxonomy: Readonly<Record<GatewayErrorCode, readonly [rpc: number, 
   UNKNOWN_PROMPT: [WireCode.InvalidParams, 400],
   UNKNOWN_SERVER: [WireCode.InvalidParams, 400],
   UNKNOWN_TASK: [WireCode.InvalidParams, 400],
+  UNKNOWN_CUSTOMIZATION: [WireCode.InvalidParams, 404],
   CLIENT_FEATURE_MISSING: [WireCode.InvalidParams, 400],
   UNKNOWN_RESOURCE: [WireCode.ResourceNotFound, 400],
   // A server→client request the client did not declare: what the client would answer itself.

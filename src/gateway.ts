@@ -25,7 +25,7 @@ import type { Logger } from './observability/logger.js';
 import { warnAboutMissingEnabledTools } from './upstream/enabled-tools-check.js';
 import { UpstreamRegistry } from './upstream/registry.js';
 import { loadPlugins } from './plugins/plugin-servers.js';
-import { customizationListFor } from './customizations/from-gateway.js';
+import { customizationsFor, readEnablement } from './customizations/from-gateway.js';
 import { GatewayMetrics } from './observability/metrics.js';
 import { countRestarts } from './upstream/restart-counter.js';
 import { Closers } from './composition/closers.js';
@@ -105,6 +105,9 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     // Agents: the plugins' and the gateway's own directory (bad files reported and skipped).
     const agents = await loadAgents({ ...(config.agents === undefined ? {} : { agents: config.agents }), plugins: plugins.plugins });
     for (const problem of agents.diagnostics) logger.warn({ problem }, 'agent file problem');
+    // Stored enablement decisions before the registry: a server disabled globally is never started.
+    const decisions = await readEnablement(config, plugins, logger);
+    closers.add('enablement store', () => decisions.store.close()); // after the list: pending writes finished
     const servers = { ...plugins.servers, ...config.servers };
     const credentials = upstreamCredentials((name) => env[name], logger);
     closers.add('upstream credentials', () => credentials.close());
@@ -137,8 +140,9 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     // Subscribed before the first connection attempt, so each sees every state from `starting` on.
     const stopCountingRestarts = countRestarts(registry, (server) => metrics.upstreamRestarted(server));
     closers.add('restart counter', stopCountingRestarts);
-    const customizations = await customizationListFor(config, plugins, registry, agents);
-    closers.add('customization list', () => customizations.close()); // ends every watch stream
+    // Servers the global decisions disable are stopped before the registry starts, so they never start.
+    const customizations = await customizationsFor(config, plugins, registry, decisions, agents);
+    closers.add('customizations', () => customizations.close()); // ends every watch stream
     await registry.start();
     await eventStore.start();
     void warnAboutMissingEnabledTools(registry, logger); // once each tool list is known
@@ -157,7 +161,9 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     const urls = canonicalUrls(config.listen, address);
     const endpoints = buildEndpoints({
       agents,
-      customizations,
+      customizations: customizations.list,
+      visibility: customizations.enablement,
+      gatewayResources: customizations.resource,
       urls,
       ...(limiter === undefined ? {} : { limiter }),
       config,
@@ -184,7 +190,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       authenticator,
       legacySse: config.policy.legacySse.inbound,
       logger,
-      customizations,
+      customizations: customizations.list,
+      togglePermissions: customizations.permissions(address.address),
       metrics,
       ...(config.auth?.kind === 'oauth' ? { oauth: config.auth } : {}),
       ...(config.listen.publicUrl === undefined ? {} : { publicUrl: config.listen.publicUrl }),
@@ -204,7 +211,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     // close keeping their shared history for whoever takes them over.
     closers.add('session sharing', () => sharing.close());
     await sharing.start(base);
-    customizations.setChannelBase(urls.base);
+    customizations.list.setChannelBase(urls.base);
     listener.open((request, requestEnv) => app.fetch(request, requestEnv));
     // The first thing shutdown does: no new connection from then on.
     closers.add('accepting connections', () => listener.stopAccepting());

@@ -16,7 +16,9 @@ import type { loadAgents } from '../plugins/agent-set.js';
 import type { CustomizationList } from '../customizations/customization-list.js';
 import type { Logger } from '../observability/logger.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
+import type { GatewayResources } from '../routing/gateway-resources.js';
 import type { ScopeOptions } from '../routing/scopes.js';
+import type { ServerVisibility } from '../routing/visibility.js';
 import type { RequestLimiter } from '../policy/request-limits.js';
 import type { GatewayEventStore } from '../session/event-store.js';
 import type { SessionAdmission } from '../session/session-admission.js';
@@ -38,6 +40,10 @@ export interface EndpointsDeps {
   /** The plugins' and the gateway's agents: one endpoint each, and prompts/resource on the aggregate. */
   agents: Awaited<ReturnType<typeof loadAgents>>;
   customizations: CustomizationList;
+  /** Which servers each caller sees (enablement), on every endpoint; absent: every server, always. */
+  visibility?: ServerVisibility;
+  /** The gateway's own resources (`portcullis://customizations`), on the aggregate only. */
+  gatewayResources?: GatewayResources;
   /** The canonical URLs clients are told (`listen.publicUrl`, else the bound address). */
   urls: ReturnType<typeof canonicalUrls>;
 }
@@ -54,6 +60,7 @@ export interface Endpoints {
 /** What one endpoint adds to the shared options: an agent's name, body and allowlist; the aggregate's persona and entries. */
 type EndpointExtras = Partial<Pick<EndpointOptions, 'name' | 'instructions' | 'persona' | 'entries' | 'handshakeMeta' | 'instructionsLead'>> & {
   toolFilter?: VisibilityFilter;
+  gatewayResources?: GatewayResources;
 };
 
 export function buildEndpoints(deps: EndpointsDeps): Endpoints {
@@ -61,7 +68,7 @@ export function buildEndpoints(deps: EndpointsDeps): Endpoints {
   const surfaceOptions = compileToolSurfaceOptions(config);
   const initOptions = { persona: config.policy.agentPersona, eventStoreLimit: config.eventStore.limit };
   const endpoint = (servers: string[], separator: string | null, label: string, extras: EndpointExtras = {}) => {
-    const { toolFilter: narrowed, ...endpointExtras } = extras;
+    const { toolFilter: narrowed, gatewayResources, ...endpointExtras } = extras;
     const tools = new ToolSurface(surfaceOptions, {
       servers,
       instructionsOf: (server) => registry.entry(server).primary.current?.instructions,
@@ -74,6 +81,8 @@ export function buildEndpoints(deps: EndpointsDeps): Endpoints {
       logger,
       inputTtlMs: config.statelessPool.inputTtlMs,
       ...(deps.limiter === undefined ? {} : { limiter: deps.limiter }),
+      ...(deps.visibility === undefined ? {} : { visibility: deps.visibility }),
+      ...(gatewayResources === undefined ? {} : { gatewayResources }),
     };
     return new McpEndpoint({
       name: config.name,
@@ -100,6 +109,7 @@ export function buildEndpoints(deps: EndpointsDeps): Endpoints {
   const aggregate = endpoint(serverNames, config.catalogue.separator, 'aggregate', {
     ...(config.persona === undefined ? {} : { persona: config.persona }),
     handshakeMeta: announcedServer(config.name, urls.aggregate),
+    ...(deps.gatewayResources === undefined ? {} : { gatewayResources: deps.gatewayResources }),
     entries: {
       dataMode,
       ...(agents.agents.length === 0

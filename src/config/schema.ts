@@ -18,6 +18,11 @@ const serverName = z
 const toolList = z.array(z.string().min(1)).default([]);
 
 const common = {
+  /**
+   * `false`: the operator's global decision to keep this server stopped (it is listed, never
+   * started) until a global toggle enables it (docs/customizations.md, "Enablement"). Absent: enabled.
+   */
+  enabled: z.boolean().optional(),
   mode: z.enum(['required', 'optional']).default('required'),
   /**
    * Which clients share an upstream connection: `session` (each 2025 session its own; 2026

@@ -7,7 +7,7 @@
  * | not tried yet, or connecting       | `starting` |
  * | connected                          | `ready`    |
  * | last attempt failed, or it crashed | `error`    |
- * | closed (gateway stopping), disabled, or not run | `stopped` |
+ * | closed (gateway stopping, or stopped by a global disable) | `stopped` |
  *
  * `error → starting` happens by itself: the gateway retries with backoff. An error's message
  * names the server and what failed, and takes only a code from the failure (an errno name, an
@@ -52,11 +52,9 @@ export function serverState(server: string, slot: SlotState, lastError: unknown)
   }
 }
 
-/** A declared server the gateway does not run: disabled (`stopped`), or refused/unsupported (`error`). */
-export function notRunState(server: string, reason: 'disabled' | 'unsupported' | 'refused'): McpServerState {
+/** A declared server the gateway cannot run: refused by the policy or of an unsupported transport (`error`). */
+export function notRunState(server: string, reason: 'unsupported' | 'refused'): McpServerState {
   switch (reason) {
-    case 'disabled':
-      return STOPPED;
     case 'unsupported':
       return { kind: 'error', error: { errorType: 'UNSUPPORTED_TRANSPORT', message: `server ${JSON.stringify(server)} uses a transport the gateway cannot run` } };
     case 'refused':

@@ -161,6 +161,17 @@ export class McpEndpoint {
         else this.modern.notify.resourcesChanged();
       }),
     );
+    // A global or workspace decision changes what sessionless callers see: every list may have.
+    const visibility = options.scope.visibility;
+    if (visibility !== undefined) {
+      this.unsubscribes.push(
+        visibility.onChange(() => {
+          this.modern.notify.toolsChanged();
+          this.modern.notify.promptsChanged();
+          this.modern.notify.resourcesChanged();
+        }),
+      );
+    }
   }
 
   get sessionCount(): number {
@@ -356,6 +367,7 @@ export class McpEndpoint {
         version,
         instructions,
         tasks: this.tasks !== undefined,
+        gatewayResources: scope.gatewayResources !== undefined,
         instructionsFor: (parts) => endpointInstructions(this.options, parts),
       },
       era,

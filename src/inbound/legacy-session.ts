@@ -105,6 +105,7 @@ export class LegacySession {
   private readonly events: SessionEventStore | undefined;
   private readonly hooks: SessionHooks;
   private readonly ticket: SessionTicket;
+  private askedForRoots = false;
   private readonly readOptions: OptionsReader | undefined;
   /** The init options of this session's `initialize` (none until then). */
   private initOptions: InitOptions = {};
@@ -141,6 +142,7 @@ export class LegacySession {
       ...(options.sharedCatalogue === undefined ? {} : { shared: options.sharedCatalogue }),
       ...(options.access === undefined ? {} : { access: options.access }),
       childIdleTimeoutMs: options.childIdleTimeoutMs,
+      sessionId: id,
     });
     const hooks: SessionWireHooks = {
       sessionId: id,
@@ -190,6 +192,16 @@ export class LegacySession {
   private async dispatch(request: Request, parsedBody: unknown): Promise<Response> {
     const lastEventId = request.method === 'GET' ? request.headers.get('last-event-id') : null;
     if (lastEventId && this.events !== undefined) return this.resume(request, lastEventId, this.events);
+    if (request.method === 'GET' && this.initialised && !this.askedForRoots) {
+      // The standalone stream is where a request of the gateway's own can reach the client (the
+      // session's workspace from its roots: routing/roots-workspace.ts).
+      const response = await this.transport.handleRequest(request, parsedBody);
+      if (response.status === 200) {
+        this.askedForRoots = true;
+        this.scope.streamOpened();
+      }
+      return response;
+    }
     const id = requestIdOf(parsedBody);
     if (id === undefined) return this.transport.handleRequest(request, parsedBody);
     const refused = this.readInitOptions(parsedBody, id);

@@ -195,6 +195,12 @@ export const policySchema = z.strictObject({
     })
     .prefault({}),
   /**
+   * Principals (as authentication names them) that may set workspace and global enablement
+   * decisions (docs/customizations.md, "Who may toggle"). With authentication off, only a
+   * loopback listener lets its callers do so; empty: nobody else.
+   */
+  admins: z.array(z.string().min(1).max(256)).max(1_000).default(() => []),
+  /**
    * May a client replace the gateway's persona with its own (init option `agentPersona`), and
    * how long may it be? Its text lands in the instructions a model reads.
    */

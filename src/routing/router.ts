@@ -16,6 +16,7 @@ import type { UpstreamLink } from '../upstream/link.js';
 import type { ListKind } from '../upstream/list-cache.js';
 import type { RequestMeta } from '../rpc/request-meta.js';
 import type { DownstreamSink, RpcMessage } from '../rpc/sink.js';
+import type { CallerResources } from './gateway-resources.js';
 import type { InputRounds } from './input-bridge.js';
 import { presentTaskSupport } from './tasks/task-capabilities.js';
 import type { TaskScope } from './tasks/task-scope.js';
@@ -43,6 +44,8 @@ export interface RouteScope {
   readonly inputBridge?: InputRounds;
   /** The caller's tasks (tasks/task-scope.ts); absent: tasks are not offered here. */
   readonly tasks?: TaskScope;
+  /** Resources the gateway serves itself, as this caller sees them (gateway-resources.ts); absent: none. */
+  readonly gatewayResources?: CallerResources;
   /**
    * Spends the caller's request rate (and, for `tools/call`, its rate for that catalogue tool);
    * throws `RATE_LIMITED` when spent. Absent: not limited.
@@ -92,7 +95,11 @@ const handlers: Record<string, Handler> = {
     return { ...result, ttlMs: hint.ttlMs, cacheScope: hint.cacheScope };
   },
   'prompts/list': (scope, _params, call) => listResult(scope, 'prompts', 'prompts', call),
-  'resources/list': (scope, _params, call) => listResult(scope, 'resources', 'resources', call),
+  'resources/list': async (scope, _params, call) => {
+    const result = await listResult(scope, 'resources', 'resources', call);
+    const own = scope.gatewayResources?.resources;
+    return own === undefined || own.length === 0 ? result : { ...result, resources: [...own, ...(result.resources as unknown[])] };
+  },
   'resources/templates/list': (scope, _params, call) => listResult(scope, 'resourceTemplates', 'resourceTemplates', call),
 
   // A meta-tool (search_tools, call_tool) when tools are deferred; else, and for call_tool's
@@ -119,11 +126,20 @@ const handlers: Record<string, Handler> = {
     return forward(scope, target.server, 'prompts/get', { ...params, name: target.name }, call);
   },
 
-  'resources/read': async (scope, params, call) =>
-    forward(scope, await ownerOfUri(scope, stringParam(params, 'uri')), 'resources/read', params, call),
+  'resources/read': async (scope, params, call) => {
+    const uri = stringParam(params, 'uri');
+    const own = scope.gatewayResources;
+    if (own?.owns(uri) === true) return own.read(uri);
+    return forward(scope, await ownerOfUri(scope, uri), 'resources/read', params, call);
+  },
 
   'resources/subscribe': async (scope, params, call) => {
     const uri = stringParam(params, 'uri');
+    const own = scope.gatewayResources;
+    if (own?.owns(uri) === true) {
+      own.subscribe(uri);
+      return {};
+    }
     const server = await ownerOfUri(scope, uri);
     const result = await forward(scope, server, 'resources/subscribe', params, call);
     scope.noteSubscription?.(server, uri, true);
@@ -132,6 +148,11 @@ const handlers: Record<string, Handler> = {
 
   'resources/unsubscribe': async (scope, params, call) => {
     const uri = stringParam(params, 'uri');
+    const own = scope.gatewayResources;
+    if (own?.owns(uri) === true) {
+      own.unsubscribe(uri);
+      return {};
+    }
     const server = await ownerOfUri(scope, uri);
     scope.noteSubscription?.(server, uri, false);
     return forward(scope, server, 'resources/unsubscribe', params, call);

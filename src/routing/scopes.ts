@@ -25,7 +25,10 @@ import { admitFor } from './admit.js';
 import type { UpstreamRegistry } from '../upstream/registry.js';
 import type { DownstreamSink, RpcMessage } from '../rpc/sink.js';
 import type { LinkEvent } from '../upstream/link-event.js';
+import type { CallerResources, GatewayResources } from './gateway-resources.js';
 import { primaryHeld, principalHeld, principalServersOf, takesTasksVia, withReinitialise } from './held-link.js';
+import { SessionVisibility } from './session-visibility.js';
+import type { ServerVisibility } from './visibility.js';
 import { SessionConnection } from './session-connection.js';
 import type { RouteScope } from './router.js';
 import { TaskScope } from './tasks/task-scope.js';
@@ -43,6 +46,10 @@ export interface ScopeOptions {
   inputTtlMs?: number;
   /** The endpoint's tasks (routing/tasks/); absent: tasks are not offered. */
   tasks?: TaskTable;
+  /** Which servers each caller sees (enablement, visibility.ts); absent: every server, always. */
+  visibility?: ServerVisibility;
+  /** Resources the gateway itself serves on this endpoint (gateway-resources.ts); absent: none. */
+  gatewayResources?: GatewayResources;
   /** The policy's request rates per principal; absent: not limited. */
   limiter?: RequestLimiter;
 }
@@ -64,13 +71,20 @@ export interface SessionScopeOptions {
   shared?: Catalogue;
   /** A stdio session child with no call in flight is closed after this long (the session stays). */
   childIdleTimeoutMs?: number;
+  /** The session's id: its enablement decisions are attached under it (never shown or stored). */
+  sessionId?: string;
   /** What the policy's `access` rules let the session's principal see; absent: everything. */
   access?: AccessProfile;
 }
 
 export class SessionScope implements RouteScope {
   readonly servers: readonly string[];
-  readonly catalogue: Catalogue;
+  /** The session's merged lists, over the servers it sees (its own, or the endpoint's shared one). */
+  private readonly ownCatalogue: Catalogue;
+  private readonly sharedCatalogue: Catalogue | undefined;
+  /** Which servers this session sees (its enablement), and its workspace. */
+  private readonly visibility: SessionVisibility;
+  readonly gatewayResources: CallerResources | undefined;
   readonly tools: ToolsView | undefined;
   /** The session's deferral option and loaded tools: its own, never shared with another session. */
   private readonly toolState: SessionTools | undefined;
@@ -95,6 +109,23 @@ export class SessionScope implements RouteScope {
     this.logger = options.logger;
     this.key = session.key ?? { principal: undefined, workspace: undefined };
     this.principalServers = principalServersOf(options.registry, options.servers);
+    this.visibility = new SessionVisibility({
+      visibility: options.visibility,
+      servers: options.servers,
+      sessionId: session.sessionId,
+      principal: this.key.principal,
+      namedWorkspace: this.key.workspace,
+      owner: this.owner,
+    });
+    const enablement = this.visibility.enablement;
+    // The customisation list names every server, plugin and agent: a caller the access rules
+    // narrow would learn what they hide from it, so it is not offered one.
+    const ownResources = session.access === undefined || session.access.unrestricted ? options.gatewayResources : undefined;
+    this.gatewayResources = ownResources?.forCaller({
+      ...(enablement === undefined ? {} : { session: enablement }),
+      ...(this.key.workspace === undefined ? {} : { workspace: this.key.workspace }),
+      sink: this.owner,
+    });
     this.admit = admitFor(options.limiter, this.key.principal);
     const keyId = connectionKeyId(this.key);
     const surface = options.tools;
@@ -161,17 +192,32 @@ export class SessionScope implements RouteScope {
     }
     // Until the session's first use of a server, its lists come from that server's primary (a
     // connection of the same server, configured the same way); from then on, from its own.
-    this.catalogue =
-      this.own.size === 0 && this.principalServers.size === 0 && session.shared !== undefined
-        ? session.shared
-        : new Catalogue(
-            {
-              servers: this.servers,
-              linkFor: async (s) => this.own.get(s)?.current ?? this.principalLink(s) ?? this.registry.entry(s).primary.get(),
-              perCaller: (s) => this.principalServers.has(s),
-            },
-            { ...narrowedView(options.catalogue, session.access), logger: options.logger },
-          );
+    this.sharedCatalogue = this.own.size === 0 && this.principalServers.size === 0 ? session.shared : undefined;
+    const scope = this;
+    this.ownCatalogue = new Catalogue(
+      {
+        get servers() {
+          return scope.visibility.visibleServers();
+        },
+        linkFor: async (s) => this.own.get(s)?.current ?? this.principalLink(s) ?? this.registry.entry(s).primary.get(),
+        perCaller: (s) => this.principalServers.has(s),
+      },
+      { ...narrowedView(options.catalogue, session.access), logger: options.logger },
+    );
+  }
+
+  /**
+   * The session's merged lists. The endpoint's shared catalogue serves it while it sees exactly
+   * what a sessionless caller sees (no decision of its own or its workspace's hides anything).
+   */
+  get catalogue(): Catalogue {
+    const shared = this.sharedCatalogue;
+    return shared !== undefined && this.visibility.seesShared() ? shared : this.ownCatalogue;
+  }
+
+  /** The session's standalone stream is open: the gateway may now ask its client for roots. */
+  streamOpened(): void {
+    this.visibility.streamOpened();
   }
 
   /** This session's principal connection to `server`, if it is one and open now. */
@@ -230,11 +276,14 @@ export class SessionScope implements RouteScope {
 
   /** Client notifications go to the session's own live connections only, never to shared ones. */
   broadcast(message: RpcMessage): void {
+    if (message.method === 'notifications/roots/list_changed') this.visibility.rootsChanged();
     for (const connection of this.own.values()) void connection.current?.notify(message).catch(() => undefined);
   }
 
   async close(): Promise<void> {
     for (const unsubscribe of this.unsubscribes.splice(0)) unsubscribe();
+    this.visibility.close();
+    this.gatewayResources?.close();
     // The principal connection outlives the session: the subscriptions it held there go with it.
     for (const key of this.subscriptions) {
       const server = key.slice(0, key.indexOf('\n'));

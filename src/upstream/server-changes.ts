@@ -38,6 +38,11 @@ export class ServerChanges {
     return this.links.size;
   }
 
+  /** The live connections followed right now (every connection of the server the registry opened). */
+  live(): readonly UpstreamLink[] {
+    return [...this.links];
+  }
+
   /** Follows one new connection of the server until it closes. */
   track(link: UpstreamLink): void {
     if (link.closed) return;

@@ -11,6 +11,8 @@ import { exportJWK, generateKeyPair, SignJWT, type CryptoKey } from 'jose';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningGateway } from '../../src/gateway.js';
 import { assertBuilt, Cleanup, connectClient, ERAS, startTestGateway, startUpstreams, textOf } from './harness.js';
+import { collectNotifications } from './harness/clients.js';
+import { find, listOf, toggleOk } from '../customizations/enablement-helpers.js';
 
 const perFile = new Cleanup();
 const perTest = new Cleanup();
@@ -105,5 +107,31 @@ describe('2026 caching hints of a narrowed view', () => {
     const sales = await connectClient(perTest, gateway.url, '2026', { headers: await tokenFor('sales-cache', ['sales']) });
     const result = (await sales.client.listTools()) as unknown as { cacheScope?: string };
     expect(result.cacheScope).toBe('private');
+  });
+});
+
+describe('access profiles with enablement decisions', () => {
+  it('keeps a session decision to its session within one access profile, and offers the customisation list to no caller the access rules apply to', async () => {
+    const engA = await connectClient(perTest, gateway.url, '2025', { headers: await tokenFor('eng-enable-a', ['eng']) });
+    const engB = await connectClient(perTest, gateway.url, '2025', { headers: await tokenFor('eng-enable-b', ['eng']) });
+    const sales = await connectClient(perTest, gateway.url, '2025', { headers: await tokenFor('sales-enable', ['sales']) });
+    const aHeaders = { ...(await tokenFor('eng-enable-a', ['eng'])), 'mcp-session-id': engA.transport.sessionId! };
+    const before = names((await engA.client.listTools()).tools);
+    expect(before).toEqual(expect.arrayContaining(['stdio__echo', 'http__echo']));
+    const items = await listOf(gateway.url, aHeaders);
+    const httpId = find(items, 'http').id;
+    const changed = collectNotifications(engA.client, 'notifications/tools/list_changed');
+    await toggleOk(gateway.url, { id: httpId, enabled: false, scope: 'session' }, aHeaders);
+    await changed.waitFor(1);
+    // A's decision narrows A's view alone; B, with the same access profile, still sees the server.
+    const aTools = names((await engA.client.listTools()).tools);
+    expect(aTools.some((name) => name.startsWith('http__'))).toBe(false);
+    expect(aTools).toContain('stdio__echo');
+    expect(names((await engB.client.listTools()).tools)).toEqual(before);
+    // The access profile still narrows on top: sales sees only its tool, and no list naming hidden servers.
+    expect(names((await sales.client.listTools()).tools)).toEqual(['stdio__echo']);
+    expect((await sales.client.listResources()).resources.map((r) => r.uri)).not.toContain('portcullis://customizations');
+    // Any rule matching a caller narrows it (even an allow-all): the list is offered to neither.
+    expect((await engB.client.listResources()).resources.map((r) => r.uri)).not.toContain('portcullis://customizations');
   });
 });
