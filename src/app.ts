@@ -19,6 +19,8 @@ import { sessionTag } from './observability/session-tag.js';
 import type { CustomizationList } from './customizations/customization-list.js';
 import { mountCustomizations } from './customizations/routes.js';
 import type { GatewayMetrics } from './observability/metrics.js';
+import type { AuditLog } from './observability/audit-log.js';
+import { auditRefusals } from './inbound/audit-refusals.js';
 
 export interface AppOptions {
   path: string;
@@ -36,6 +38,8 @@ export interface AppOptions {
   customizations?: CustomizationList;
   /** Served at `/metrics` in the Prometheus text format; absent: not served. */
   metrics?: GatewayMetrics;
+  /** Every refusal at the edge gets an audit line (inbound/audit-refusals.ts); absent: none. */
+  audit?: AuditLog;
 }
 
 const notFound = () => refusal('NOT_FOUND', 'Not found');
@@ -58,6 +62,10 @@ export function createApp(options: AppOptions): Hono {
       'http',
     );
   });
+
+  if (options.audit !== undefined) {
+    app.use('*', auditRefusals({ audit: options.audit, base, sideChannels: new Set(options.sideChannels.keys()), principalOf }));
+  }
 
   // Every route is behind the Host and Origin guards: a DNS-rebinding page must not read
   // /readyz (server names and states) any more than it may call a tool.

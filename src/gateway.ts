@@ -26,6 +26,7 @@ import type { ScopeOptions } from './routing/scopes.js';
 import { compileToolSurfaceOptions } from './catalogue/surface/surface-options.js';
 import { ToolSurface } from './catalogue/surface/tool-surface.js';
 import { McpEndpoint } from './inbound/endpoint.js';
+import type { RequestObservers } from './inbound/request-observers.js';
 import { createEventStore } from './session/event-store.js';
 import { SessionAdmission } from './session/session-admission.js';
 import { clusterKeys } from './cluster/cluster-keys.js';
@@ -37,6 +38,7 @@ import { loadPlugins, type LoadedPlugins } from './plugins/plugin-servers.js';
 import { customizationListFor } from './customizations/from-gateway.js';
 import { GatewayMetrics } from './observability/metrics.js';
 import { countRestarts } from './upstream/restart-counter.js';
+import { resolveTelemetry, startTelemetry } from './telemetry.js';
 
 export const GATEWAY_VERSION = '0.1.0';
 
@@ -60,6 +62,8 @@ export interface RunningGateway {
   readonly port: number;
   close(): Promise<void>;
 }
+
+const observersOf = (observers: RequestObservers | undefined) => (observers === undefined ? {} : { observers });
 
 /** Per-server enabled/disabled lists AND the policy's denied globs: one predicate for list and call. */
 function compileVisibility(config: Readonly<GatewayConfig>, servers: Readonly<Record<string, ServerConfig>>): VisibilityFilter {
@@ -152,6 +156,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     if (refused !== undefined) throw refused;
   }
   const authenticator = await compileAuthentication(config, env, logger);
+  // Traces and audit (telemetry.ts): a bad block or OTEL_* variable stops here, before any spawn.
+  const telemetrySettings = resolveTelemetry(config, env);
   // One registry per gateway: gateways sharing a process never share a series.
   const metrics = new GatewayMetrics();
   // Resumability (docs/decisions.md): one event store for every endpoint's sessions, closed last.
@@ -235,6 +241,22 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     await eventStore.close();
     throw error;
   }
+  let telemetry: ReturnType<typeof startTelemetry>;
+  try {
+    telemetry = startTelemetry(telemetrySettings, {
+      config,
+      logger,
+      version: GATEWAY_VERSION,
+      servers,
+      disabledServers: new Set(plugins.plugins.flatMap((p) => p.servers.filter((s) => !s.runs).map((s) => s.declaration.name))),
+      onEgressRefusal: (range) => metrics.egressRefused('otlp-traces', range),
+    });
+  } catch (error) {
+    customizations.close();
+    await Promise.all([stopListening(), registry.close(), cluster?.close()]);
+    await eventStore.close();
+    throw error;
+  }
   const sessionStore = cluster?.wrapStore(eventStore) ?? eventStore;
   void warnAboutMissingEnabledTools(registry, logger); // once each tool list is known
 
@@ -276,6 +298,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       streamAfterMs: config.eventStore.streamAfterMs,
       tasks: config.tasks,
       metrics,
+      ...observersOf(telemetry.observersFor(label === 'aggregate' ? 'aggregate' : `server:${servers[0]}`, separator, label === 'aggregate' ? undefined : servers[0])),
     });
   };
   const aggregate = endpoint(serverNames, config.catalogue.separator, 'aggregate');
@@ -293,6 +316,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     logger,
     customizations,
     metrics,
+    ...(telemetry.audit === undefined ? {} : { audit: telemetry.audit }),
   });
   metrics.attach({
     legacySessions: () => [aggregate, ...sideChannels.values()].reduce((sum, e) => sum + e.sessionCount, 0),
@@ -321,6 +345,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
         await authenticator?.close();
         http.closeAllConnections();
         await stopped;
+        await telemetry.close(); // last: every request's span and audit line is written
       })();
       return closing;
     },

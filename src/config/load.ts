@@ -103,7 +103,7 @@ function sensitiveStrings(raw: unknown, into: string[] = []): string[] {
 export interface ParseConfigOptions {
   /**
    * Directory relative paths are resolved against (the config file's): `policy`, `plugins`,
-   * `pluginDirs`, `stateDir`. Default: the working directory.
+   * `pluginDirs`, `stateDir`, an `audit.sink` file. Default: the working directory.
    */
   baseDir?: string;
   /** The config file this was read from (kept, absolute, as `configFile`). */
@@ -117,6 +117,7 @@ function withAbsolutePaths(config: GatewayConfig, baseDir: string, file: string 
     plugins: config.plugins.map((entry) => ({ ...entry, path: resolve(baseDir, entry.path) })),
     pluginDirs: config.pluginDirs.map((dir) => resolve(baseDir, dir)),
     stateDir: resolve(baseDir, config.stateDir),
+    ...(config.audit === undefined || config.audit.sink === 'stderr' ? {} : { audit: { ...config.audit, sink: resolve(baseDir, config.audit.sink) } }),
     ...(file === undefined ? {} : { configFile: resolve(file) }),
   };
 }

@@ -25,15 +25,19 @@ import { modernServerCapabilities } from './modern-capabilities.js';
 import type { EndpointCluster } from '../cluster/cluster.js';
 import { sessionTag } from '../observability/session-tag.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
+import type { RequestObservers } from './request-observers.js';
 import { mergeTaskCapability, TASKS_EXTENSION } from '../routing/tasks/task-capabilities.js';
 import { relayTaskStatus } from '../routing/tasks/task-scope.js';
 import { TaskTable, type TaskTableOptions } from '../routing/tasks/task-table.js';
 
 const metricsOption = (metrics: GatewayMetrics | undefined) => (metrics === undefined ? {} : { metrics });
+const observersOption = (observers: RequestObservers | undefined) => (observers === undefined ? {} : { observers });
 
 export interface EndpointOptions {
   /** Counts every request this endpoint answers (observability/metrics.ts); absent: not counted. */
   metrics?: GatewayMetrics;
+  /** Traces and audit lines of every request (request-observers.ts); absent: neither. */
+  observers?: RequestObservers;
   name: string;
   version: string;
   /** The gateway's own instructions (persona text), placed before each upstream's. */
@@ -106,7 +110,7 @@ export class McpEndpoint {
         const scope = stateless.forPrincipal(context.authInfo?.clientId, workspace);
         const identity = this.identity('modern');
         const capabilities = modernServerCapabilities(identity.capabilities);
-        return createGatewayServer({ ...identity, capabilities, era: 'modern', logger: options.logger, ...metricsOption(options.metrics) }, () => scope);
+        return createGatewayServer({ ...identity, capabilities, era: 'modern', logger: options.logger, ...metricsOption(options.metrics), ...observersOption(options.observers) }, () => scope);
       },
       { legacy: 'reject', onerror: (error) => options.logger.debug({ err: error.message }, 'modern request rejected') },
     );
@@ -263,6 +267,7 @@ export class McpEndpoint {
       pollAfterMs: this.options.pollAfterMs,
       streamAfterMs: this.options.streamAfterMs,
       ...metricsOption(this.options.metrics),
+      ...observersOption(this.options.observers),
       onInitialized: (s) => {
         this.sessions.add(s);
         this.options.logger.info({ session: sessionTag(s.id) }, 'session opened');

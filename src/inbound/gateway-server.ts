@@ -19,6 +19,7 @@ import { sessionTag } from '../observability/session-tag.js';
 import { TASKS_EXTENSION } from '../routing/tasks/task-capabilities.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
 import { requestLabels } from '../routing/request-labels.js';
+import { observeRequest, type RequestObservers } from './request-observers.js';
 
 export type Era = 'legacy' | 'modern';
 
@@ -36,6 +37,10 @@ export interface GatewayServerOptions {
   pollAfterMs?: number;
   /** Where each request's duration and outcome is counted; absent: not counted. */
   metrics?: GatewayMetrics;
+  /** Traces and audit lines of each request (request-observers.ts); absent: neither. */
+  observers?: RequestObservers;
+  /** A 2025 session's principal (a 2026 request's comes with the request); for audit lines. */
+  principal?: string;
 }
 
 
@@ -153,14 +158,26 @@ export function createGatewayServer(options: GatewayServerOptions, scope: () => 
       const seconds = (performance.now() - started) / 1000;
       metrics.observeRequest({ ...(await labels), outcome, seconds });
     };
+    const observed = observeRequest(options.observers, {
+      method: request.method,
+      params,
+      sessionId: ctx.sessionId,
+      requestId: ctx.mcpReq.id,
+      principal: options.era === 'legacy' ? options.principal : ctx.http?.authInfo?.clientId,
+      headers: ctx.http?.req?.headers,
+      meta: call.meta,
+    });
     try {
-      const result = withoutUpstreamIdentity(await routeRequest(scope(), request.method, params, call));
+      const route = () => routeRequest(scope(), request.method, params, call);
+      const result = withoutUpstreamIdentity(await (observed === undefined ? route() : observed.run(route)));
       rpcLog.info({ ...line, outcome: 'ok', ms: Math.round(performance.now() - started) }, 'rpc');
+      observed?.finish();
       await observe('ok');
       return result as never;
     } catch (error) {
       const wire = toJsonRpcError(error);
       rpcLog.info({ ...line, outcome: 'error', code: wire.code, ms: Math.round(performance.now() - started) }, 'rpc');
+      observed?.finish(error);
       await observe('error');
       throw new ProtocolError(wire.code, wire.message, wire.data);
     } finally {

@@ -18,6 +18,7 @@ import { refusedResume } from './resume.js';
 import { SessionHttpTransport } from './session-transport.js';
 import { keyOf, requestIdOf, responseIdOf, type RequestId } from '../session/jsonrpc-id.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
+import type { RequestObservers } from './request-observers.js';
 
 /** What a session needs of the transport its client speaks (`SessionHttpTransport` is one). */
 export interface SessionWire extends Transport {
@@ -59,6 +60,8 @@ export interface LegacySessionOptions {
   pollAfterMs?: number;
   /** Counts each request of the session (observability/metrics.ts); absent: not counted. */
   metrics?: GatewayMetrics;
+  /** Traces and audit lines of each request of the session (request-observers.ts). */
+  observers?: RequestObservers;
   /** A call unanswered after this long is answered as a resumable SSE stream; 0: every call streams. */
   streamAfterMs: number;
   onInitialized(session: LegacySession): void;
@@ -114,6 +117,8 @@ export class LegacySession {
         logger: options.logger,
         pollAfterMs: options.pollAfterMs,
         ...(options.metrics === undefined ? {} : { metrics: options.metrics }),
+        ...(options.observers === undefined ? {} : { observers: options.observers }),
+        ...(options.principal === undefined ? {} : { principal: options.principal }),
       },
       () => this.scope,
     );

@@ -6,7 +6,8 @@
  * actually dialled; redirects are followed same-origin only, each hop checked (src/net). Every
  * answer is read bounded: a JSON answer or SSE event up to `maxMessageBytes` (over it the call
  * fails with `UPSTREAM_MESSAGE_TOO_LARGE` naming the server, and the connection is reset), an
- * error body up to 64 KiB.
+ * error body up to 64 KiB. Inside a traced call, the `traceparent` (and `tracestate`) of its
+ * client span is added (observability/tracing.ts).
  */
 import { SdkHttpError, StreamableHTTPClientTransport, type Transport } from '@modelcontextprotocol/client';
 import type { Dispatcher } from 'undici';
@@ -16,6 +17,7 @@ import { createGuardedFetch, type GuardedFetch } from '../net/guarded-fetch.js';
 import type { Logger } from '../observability/logger.js';
 import { compileOutboundHeaders } from '../policy/outbound-headers.js';
 import { oversizedAnswers } from './oversized-answer.js';
+import { currentUpstreamHeaders } from '../observability/tracing.js';
 
 export interface HttpConnectorDeps {
   /** The egress dispatcher for this server (one per server: the guard is per-server policy). */
@@ -73,7 +75,9 @@ export function createUpstreamFetch(
     // it per request until garbage collection (profile: 4.5% in addEventListener); each hop is a
     // `Dispatcher.request()` now, which removes its listener when the answer completes (tested
     // in guarded-fetch.test.ts), so the signal is passed as it is.
-    return guarded(url, { ...init, headers: built.headers });
+    // A traced call's context (W3C Trace Context): the header beside `params._meta` (tracing.ts).
+    const trace = currentUpstreamHeaders();
+    return guarded(url, { ...init, headers: trace === undefined ? built.headers : { ...built.headers, ...trace } });
   };
 }
 
