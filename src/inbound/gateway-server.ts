@@ -158,18 +158,25 @@ export function createGatewayServer(options: GatewayServerOptions, scope: () => 
       const seconds = (performance.now() - started) / 1000;
       metrics.observeRequest({ ...(await labels), outcome, seconds });
     };
-    const observed = observeRequest(options.observers, {
-      method: request.method,
-      params,
-      sessionId: ctx.sessionId,
-      requestId: ctx.mcpReq.id,
-      principal: options.era === 'legacy' ? options.principal : ctx.http?.authInfo?.clientId,
-      headers: ctx.http?.req?.headers,
-      meta: call.meta,
-    });
+    // Traces and audit: nothing is built for them when both are off (request-observers.ts).
+    const observed =
+      options.observers === undefined
+        ? undefined
+        : observeRequest(options.observers, {
+            method: request.method,
+            params,
+            sessionId: ctx.sessionId,
+            requestId: ctx.mcpReq.id,
+            principal: options.era === 'legacy' ? options.principal : ctx.http?.authInfo?.clientId,
+            headers: ctx.http?.req?.headers,
+            meta: call.meta,
+          });
     try {
-      const route = () => routeRequest(scope(), request.method, params, call);
-      const result = withoutUpstreamIdentity(await (observed === undefined ? route() : observed.run(route)));
+      const routed =
+        observed === undefined
+          ? routeRequest(scope(), request.method, params, call)
+          : observed.run(() => routeRequest(scope(), request.method, params, call));
+      const result = withoutUpstreamIdentity(await routed);
       rpcLog.info({ ...line, outcome: 'ok', ms: Math.round(performance.now() - started) }, 'rpc');
       observed?.finish();
       await observe('ok');
