@@ -94,3 +94,13 @@ describe('resolveTracing', () => {
     expect(problemsOf(() => resolveTracing(block({ enabled: true }), {}, rules))[0]).toContain('tracing.endpoint');
   });
 });
+
+describe('configSecrets and the trace exporter', () => {
+  it('masks the exporter header values from envHeaders and the OTEL header variables', async () => {
+    const { configSecrets } = await import('../../src/config/secrets.js');
+    const { parseConfig } = await import('../../src/config/load.js');
+    const config = parseConfig({ listen: { host: '127.0.0.1', port: 0 }, tracing: { envHeaders: { Authorization: 'OTLP_TOKEN' } }, servers: {} });
+    const secrets = configSecrets(config, { OTLP_TOKEN: 'Bearer abc', OTEL_EXPORTER_OTLP_HEADERS: 'x-key=k%2C1,x-other=plain' });
+    expect(secrets).toEqual(expect.arrayContaining(['Bearer abc', 'k%2C1', 'k,1', 'plain']));
+  });
+});
