@@ -64,7 +64,7 @@ describe('audit lines of a real gateway', () => {
     const file = join(dir, `calls-${newMarker()}.jsonl`);
     const policy = join(dir, 'deny-crash.json');
     writeFileSync(policy, JSON.stringify({ deniedTools: ['a__crash'] }));
-    const principals = bearerPrincipals('alice');
+    const principals = bearerPrincipals('alice', 'bob');
     const gateway = await startGatewayFor(cleanup, principals, { a: stdioServer(newMarker(), { disabledTools: ['slow'] }) }, {
       audit: { sink: file },
       policy,
@@ -80,7 +80,7 @@ describe('audit lines of a real gateway', () => {
     await legacy.client.listTools(); // not audited: neither a call, get or read nor a refusal
     const modern = await connectClient(cleanup, gateway.url, '2026', { headers: principals.headers('alice') });
     await modern.client.callTool({ name: 'a__echo', arguments: { text: SECRET } });
-    const side = await connectClient(cleanup, sideChannelUrl(gateway.url, 'a'), '2025', { headers: principals.headers('alice') });
+    const side = await connectClient(cleanup, sideChannelUrl(gateway.url, 'a'), '2025', { headers: principals.headers('bob') });
     await side.client.callTool({ name: 'echo', arguments: { text: SECRET } });
     const anonymous = await rawRequest(gateway.url, { method: 'POST', headers: MCP_POST_HEADERS, body: '{"jsonrpc":"2.0","id":1,"method":"tools/list"}' });
     expect(anonymous.status).toBe(401);
@@ -89,7 +89,7 @@ describe('audit lines of a real gateway', () => {
 
     const text = readFileSync(file, 'utf8');
     expect(text).not.toContain(SECRET);
-    expect(text).not.toContain(principals.headers('alice').Authorization!.slice('Bearer '.length));
+    for (const who of ['alice', 'bob']) expect(text).not.toContain(principals.headers(who).Authorization!.slice('Bearer '.length));
     for (const id of sessionIds) expect(text).not.toContain(id!);
     const lines = linesOf(text);
     for (const line of lines) expect(Object.keys(line)).toEqual(FIELDS);
@@ -106,7 +106,10 @@ describe('audit lines of a real gateway', () => {
     expect(typeof legacyEcho!.durationMs).toBe('number');
     expect(Number.isNaN(Date.parse(String(legacyEcho!.time)))).toBe(false);
     expect(modernEcho).toMatchObject({ principal: 'alice', session: null, server: 'a', decision: 'allowed', outcome: 'ok' });
-    expect(byTool('echo', 'server:a')[0]).toMatchObject({ server: 'a', decision: 'allowed', outcome: 'ok' });
+    // Each line names its own caller: bob's side-channel call is bob's, alice's are alice's.
+    expect(byTool('echo', 'server:a')[0]).toMatchObject({ principal: 'bob', server: 'a', decision: 'allowed', outcome: 'ok' });
+    expect(lines.filter((l) => l.principal === 'bob')).toHaveLength(1);
+    expect(byTool('echo', 'server:a')[0]!.session).not.toBe(legacyEcho!.session);
     expect(lines.find((l) => l.method === 'prompts/get')).toMatchObject({ prompt: 'a__test_simple_prompt', tool: null, server: 'a', decision: 'allowed' });
     expect(lines.find((l) => l.method === 'resources/read')).toMatchObject({ uri: 'test://static-text', server: 'a', decision: 'allowed', outcome: 'ok' });
     expect(byTool('a__slow')[0]).toMatchObject({ decision: 'filtered', server: 'a', outcome: 'error', errorCode: -32602, reason: 'UNKNOWN_TOOL' });

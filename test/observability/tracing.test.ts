@@ -117,6 +117,35 @@ describe('traces over OTLP/HTTP', () => {
     expect(request.resource['service.name']).toBe('portcullis');
   });
 
+  it('keeps concurrent requests of two clients in their own traces on one shared upstream connection', async () => {
+    const otlp = await receiver();
+    const config = parseConfig({
+      listen: { host: '127.0.0.1', port: 0 },
+      tracing: { endpoint: otlp.url, protocol: 'http/json', allowPrivateNetwork: true },
+      servers: { web: httpServer(webUrl, { isolation: 'shared' }) },
+    });
+    const gateway = await startGateway({ config, logger: silentLogger(), env: {} });
+    perTest.add(() => within(gateway.close(), 15_000, 'gateway close'));
+    const one = await connectClient(perTest, gateway.url, '2025');
+    const two = await connectClient(perTest, gateway.url, '2026');
+    const traces = Array.from({ length: 8 }, (_, i) => `${String(i + 1).padStart(2, '0')}${'a'.repeat(30)}`);
+    const seen = await Promise.all(
+      traces.map((trace, i) => whoami(i % 2 === 0 ? one.client : two.client, 'web', { meta: { traceparent: `00-${trace}-${PARENT_SPAN}-01` } })),
+    );
+    seen.forEach((s, i) => {
+      expect(traceIdOf(s.traceparent)).toBe(traces[i]);
+      expect(traceIdOf(s.traceparentHeader)).toBe(traces[i]);
+    });
+    const spans = await otlp.until((all) => named(all, 'tools/call whoami', 3).length === traces.length);
+    for (const trace of traces) {
+      const request = spans.filter((s) => s.traceId === trace && s.kind === 2);
+      const upstream = spans.filter((s) => s.traceId === trace && s.kind === 3);
+      expect(request).toHaveLength(1);
+      expect(upstream).toHaveLength(1);
+      expect(upstream[0]!.parentSpanId).toBe(request[0]!.spanId);
+    }
+  });
+
   it('takes the parent from the traceparent header of a 2026 request that has none in _meta', async () => {
     const otlp = await receiver();
     const gateway = await tracedGateway(otlp, { serviceName: 'gw-under-test' });
