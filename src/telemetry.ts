@@ -19,6 +19,9 @@ import { compilePolicyRules } from './policy/policy-rules.js';
 import { compileToolFilter } from './policy/tool-filter.js';
 import type { RequestObservers } from './inbound/request-observers.js';
 
+/** Longest the shutdown waits for the last spans to be exported. */
+const SHUTDOWN_EXPORT_MS = 3_000;
+
 export interface TelemetrySettings {
   tracing: TracingSettings | undefined;
   audit: GatewayConfig['audit'];
@@ -80,6 +83,7 @@ export function startTelemetry(settings: TelemetrySettings, deps: TelemetryDeps)
       serviceName: traces.serviceName,
       serviceVersion: deps.version,
       sampleRatio: traces.sampleRatio,
+      exportTimeoutMillis: traces.timeoutMs,
       exporter: new OtlpSpanExporter({ protocol: traces.protocol, post: otlp.post, logger }),
     });
     // Never the URL or a header: the protocol and the sampling are enough to tell it is on.
@@ -110,7 +114,14 @@ export function startTelemetry(settings: TelemetrySettings, deps: TelemetryDeps)
     close() {
       closing ??= (async () => {
         audit?.close();
-        await tracing?.shutdown().catch(() => undefined);
+        // A collector that does not answer must not hold the shutdown: spans waiting past this are lost.
+        let timer: NodeJS.Timeout | undefined;
+        const bound = new Promise<void>((resolve) => {
+          timer = setTimeout(resolve, SHUTDOWN_EXPORT_MS);
+          timer.unref();
+        });
+        await Promise.race([tracing?.shutdown().catch(() => undefined), bound]);
+        clearTimeout(timer);
         await closeExporter();
       })();
       return closing;

@@ -55,5 +55,6 @@ export function createOtlpPost(options: OtlpPostOptions): { post: OtlpPost; clos
     await response.body?.cancel().catch(() => undefined);
     return response.status;
   };
-  return { post, close: () => dispatcher.close().catch(() => undefined) };
+  // Destroyed, not closed: an export still hanging on a silent collector must not hold the shutdown.
+  return { post, close: () => dispatcher.destroy().catch(() => undefined) };
 }

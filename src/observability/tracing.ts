@@ -44,8 +44,10 @@ export interface TracingOptions {
   /** Share of root traces recorded; a sampled parent's decision is followed either way. */
   sampleRatio: number;
   exporter: SpanExporter;
-  /** Batching delay (default 2 s); tests shorten it to see spans without a flush. */
+  /** Batching delay (default 2 s). */
   scheduledDelayMillis?: number;
+  /** Longest one export may take before the batch is given up (default 10 s). */
+  exportTimeoutMillis?: number;
 }
 
 /** What the inbound request says about itself; everything optional is left out when absent. */
@@ -227,6 +229,7 @@ export class Tracing {
           maxQueueSize: 2_048,
           maxExportBatchSize: 512,
           scheduledDelayMillis: options.scheduledDelayMillis ?? 2_000,
+          exportTimeoutMillis: options.exportTimeoutMillis ?? 10_000,
         }),
       ],
     });

@@ -76,7 +76,8 @@ function decode(body: Buffer): ReceivedSpan[] {
   return spans;
 }
 
-export async function startOtlpReceiver(): Promise<OtlpReceiver> {
+/** `hang`: read each export and never answer (a collector that stopped responding). */
+export async function startOtlpReceiver(options: { hang?: boolean } = {}): Promise<OtlpReceiver> {
   const exports: ReceivedExport[] = [];
   const decoded: ReceivedSpan[] = [];
   const waiters = new Set<() => void>();
@@ -86,6 +87,10 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
     req.on('end', () => {
       const body = Buffer.concat(chunks);
       exports.push({ contentType: req.headers['content-type'], headers: req.headers, body });
+      if (options.hang === true) {
+        for (const wake of [...waiters]) wake();
+        return;
+      }
       if (req.url === '/v1/traces' && req.headers['content-type'] === 'application/json') decoded.push(...decode(body));
       res.writeHead(200, { 'content-type': req.headers['content-type'] ?? 'application/json' });
       res.end(req.headers['content-type'] === 'application/json' ? '{}' : '');

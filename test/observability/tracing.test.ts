@@ -189,6 +189,17 @@ describe('traces over OTLP/HTTP', () => {
     expect(otlp.exports).toHaveLength(0);
   });
 
+  it('still shuts down when the collector takes the export and never answers', async () => {
+    const silent = await startOtlpReceiver({ hang: true });
+    perTest.add(() => silent.close());
+    // An export may take a minute; the shutdown still waits a few seconds at most.
+    const gateway = await tracedGateway(silent, { timeoutMs: 60_000 });
+    const { client } = await connectClient(perTest, gateway.url, '2025');
+    await whoami(client, 'spy');
+    await within(gateway.close(), 15_000, 'gateway close with a silent collector');
+    expect(silent.exports.length).toBeGreaterThanOrEqual(1);
+  });
+
   it('is off without a tracing block or OTEL_* variables: the client traceparent passes through untouched', async () => {
     const otlp = await receiver();
     const config = parseConfig({ listen: { host: '127.0.0.1', port: 0 }, servers: { web: httpServer(webUrl) } });
