@@ -39,6 +39,10 @@ export interface CatalogueOptions {
   separator: string | null;
   /** Visibility of a tool: per-server enabled/disabled lists and policy globs, compiled once. */
   toolFilter: VisibilityFilter;
+  /** Servers whose prompts, resources and templates this view shows; absent: every server's. */
+  serverParts?: (server: string) => boolean;
+  /** The view was narrowed for one caller (its access profile): its lists are never `public`. */
+  narrowed?: boolean;
   logger: Logger;
 }
 
@@ -193,11 +197,14 @@ export class Catalogue {
 
   private async merged<T>(kind: ListKind, merge: (lists: Parts['lists']) => T): Promise<Listing<T>> {
     const parts = await this.collect(kind);
+    const hint: CacheHint = this.options.narrowed === true ? { ...parts.hint, cacheScope: 'private' } : parts.hint;
     const cached = this.memo.get(kind);
-    if (cached !== undefined && cached.key === parts.key) return { value: cached.value as T, hint: parts.hint };
-    const value = merge(parts.lists);
+    if (cached !== undefined && cached.key === parts.key) return { value: cached.value as T, hint };
+    const serverParts = this.options.serverParts;
+    const lists = kind === 'tools' || serverParts === undefined ? parts.lists : parts.lists.filter((list) => serverParts(list.server));
+    const value = merge(lists);
     this.memo.set(kind, { key: parts.key, value });
-    return { value, hint: parts.hint };
+    return { value, hint };
   }
 
   private async collect(kind: ListKind): Promise<Parts> {

@@ -17,6 +17,8 @@ export interface AuditRefusalsOptions {
   base: string;
   /** Configured side-channel names: only these appear as `server:<name>` (a path is client input). */
   sideChannels: ReadonlySet<string>;
+  /** Whether an agent endpoint of that name exists: only these appear as `agent:<name>`. */
+  hasAgent?: (name: string) => boolean;
   /** The principal authentication found, when it ran and succeeded. */
   principalOf(c: Parameters<MiddlewareHandler>[0]): string | undefined;
 }
@@ -24,12 +26,19 @@ export interface AuditRefusalsOptions {
 const TRANSPORT_TAILS = new Set(['', '/sse', '/messages']);
 
 /** The endpoint a path belongs to, as audit lines name it. */
-export function endpointOfPath(path: string, base: string, sideChannels: ReadonlySet<string>): { endpoint: string; server?: string } {
+export function endpointOfPath(
+  path: string,
+  base: string,
+  sideChannels: ReadonlySet<string>,
+  hasAgent: (name: string) => boolean = () => false,
+): { endpoint: string; server?: string } {
   const rest = base === '' ? path : path.startsWith(base) ? path.slice(base.length) : undefined;
   if (rest === undefined) return { endpoint: 'gateway' };
   if (TRANSPORT_TAILS.has(rest) || rest === '/') return { endpoint: 'aggregate' };
   const match = /^\/servers\/([^/]+)(\/sse|\/messages)?$/.exec(rest);
   if (match?.[1] !== undefined && sideChannels.has(match[1])) return { endpoint: `server:${match[1]}`, server: match[1] };
+  const agent = /^\/agents\/([^/]+)$/.exec(rest)?.[1];
+  if (agent !== undefined && hasAgent(agent)) return { endpoint: `agent:${agent}` };
   return { endpoint: 'gateway' };
 }
 
@@ -40,7 +49,7 @@ export function auditRefusals(options: AuditRefusalsOptions): MiddlewareHandler 
     await next();
     const refused = refusalOf(c.res);
     if (refused === undefined || !isRefusalCode(refused.code)) return;
-    const { endpoint, server } = endpointOfPath(c.req.path, options.base, options.sideChannels);
+    const { endpoint, server } = endpointOfPath(c.req.path, options.base, options.sideChannels, options.hasAgent);
     const principal = options.principalOf(c);
     const session = sessionTag(c.req.header('mcp-session-id'));
     options.audit.record({

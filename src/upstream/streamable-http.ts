@@ -16,6 +16,7 @@ import { DEFAULT_BODY_LIMITS } from '../net/bounded-body.js';
 import { createGuardedFetch, type GuardedFetch } from '../net/guarded-fetch.js';
 import type { Logger } from '../observability/logger.js';
 import { compileOutboundHeaders } from '../policy/outbound-headers.js';
+import type { UpstreamTokenSource } from './credentials/client-credentials.js';
 import { oversizedAnswers } from './oversized-answer.js';
 import { currentUpstreamHeaders } from '../observability/tracing.js';
 
@@ -28,6 +29,8 @@ export interface HttpConnectorDeps {
   allowedEnvNames?: readonly string[];
   /** The most one upstream message may hold (policy `limits.maxUpstreamMessageBytes`); default 16 MiB. */
   maxMessageBytes?: number;
+  /** The gateway's own credentials for a server with `upstreamAuth` (upstream/credentials/). */
+  tokenSourceFor?(server: string, config: RemoteServerConfig): UpstreamTokenSource | undefined;
 }
 
 /** Bodies read only for an error message (an error status, an unexpected type) are cut here. */
@@ -59,6 +62,7 @@ export function createUpstreamFetch(
     oversizedEvent: (body) => oversizedAnswers(server, maxMessageBytes, body),
   });
   const reported = new Set<string>();
+  const tokens = deps.tokenSourceFor?.(server, config);
 
   return async function fetchUpstream(url: string | URL, init?: RequestInit): Promise<Response> {
     // The SDK hands a `Headers` already; it is only read here, never changed.
@@ -77,7 +81,14 @@ export function createUpstreamFetch(
     // in guarded-fetch.test.ts), so the signal is passed as it is.
     // A traced call's context (W3C Trace Context): the header beside `params._meta` (tracing.ts).
     const trace = currentUpstreamHeaders();
-    return guarded(url, { ...init, headers: trace === undefined ? built.headers : { ...built.headers, ...trace } });
+    if (trace !== undefined) Object.assign(built.headers, trace);
+    if (tokens === undefined) return guarded(url, { ...init, headers: built.headers });
+    const token = await tokens.token();
+    built.headers.authorization = `Bearer ${token}`;
+    const response = await guarded(url, { ...init, headers: built.headers });
+    // Refused: the next request fetches a fresh token (this one's 401 reaches the SDK as it is).
+    if (response.status === 401) tokens.invalidate(token);
+    return response;
   };
 }
 

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { endpointOfPath } from '../../src/inbound/audit-refusals.js';
 
 const sides = new Set(['docs']);
+const agents = new Set(['reviewer']);
 
 describe('endpointOfPath', () => {
   it.each([
@@ -16,7 +17,10 @@ describe('endpointOfPath', () => {
     ['/mcpx', '/mcp', { endpoint: 'gateway' }],
     ['/', '', { endpoint: 'aggregate' }],
     ['/servers/docs', '', { endpoint: 'server:docs', server: 'docs' }],
+    ['/mcp/agents/reviewer', '/mcp', { endpoint: 'agent:reviewer' }],
+    ['/mcp/agents/impostor', '/mcp', { endpoint: 'gateway' }],
+    ['/agents/reviewer', '', { endpoint: 'agent:reviewer' }],
   ])('%s (base %s) → %o', (path, base, expected) => {
-    expect(endpointOfPath(path, base, sides)).toEqual(expected);
+    expect(endpointOfPath(path, base, sides, (name) => agents.has(name))).toEqual(expected);
   });
 });

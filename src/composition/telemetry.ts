@@ -4,20 +4,20 @@
  * or an audit file that cannot be opened, stops the start with the field named), then the
  * exporter, the sink and, per endpoint, what its requests are observed with.
  */
-import type { GatewayConfig, ServerConfig } from './config/schema.js';
-import { resolveTracing, type TracingSettings } from './config/tracing-settings.js';
-import { ConfigError } from './errors.js';
-import { createOtlpPost } from './net/otlp-post.js';
-import { AuditLog } from './observability/audit-log.js';
-import { fileAuditSink, stderrAuditSink } from './observability/audit-sink.js';
-import type { Logger } from './observability/logger.js';
-import { OtlpSpanExporter } from './observability/otlp-exporter.js';
-import { Tracing } from './observability/tracing.js';
-import { compileDeniedTools } from './policy/denied-tools.js';
-import { compileHiddenReason } from './policy/hidden-reason.js';
-import { compilePolicyRules } from './policy/policy-rules.js';
-import { compileToolFilter } from './policy/tool-filter.js';
-import type { RequestObservers } from './inbound/request-observers.js';
+import type { GatewayConfig, ServerConfig } from '../config/schema.js';
+import { resolveTracing, type TracingSettings } from '../config/tracing-settings.js';
+import { ConfigError } from '../errors.js';
+import { createOtlpPost } from '../net/otlp-post.js';
+import { AuditLog } from '../observability/audit-log.js';
+import { fileAuditSink, stderrAuditSink } from '../observability/audit-sink.js';
+import type { Logger } from '../observability/logger.js';
+import { OtlpSpanExporter } from '../observability/otlp-exporter.js';
+import { Tracing } from '../observability/tracing.js';
+import { compileDeniedTools } from '../policy/denied-tools.js';
+import { compileHiddenReason } from '../policy/hidden-reason.js';
+import { compilePolicyRules } from '../policy/policy-rules.js';
+import { compileToolFilter } from '../policy/tool-filter.js';
+import type { RequestObservers } from '../inbound/request-observers.js';
 
 /** Longest the shutdown waits for the last spans to be exported. */
 const SHUTDOWN_EXPORT_MS = 3_000;
