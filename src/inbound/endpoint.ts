@@ -141,7 +141,8 @@ export class McpEndpoint {
       (context) => {
         const named = context.requestInfo === undefined ? undefined : this.requestContexts.get(context.requestInfo);
         const principal = context.authInfo?.clientId;
-        const scope = stateless.forPrincipal(principal === '' ? undefined : principal, named?.workspace, named?.capabilities, accessOf(context.authInfo));
+        const access = accessOf(context.authInfo);
+        const scope = stateless.forPrincipal(principal === '' ? undefined : principal, named?.workspace, named?.capabilities, access);
         const identity = this.identity('modern');
         return createGatewayServer(
           {
@@ -150,6 +151,7 @@ export class McpEndpoint {
             logger: options.logger,
             ...metricsOption(options.metrics),
             ...observersOption(options.observers),
+            ...(access === undefined ? {} : { access }),
             ...this.extras(),
             ...(this.requestOptions === undefined ? {} : { options: { perRequest: this.requestOptions } }),
           },

@@ -25,6 +25,7 @@ import { TASKS_EXTENSION } from '../routing/tasks/task-capabilities.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
 import { requestLabels } from '../routing/request-labels.js';
 import { observeRequest, type RequestObservers } from './request-observers.js';
+import type { AccessProfile } from '../policy/access-policy.js';
 
 export type Era = 'legacy' | 'modern';
 
@@ -46,6 +47,8 @@ export interface GatewayServerOptions {
   observers?: RequestObservers;
   /** A 2025 session's principal (a 2026 request's comes with the request); for audit lines. */
   principal?: string;
+  /** What the policy's access rules let this caller see; for audit lines (the rule that hid a name). */
+  access?: AccessProfile;
   /** Completes the `initialize` / `server/discover` result for the asking client; absent: the SDK's as is. */
   handshake?: Handshake;
   /** The gateway's own prompts, resources and data tools (routing/gateway-entries.ts); absent: none. */
@@ -201,6 +204,7 @@ export function createGatewayServer(options: GatewayServerOptions, scope: () => 
             principal: options.era === 'legacy' ? options.principal : ctx.http?.authInfo?.clientId,
             headers: ctx.http?.req?.headers,
             meta: call.meta,
+            access: options.access,
           });
     try {
       const initOptions = optionsOf(options, call.meta);

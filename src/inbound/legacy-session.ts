@@ -133,6 +133,7 @@ export class LegacySession {
         ...(options.metrics === undefined ? {} : { metrics: options.metrics }),
         ...(options.observers === undefined ? {} : { observers: options.observers }),
         ...(options.principal === undefined ? {} : { principal: options.principal }),
+        ...(options.access === undefined ? {} : { access: options.access }),
         ...(options.handshake === undefined ? {} : { handshake: options.handshake }),
         ...(options.entries === undefined ? {} : { entries: options.entries }),
         options: { session: () => this.initOptions },

@@ -10,6 +10,7 @@ import { auditDecision, isRefusalCode } from '../observability/audit-decision.js
 import { sessionTag } from '../observability/session-tag.js';
 import { spanFailureOf } from '../observability/span-failure.js';
 import { runNoted, type RequestNote, type RequestSpan, type Tracing } from '../observability/tracing.js';
+import type { AccessProfile } from '../policy/access-policy.js';
 import type { HiddenReasonCheck } from '../policy/hidden-reason.js';
 
 export interface RequestObservers {
@@ -29,6 +30,8 @@ export interface ObservedRequest {
   principal: string | undefined;
   headers: Headers | undefined;
   meta: Record<string, unknown> | undefined;
+  /** The caller's profile under the policy's `access` rules, when they apply (names the rule that hid a name). */
+  access?: AccessProfile | undefined;
 }
 
 export interface RequestObservation {
@@ -74,7 +77,7 @@ export function observeRequest(observers: RequestObservers | undefined, request:
       const name = stringOf(params.name);
       const hidden =
         name !== undefined && (reason === 'UNKNOWN_TOOL' || reason === 'UNKNOWN_PROMPT')
-          ? observers.hiddenReason?.(reason === 'UNKNOWN_TOOL' ? 'tool' : 'prompt', name)
+          ? observers.hiddenReason?.(reason === 'UNKNOWN_TOOL' ? 'tool' : 'prompt', name, request.access)
           : undefined;
       const server = span?.server ?? note?.server ?? hidden?.server;
       audit.record({
@@ -88,6 +91,7 @@ export function observeRequest(observers: RequestObservers | undefined, request:
         ...(method === 'prompts/get' && name !== undefined ? { prompt: name } : {}),
         ...(method === 'resources/read' && typeof params.uri === 'string' ? { uri: params.uri } : {}),
         decision: auditDecision(reason, hidden?.reason),
+        ...(hidden?.rule === undefined ? {} : { rule: hidden.rule }),
         durationMs: performance.now() - startedAt,
         ...(error === undefined ? {} : { errorCode: toJsonRpcError(error).code }),
         ...(reason === undefined ? {} : { reason }),

@@ -3,7 +3,7 @@
  * `prompts/get` and `resources/read`, and per refusal, with a fixed set of fields that is a
  * documented contract. Every field is present on every line (`null` when it does not apply), in
  * this order: `type` (always `"audit"`), `time`, `method`, `principal`, `session`, `endpoint`,
- * `server`, `tool`, `prompt`, `uri`, `decision`, `durationMs`, `outcome`, `errorCode`, `reason`,
+ * `server`, `tool`, `prompt`, `uri`, `decision`, `rule`, `durationMs`, `outcome`, `errorCode`, `reason`,
  * `status`, `id`.
  *
  * What a line never holds: arguments, results, header values, the session id itself (its keyed
@@ -28,6 +28,8 @@ export interface AuditRecord {
   prompt?: string;
   uri?: string;
   decision: AuditDecision;
+  /** The policy's `access` rule behind a `denied` decision (its name, `rules[i]`, or `default`). */
+  rule?: string;
   durationMs: number;
   /** The JSON-RPC error code answered; absent: success. */
   errorCode?: number;
@@ -59,6 +61,7 @@ export function auditLine(record: AuditRecord): string {
     prompt: bounded(record.prompt),
     uri: bounded(record.uri),
     decision: record.decision,
+    rule: bounded(record.rule),
     durationMs: Math.round(record.durationMs * 1000) / 1000,
     outcome: record.errorCode === undefined ? 'ok' : 'error',
     errorCode: record.errorCode ?? null,

@@ -1,8 +1,9 @@
 /**
  * Why a tool or prompt name that a client called is not in its catalogue, for the audit log's
  * `decision` (docs/operations.md, "Audit log"): `disabled` (its server is declared but not run —
- * a plugin configured `enabled: false`), `denied` (the policy's `deniedTools`), `filtered` (the
- * server's `enabledTools`/`disabledTools`), or `undefined` (no such name: the call was allowed
+ * a plugin configured `enabled: false`), `denied` (the policy's `deniedTools`, or one of its
+ * `access` rules for this caller — then `rule` names it), `filtered` (the server's
+ * `enabledTools`/`disabledTools`), or `undefined` (no such name: the call was allowed
  * and failed as unknown). The client still gets the one "unknown" answer (a filter cannot be
  * probed); only the operator's audit line tells them apart.
  *
@@ -10,6 +11,7 @@
  * server name it starts with; a shortened name (64-character rule) cannot be split and counts
  * as unknown.
  */
+import type { AccessProfile } from './access-policy.js';
 import type { PolicyToolCheck } from './denied-tools.js';
 import type { ToolPredicate } from './tool-filter.js';
 
@@ -27,8 +29,18 @@ export interface HiddenReasonOptions {
   server?: string;
 }
 
-/** Why the name is hidden and the server it names; `undefined` when it is not a hidden name. */
-export type HiddenReasonCheck = (kind: 'tool' | 'prompt', exposed: string) => { reason: HiddenReason; server: string } | undefined;
+export interface HiddenName {
+  reason: HiddenReason;
+  server: string;
+  /** The `access` rule that hid it from this caller (its name, `rules[i]`, or `default`). */
+  rule?: string;
+}
+
+/**
+ * Why the name is hidden and the server it names; `undefined` when it is not a hidden name.
+ * `access`: the caller's profile under the policy's `access` rules, when they apply.
+ */
+export type HiddenReasonCheck = (kind: 'tool' | 'prompt', exposed: string, access?: AccessProfile) => HiddenName | undefined;
 
 export function compileHiddenReason(options: HiddenReasonOptions): HiddenReasonCheck {
   const known = [...options.filters.keys(), ...options.disabled].sort((a, b) => b.length - a.length);
@@ -39,15 +51,19 @@ export function compileHiddenReason(options: HiddenReasonOptions): HiddenReasonC
     const server = known.find((s) => exposed.startsWith(`${s}${separator}`));
     return server === undefined ? undefined : { server, name: exposed.slice(server.length + separator.length) };
   };
-  return function hiddenReason(kind, exposed) {
+  const byAccess = (server: string, decision: { allowed: boolean; rule: string } | undefined): HiddenName | undefined =>
+    decision === undefined || decision.allowed ? undefined : { reason: 'denied', server, rule: decision.rule };
+  return function hiddenReason(kind, exposed, access) {
     const parts = split(exposed);
     if (parts === undefined || parts.name === '') return undefined;
-    if (options.disabled.has(parts.server)) return { reason: 'disabled', server: parts.server };
-    // Prompts have no filters; only a server that does not run hides them.
-    if (kind === 'prompt') return undefined;
-    const filter = options.filters.get(parts.server);
+    const { server, name } = parts;
+    if (options.disabled.has(server)) return { reason: 'disabled', server };
+    const filter = options.filters.get(server);
     if (filter === undefined) return undefined;
-    if (!options.policyAllows(parts.server, parts.name, exposed)) return { reason: 'denied', server: parts.server };
-    return filter(parts.name) ? undefined : { reason: 'filtered', server: parts.server };
+    // Prompts have no filters: a server that does not run, or the caller's access rules, hide them.
+    if (kind === 'prompt') return byAccess(server, access?.serverParts(server));
+    if (!options.policyAllows(server, name, exposed)) return { reason: 'denied', server };
+    if (!filter(name)) return { reason: 'filtered', server };
+    return byAccess(server, access?.tool(server, name, exposed));
   };
 }

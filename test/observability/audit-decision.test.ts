@@ -33,8 +33,9 @@ describe('auditLine', () => {
     const parsed = JSON.parse(line) as Record<string, unknown>;
     expect(parsed).toEqual({
       type: 'audit', time: '1970-01-01T00:00:00.000Z', method: null, principal: null, session: null, endpoint: 'aggregate', server: null,
-      tool: null, prompt: null, uri: 'x'.repeat(512), decision: 'denied', durationMs: 1.235, outcome: 'error', errorCode: -32600,
+      tool: null, prompt: null, uri: 'x'.repeat(512), decision: 'denied', rule: null, durationMs: 1.235, outcome: 'error', errorCode: -32600,
       reason: 'UNAUTHENTICATED', status: 401, id: null,
     });
+    expect(JSON.parse(auditLine({ started: 0, endpoint: 'aggregate', decision: 'denied', durationMs: 0, rule: 'r'.repeat(600) })).rule).toBe('r'.repeat(512));
   });
 });

@@ -36,7 +36,7 @@ import {
 
 const FIELDS = [
   'type', 'time', 'method', 'principal', 'session', 'endpoint', 'server', 'tool', 'prompt', 'uri',
-  'decision', 'durationMs', 'outcome', 'errorCode', 'reason', 'status', 'id',
+  'decision', 'rule', 'durationMs', 'outcome', 'errorCode', 'reason', 'status', 'id',
 ];
 const SECRET = `sk-live-${process.pid}-do-not-log`;
 
