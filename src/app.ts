@@ -25,6 +25,8 @@ import type { OAuthAuthConfig } from './config/auth-schema.js';
 import { compileResourceRoutes, type ResourceRoutes } from './inbound/auth/oauth/resource-routes.js';
 import type { RequestLimiter } from './policy/request-limits.js';
 import type { CompiledAccess } from './policy/access-policy.js';
+import type { AuditLog } from './observability/audit-log.js';
+import { auditRefusals } from './inbound/audit-refusals.js';
 
 export interface AppOptions {
   path: string;
@@ -58,6 +60,8 @@ export interface AppOptions {
   access?: CompiledAccess;
   /** A clustered replica's check of the principal proof a forwarded request carries. */
   forwarded?: AuthMiddlewareOptions['forwarded'];
+  /** Every refusal at the edge gets an audit line (inbound/audit-refusals.ts); absent: none. */
+  audit?: AuditLog;
 }
 
 const notFound = () => refusal('NOT_FOUND', 'Not found');
@@ -80,6 +84,20 @@ export function createApp(options: AppOptions): Hono {
       'http',
     );
   });
+
+  if (options.audit !== undefined) {
+    const agents = options.agents;
+    app.use(
+      '*',
+      auditRefusals({
+        audit: options.audit,
+        base,
+        sideChannels: new Set(options.sideChannels.keys()),
+        ...(agents === undefined ? {} : { hasAgent: (name: string) => agents.has(name) }),
+        principalOf,
+      }),
+    );
+  }
 
   // Every route is behind the Host and Origin guards: a DNS-rebinding page must not read
   // /readyz (server names and states) any more than it may call a tool.

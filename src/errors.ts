@@ -282,7 +282,24 @@ export function errorResponse(error: unknown, options: ErrorResponseOptions = {}
   if (error instanceof GatewayError && error.retryAfterMs !== undefined) {
     headers['retry-after'] = String(Math.max(1, Math.ceil(error.retryAfterMs / 1000)));
   }
-  return new Response(JSON.stringify(errorMessage(options.id ?? null, error)), { status: httpStatusFor(error), headers });
+  const response = new Response(JSON.stringify(errorMessage(options.id ?? null, error)), { status: httpStatusFor(error), headers });
+  if (error instanceof GatewayError) answered.set(response, { code: error.code, rpcCode: taxonomy[error.code][0], id: options.id ?? null });
+  return response;
+}
+
+/** What each refusal answered by `errorResponse` refused, for the audit log of refusals. */
+const answered = new WeakMap<Response, AnsweredRefusal>();
+
+export interface AnsweredRefusal {
+  code: GatewayErrorCode;
+  /** The JSON-RPC error code the body carries. */
+  rpcCode: number;
+  id: ResponseId;
+}
+
+/** The gateway code (and request id) of a response `errorResponse` built; `undefined` for any other response. */
+export function refusalOf(response: Response): AnsweredRefusal | undefined {
+  return answered.get(response);
 }
 
 /** Shorthand: the HTTP refusal of `code` with `message` (a `GatewayError` answered by `errorResponse`). */

@@ -36,6 +36,7 @@ import { upstreamCredentials } from './upstream/credentials/upstream-credentials
 import { buildEndpoints } from './composition/endpoints.js';
 import { allowedEnvNames, compileAuthentication, compileVisibility, logPlugins, refuseBind } from './composition/gateway-policy.js';
 import { listen } from './composition/listener.js';
+import { resolveTelemetry, startTelemetry, type Telemetry } from './composition/telemetry.js';
 
 export const GATEWAY_VERSION = '0.1.0';
 
@@ -70,8 +71,15 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     const refused = refuseBind(config.listen.host, config);
     if (refused !== undefined) throw refused;
   }
+  // Traces and audit (composition/telemetry.ts): a bad block or OTEL_* variable stops here, before anything opens.
+  const telemetrySettings = resolveTelemetry(config, env);
   const closers = new Closers(logger);
   return closers.compose(async () => {
+    // Started once the servers are known, but its closer is the first added, so it runs last of
+    // all (after the listener's connections end): every span and audit line is written, on a
+    // failed start as on shutdown.
+    let telemetry: Telemetry | undefined;
+    closers.add('telemetry', () => telemetry?.close());
     // The listener opens first (composition/listener.ts): a port in use, or a bind the policy
     // refuses, is reported before anything else opens; until the app is built every request is
     // answered 503. Its connections are the last thing shutdown ends, after every stream has.
@@ -109,6 +117,14 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     const decisions = await readEnablement(config, plugins, logger);
     closers.add('enablement store', () => decisions.store.close()); // after the list: pending writes finished
     const servers = { ...plugins.servers, ...config.servers };
+    telemetry = startTelemetry(telemetrySettings, {
+      config,
+      logger,
+      version: GATEWAY_VERSION,
+      servers,
+      disabledServers: new Set(plugins.plugins.flatMap((p) => p.servers.filter((s) => !s.runs).map((s) => s.declaration.name))),
+      onEgressRefusal: (range) => metrics.egressRefused('otlp-traces', range),
+    });
     const credentials = upstreamCredentials((name) => env[name], logger);
     closers.add('upstream credentials', () => credentials.close());
     const registry = new UpstreamRegistry({
@@ -175,6 +191,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       sharing,
       logger,
       metrics,
+      telemetry,
     });
     closers.add('endpoints', () => endpoints.close()); // every session closed, every child reaped
 
@@ -193,6 +210,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       customizations: customizations.list,
       togglePermissions: customizations.permissions(address.address),
       metrics,
+      ...(telemetry.audit === undefined ? {} : { audit: telemetry.audit }),
       ...(config.auth?.kind === 'oauth' ? { oauth: config.auth } : {}),
       ...(config.listen.publicUrl === undefined ? {} : { publicUrl: config.listen.publicUrl }),
       ...(limiter === undefined ? {} : { limiter }),

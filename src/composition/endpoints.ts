@@ -24,6 +24,7 @@ import type { GatewayEventStore } from '../session/event-store.js';
 import type { SessionAdmission } from '../session/session-admission.js';
 import type { SessionSharing } from '../session/session-hooks.js';
 import type { UpstreamRegistry } from '../upstream/registry.js';
+import type { Telemetry } from './telemetry.js';
 
 export interface EndpointsDeps {
   config: Readonly<GatewayConfig>;
@@ -46,6 +47,8 @@ export interface EndpointsDeps {
   gatewayResources?: GatewayResources;
   /** The canonical URLs clients are told (`listen.publicUrl`, else the bound address). */
   urls: ReturnType<typeof canonicalUrls>;
+  /** Traces and audit lines: each endpoint's requests observed under its audit name. */
+  telemetry: Telemetry;
 }
 
 export interface Endpoints {
@@ -61,14 +64,24 @@ export interface Endpoints {
 type EndpointExtras = Partial<Pick<EndpointOptions, 'name' | 'instructions' | 'persona' | 'entries' | 'handshakeMeta' | 'instructionsLead'>> & {
   toolFilter?: VisibilityFilter;
   gatewayResources?: GatewayResources;
+  /** A side channel's one server: its names are unprefixed (for the audit's hidden-name reason). */
+  server?: string;
 };
+
+/** The endpoint as audit lines name it: `aggregate`, `server:<name>`, `agent:<name>`. */
+function auditName(label: string): string {
+  if (label.startsWith('servers/')) return `server:${label.slice('servers/'.length)}`;
+  if (label.startsWith('agents/')) return `agent:${label.slice('agents/'.length)}`;
+  return label;
+}
 
 export function buildEndpoints(deps: EndpointsDeps): Endpoints {
   const { config, registry, logger } = deps;
   const surfaceOptions = compileToolSurfaceOptions(config);
   const initOptions = { persona: config.policy.agentPersona, eventStoreLimit: config.eventStore.limit };
   const endpoint = (servers: string[], separator: string | null, label: string, extras: EndpointExtras = {}) => {
-    const { toolFilter: narrowed, gatewayResources, ...endpointExtras } = extras;
+    const { toolFilter: narrowed, gatewayResources, server, ...endpointExtras } = extras;
+    const observers = deps.telemetry.observersFor(auditName(label), separator, server);
     const tools = new ToolSurface(surfaceOptions, {
       servers,
       instructionsOf: (server) => registry.entry(server).primary.current?.instructions,
@@ -100,6 +113,7 @@ export function buildEndpoints(deps: EndpointsDeps): Endpoints {
       tasks: config.tasks,
       metrics: deps.metrics,
       initOptions,
+      ...(observers === undefined ? {} : { observers }),
       ...endpointExtras,
     });
   };
@@ -120,7 +134,7 @@ export function buildEndpoints(deps: EndpointsDeps): Endpoints {
   const sideChannels = new Map(
     serverNames.map((name) => [
       name,
-      endpoint([name], null, `servers/${name}`, { handshakeMeta: announcedServer(name, urls.sideChannel(name)), entries: { dataMode } }),
+      endpoint([name], null, `servers/${name}`, { server: name, handshakeMeta: announcedServer(name, urls.sideChannel(name)), entries: { dataMode } }),
     ]),
   );
   // An agent endpoint: every server, the aggregate's names, the agent's allowlist on top.

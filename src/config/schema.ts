@@ -7,6 +7,7 @@
  */
 import { z } from 'zod';
 import { authConfigSchema } from './auth-schema.js';
+import { auditConfigSchema, tracingConfigSchema } from './telemetry-schema.js';
 import { checkCluster, clusterSchema } from './cluster-schema.js';
 import type { Policy } from '../policy/policy-schema.js';
 
@@ -305,6 +306,10 @@ export const gatewayConfigSchema = z.strictObject({
    * the config file's directory (the working directory when there is no file).
    */
   stateDir: z.string().min(1).optional(),
+  /** OpenTelemetry traces over OTLP/HTTP (docs/operations.md, "Traces"); absent: only the `OTEL_*` variables can turn them on. */
+  tracing: tracingConfigSchema.optional(),
+  /** One JSON line per call, read, get and refusal (docs/operations.md, "Audit log"); absent: none. */
+  audit: auditConfigSchema.optional(),
   servers: z.record(serverName, serverSchema),
 }).superRefine((config, ctx) => {
   checkUpstreamAuth(config, ctx);

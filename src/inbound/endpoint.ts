@@ -32,15 +32,19 @@ import { ResourceListens } from '../routing/resource-listens.js';
 import { envelopeCapabilities } from '../rpc/client-capabilities.js';
 import { sessionTag } from '../observability/session-tag.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
+import type { RequestObservers } from './request-observers.js';
 import { relayTaskStatus } from '../routing/tasks/task-scope.js';
 import { TaskTable, type TaskTableOptions } from '../routing/tasks/task-table.js';
 
 const metricsOption = (metrics: GatewayMetrics | undefined) => (metrics === undefined ? {} : { metrics });
+const observersOption = (observers: RequestObservers | undefined) => (observers === undefined ? {} : { observers });
 
 /** `EndpointExtrasOptions` (endpoint-extras.ts): persona, init options, the gateway's entries, handshake `_meta`. */
 export interface EndpointOptions extends EndpointExtrasOptions {
   /** Counts every request this endpoint answers (observability/metrics.ts); absent: not counted. */
   metrics?: GatewayMetrics;
+  /** Traces and audit lines of every request (request-observers.ts); absent: neither. */
+  observers?: RequestObservers;
   name: string;
   version: string;
   scope: ScopeOptions;
@@ -137,7 +141,8 @@ export class McpEndpoint {
       (context) => {
         const named = context.requestInfo === undefined ? undefined : this.requestContexts.get(context.requestInfo);
         const principal = context.authInfo?.clientId;
-        const scope = stateless.forPrincipal(principal === '' ? undefined : principal, named?.workspace, named?.capabilities, accessOf(context.authInfo));
+        const access = accessOf(context.authInfo);
+        const scope = stateless.forPrincipal(principal === '' ? undefined : principal, named?.workspace, named?.capabilities, access);
         const identity = this.identity('modern');
         return createGatewayServer(
           {
@@ -145,6 +150,8 @@ export class McpEndpoint {
             era: 'modern',
             logger: options.logger,
             ...metricsOption(options.metrics),
+            ...observersOption(options.observers),
+            ...(access === undefined ? {} : { access }),
             ...this.extras(),
             ...(this.requestOptions === undefined ? {} : { options: { perRequest: this.requestOptions } }),
           },
@@ -339,6 +346,7 @@ export class McpEndpoint {
       pollAfterMs: this.options.pollAfterMs,
       streamAfterMs: this.options.streamAfterMs,
       ...metricsOption(this.options.metrics),
+      ...observersOption(this.options.observers),
       ...this.extras(),
       ...(this.sessionOptions === undefined ? {} : { readOptions: this.sessionOptions }),
       onInitialized: (s) => {

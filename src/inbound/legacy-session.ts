@@ -24,6 +24,7 @@ import { refusedResume } from './resume.js';
 import { SessionHttpTransport } from './session-transport.js';
 import { requestIdOf, type RequestId } from '../session/jsonrpc-id.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
+import type { RequestObservers } from './request-observers.js';
 
 /**
  * What a session needs of the transport its client speaks (`SessionHttpTransport` is one). The
@@ -69,6 +70,8 @@ export interface LegacySessionOptions {
   pollAfterMs?: number;
   /** Counts each request of the session (observability/metrics.ts); absent: not counted. */
   metrics?: GatewayMetrics;
+  /** Traces and audit lines of each request of the session (request-observers.ts). */
+  observers?: RequestObservers;
   /** A call unanswered after this long is answered as a resumable SSE stream; 0: every call streams. */
   streamAfterMs: number;
   /** Reads and bounds the init options of the session's `initialize`; absent: `deferTools` only. */
@@ -129,6 +132,9 @@ export class LegacySession {
         logger: options.logger,
         pollAfterMs: options.pollAfterMs,
         ...(options.metrics === undefined ? {} : { metrics: options.metrics }),
+        ...(options.observers === undefined ? {} : { observers: options.observers }),
+        ...(options.principal === undefined ? {} : { principal: options.principal }),
+        ...(options.access === undefined ? {} : { access: options.access }),
         ...(options.handshake === undefined ? {} : { handshake: options.handshake }),
         ...(options.entries === undefined ? {} : { entries: options.entries }),
         options: { session: () => this.initOptions },

@@ -7,7 +7,8 @@
  * actually dialled; redirects are followed same-origin only, each hop checked (src/net). Every
  * answer is read bounded: a JSON answer or SSE event up to `maxMessageBytes` (over it the call
  * fails with `UPSTREAM_MESSAGE_TOO_LARGE` naming the server, and the connection is reset), an
- * error body up to 64 KiB.
+ * error body up to 64 KiB. Inside a traced call, the `traceparent` (and `tracestate`) of its
+ * client span is added (observability/tracing.ts).
  */
 import { SdkHttpError, StreamableHTTPClientTransport, type Transport } from '@modelcontextprotocol/client';
 import type { Dispatcher } from 'undici';
@@ -20,6 +21,7 @@ import { compileOutboundHeaders } from '../policy/outbound-headers.js';
 import type { UpstreamTokenSource } from './credentials/client-credentials.js';
 import { LeanHttpTransport, type LeanPost } from './lean-http-transport.js';
 import { oversizedAnswers } from './oversized-answer.js';
+import { currentUpstreamHeaders } from '../observability/tracing.js';
 
 export interface HttpConnectorDeps {
   /** The egress dispatcher for this server (one per server: the guard is per-server policy). */
@@ -72,6 +74,10 @@ function createUpstreamHttp(server: string, config: RemoteServerConfig, deps: Ht
       // Names only: the value of a variable is a secret, even a malformed one.
       logger.warn({ server, header: skip.header, variable: skip.variable, reason: skip.reason }, 'upstream header skipped');
     }
+    // A traced call's context (W3C Trace Context): the header beside `params._meta` (tracing.ts),
+    // on the lean exchange and the SDK's path alike.
+    const trace = currentUpstreamHeaders();
+    if (trace !== undefined) Object.assign(built.headers, trace);
     return built.headers;
   };
 

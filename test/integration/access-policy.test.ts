@@ -4,7 +4,7 @@
  * answers exactly like an unknown one on call and read, in both eras, and a list built for one
  * caller is never served to another (the lists of a narrowed view are `private` to 2026 caches).
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { exportJWK, generateKeyPair, SignJWT, type CryptoKey } from 'jose';
@@ -56,6 +56,7 @@ beforeAll(async () => {
   gateway = await startTestGateway(perFile, upstreams.servers(), {
     policy: join(dir, 'policy.json'),
     auth: { kind: 'jwt', jwks: { file: join(dir, 'jwks.json') }, issuer: ISSUER, audience: AUDIENCE, algorithms: ['ES256'] },
+    audit: { sink: join(dir, 'audit.jsonl') },
   });
 });
 afterEach(() => perTest.run());
@@ -99,6 +100,30 @@ describe.each(ERAS)('per-principal lists and calls, %s era', (era) => {
     // eng sees stdio__crash (first test); ops, matched by the deny rule first, does not.
     expect(tools).not.toContain('stdio__crash');
     await expect(ops.client.callTool({ name: 'stdio__crash', arguments: {} })).rejects.toMatchObject({ code: -32602 });
+  });
+});
+
+/** The audit lines written so far (the sink writes one tick's lines on the next tick). */
+async function auditLines(): Promise<Array<Record<string, unknown>>> {
+  await new Promise((resolve) => setImmediate(resolve));
+  return readFileSync(join(dir, 'audit.jsonl'), 'utf8')
+    .split('\n')
+    .filter((line) => line !== '')
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
+}
+
+describe.each(ERAS)('audit lines of hidden calls, %s era', (era) => {
+  it('name the access rule that hid the tool from each caller, and no rule for a merely unknown one', async () => {
+    const ops = await connectClient(perTest, gateway.url, era, { headers: await tokenFor(`ops-audit-${era}`, ['ops']) });
+    const sales = await connectClient(perTest, gateway.url, era, { headers: await tokenFor(`sales-audit-${era}`, ['sales']) });
+    await expect(ops.client.callTool({ name: 'stdio__crash', arguments: {} })).rejects.toMatchObject({ code: -32602 });
+    await expect(sales.client.callTool({ name: 'stdio__crash', arguments: {} })).rejects.toMatchObject({ code: -32602 });
+    await expect(ops.client.callTool({ name: 'stdio__no_such_tool', arguments: {} })).rejects.toMatchObject({ code: -32602 });
+    const lines = (await auditLines()).filter((line) => typeof line.principal === 'string' && line.principal.endsWith(`-audit-${era}`));
+    const of = (principal: string, tool: string) => lines.find((line) => line.principal === principal && line.tool === tool);
+    expect(of(`ops-audit-${era}`, 'stdio__crash')).toMatchObject({ decision: 'denied', rule: 'ops-never-crash', server: 'stdio', reason: 'UNKNOWN_TOOL' });
+    expect(of(`sales-audit-${era}`, 'stdio__crash')).toMatchObject({ decision: 'denied', rule: 'default', server: 'stdio' });
+    expect(of(`ops-audit-${era}`, 'stdio__no_such_tool')).toMatchObject({ decision: 'allowed', rule: null, reason: 'UNKNOWN_TOOL' });
   });
 });
 
