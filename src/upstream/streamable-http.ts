@@ -15,6 +15,7 @@ import { DEFAULT_BODY_LIMITS } from '../net/bounded-body.js';
 import { createGuardedFetch, type GuardedFetch } from '../net/guarded-fetch.js';
 import type { Logger } from '../observability/logger.js';
 import { compileOutboundHeaders } from '../policy/outbound-headers.js';
+import { readingAuthChallenges } from './auth-required.js';
 import { oversizedAnswers } from './oversized-answer.js';
 
 export interface HttpConnectorDeps {
@@ -34,7 +35,8 @@ const MAX_ERROR_BODY_BYTES = 64 * 1024;
 /**
  * The `fetch` every HTTP upstream kind sends through: the request's headers rebuilt from what the
  * transport set plus `headers` and `envHeaders`, then the guarded fetch over the server's egress
- * dispatcher (`dispatcher`, default `deps.dispatcherFor`).
+ * dispatcher (`dispatcher`, default `deps.dispatcherFor`). A 401/403 that asks for authorization
+ * (naming protected resource metadata) rejects with `UpstreamAuthRequired` (auth-required.ts).
  */
 export function createUpstreamFetch(
   server: string,
@@ -49,13 +51,16 @@ export function createUpstreamFetch(
     allowedEnvNames: deps.allowedEnvNames,
   });
   const maxMessageBytes = deps.maxMessageBytes ?? DEFAULT_BODY_LIMITS.maxMessageBytes;
-  const guarded = createGuardedFetch({
-    server,
-    dispatcher,
-    logger,
-    limits: { maxMessageBytes, maxOtherBodyBytes: MAX_ERROR_BODY_BYTES },
-    oversizedEvent: (body) => oversizedAnswers(server, maxMessageBytes, body),
-  });
+  const guarded = readingAuthChallenges(
+    createGuardedFetch({
+      server,
+      dispatcher,
+      logger,
+      limits: { maxMessageBytes, maxOtherBodyBytes: MAX_ERROR_BODY_BYTES },
+      oversizedEvent: (body) => oversizedAnswers(server, maxMessageBytes, body),
+    }),
+    { server, upstreamUrl: config.url, dispatcher, logger },
+  );
   const reported = new Set<string>();
 
   return async function fetchUpstream(url: string | URL, init?: RequestInit): Promise<Response> {
