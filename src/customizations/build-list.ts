@@ -12,7 +12,7 @@ import type { AgentDeclaration } from '../plugins/types.js';
 import type { ConfigSource } from './config-ranges.js';
 import type { IdMinter } from './ids.js';
 import { notRunState } from './server-state.js';
-import type { AgentCustomization, Customization, Icon, McpServerCustomization, McpServerState, PluginCustomization } from './types.js';
+import type { AgentCustomization, Customization, Icon, McpAppInfo, McpServerCustomization, McpServerState, PluginCustomization } from './types.js';
 
 /** Durable key of a configured server: stored decisions live here (never on the wire). */
 export function configServerKey(name: string): string {
@@ -32,6 +32,8 @@ export interface LiveView {
   iconsOf(server: string): readonly Icon[] | undefined;
   /** The absolute URL of the server's side channel. */
   channelOf(server: string): string;
+  /** What the side channel proxies for the server's MCP Apps, when it serves any (mcp-app.ts). */
+  appOf?(server: string): McpAppInfo | undefined;
 }
 
 function runningServer(
@@ -40,12 +42,14 @@ function runningServer(
   view: LiveView,
 ): McpServerCustomization {
   const icons = state.kind === 'stopped' ? undefined : view.iconsOf(base.name);
+  const app = state.kind === 'ready' ? view.appOf?.(base.name) : undefined;
   return {
     type: 'mcpServer',
     ...base,
     ...(icons === undefined ? {} : { icons }),
     state,
     ...(state.kind === 'ready' ? { channel: view.channelOf(base.name) } : {}),
+    ...(app === undefined ? {} : { mcpApp: app }),
   };
 }
 

@@ -9,6 +9,7 @@
 import type { UpstreamRegistry } from '../upstream/registry.js';
 import { buildCustomizations, type ListSources, type LiveView } from './build-list.js';
 import type { IdMinter } from './ids.js';
+import { mcpAppOf } from './mcp-app.js';
 import { serverState } from './server-state.js';
 import type { Customization } from './types.js';
 import { upstreamIcons } from './upstream-icons.js';
@@ -113,6 +114,7 @@ export class CustomizationList {
       },
       iconsOf: (server) => upstreamIcons(registry.entries.get(server)?.primary.current?.serverInfo),
       channelOf: (server) => `${this.channelBase ?? '/servers/'}${encodeURIComponent(server)}`,
+      appOf: (server) => mcpAppOf(registry.entries.get(server)?.primary.current?.capabilities),
     };
     const items = buildCustomizations(sources, view, ids);
     return { version, items, json: JSON.stringify({ items }) };
