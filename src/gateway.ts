@@ -23,6 +23,7 @@ import { compilePolicyRules } from './policy/policy-rules.js';
 import { compileToolFilter } from './policy/tool-filter.js';
 import type { VisibilityFilter } from './catalogue/merge.js';
 import type { ScopeOptions } from './routing/scopes.js';
+import { compileSessionServersGate } from './config/session-servers.js';
 import { compileToolSurfaceOptions } from './catalogue/surface/surface-options.js';
 import { ToolSurface } from './catalogue/surface/tool-surface.js';
 import { McpEndpoint } from './inbound/endpoint.js';
@@ -248,6 +249,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   const toolFilter = compileVisibility(config, servers);
   const serverNames = [...registry.entries.keys()];
   const surfaceOptions = compileToolSurfaceOptions(config);
+  const sessionServers = compileSessionServersGate(config.policy);
   const endpoint = (servers: string[], separator: string | null, label: string) => {
     const tools = new ToolSurface(surfaceOptions, {
       servers,
@@ -260,6 +262,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       tools,
       logger,
       inputTtlMs: config.statelessPool.inputTtlMs,
+      sessionServers,
     };
     return new McpEndpoint({
       name: config.name,

@@ -8,6 +8,8 @@ import { randomUUID } from 'node:crypto';
 import type { ServerCapabilities, Transport } from '@modelcontextprotocol/server';
 import { errorResponse, GatewayError, refusal } from '../errors.js';
 import { readDeferToolsOption } from '../catalogue/surface/session-option.js';
+import { compileSessionServersGate, SESSION_SERVERS_META_KEY, type SessionServersGate } from '../config/session-servers.js';
+import { policySchema } from '../policy/policy-schema.js';
 import type { Logger } from '../observability/logger.js';
 import type { Catalogue } from '../catalogue/catalogue.js';
 import { SessionScope, type ScopeOptions } from '../routing/scopes.js';
@@ -72,6 +74,9 @@ export interface LegacySessionOptions {
   tapResponse?(sessionId: string, body: unknown, response: Response): Response;
 }
 
+/** The default policy's judgement of servers a client brings: none accepted. */
+const DEFAULT_SESSION_SERVERS: SessionServersGate = compileSessionServersGate(policySchema.parse({}));
+
 /** In-flight requests one session may have; beyond it the client is told to slow down. */
 const MAX_IN_FLIGHT = 1024;
 
@@ -95,8 +100,10 @@ export class LegacySession {
   private readonly events: SessionEventStore | undefined;
   private readonly tapResponse: LegacySessionOptions['tapResponse'];
   private readonly ticket: SessionTicket;
+  private readonly sessionServers: SessionServersGate;
 
   constructor(options: LegacySessionOptions) {
+    this.sessionServers = options.scope.sessionServers ?? DEFAULT_SESSION_SERVERS;
     this.principal = options.principal;
     this.tapResponse = options.tapResponse;
     this.ticket = options.ticket;
@@ -224,13 +231,28 @@ export class LegacySession {
 
   /**
    * The init options this session honours from its `initialize` (`_meta["portcullis/options"]`):
-   * `deferTools`. A bad value refuses the `initialize` (-32602 naming the option).
+   * `deferTools`. A bad value refuses the `initialize` (-32602 naming the option). Servers the
+   * client brings (`_meta["portcullis/servers"]`) are judged by the policy (-32602 naming the
+   * server and field); accepted ones are not run yet, so such an `initialize` is refused as not
+   * implemented, with nothing started.
    */
   private readInitOptions(body: unknown, id: RequestId): Response | undefined {
     const message = body as { method?: unknown; params?: { _meta?: unknown } } | undefined;
     if (message?.method !== 'initialize') return undefined;
     const option = readDeferToolsOption(message.params?._meta);
     if (!option.ok) return errorResponse(new GatewayError('INVALID_PARAMS', `initialize: ${option.message}`), { id });
+    const supplied = this.sessionServers(body);
+    if (!supplied.ok) return errorResponse(supplied.error, { id });
+    if (supplied.servers !== undefined) {
+      const names = Object.keys(supplied.servers).map((name) => JSON.stringify(name)).join(', ');
+      return errorResponse(
+        new GatewayError(
+          'NOT_IMPLEMENTED',
+          `initialize: the policy accepts the servers this client brings (${names}), but this gateway does not run session-supplied servers yet; nothing was started. Initialize without _meta["${SESSION_SERVERS_META_KEY}"]`,
+        ),
+        { id },
+      );
+    }
     this.scope.setDeferTools(option.value);
     return undefined;
   }

@@ -16,6 +16,7 @@ import { LRUCache } from 'lru-cache';
 import { Catalogue, type CatalogueOptions } from '../catalogue/catalogue.js';
 import { LoadedTools } from '../catalogue/surface/loaded-tools.js';
 import type { SessionTools, ToolSurface, ToolsView } from '../catalogue/surface/tool-surface.js';
+import type { SessionServersGate } from '../config/session-servers.js';
 import type { Logger } from '../observability/logger.js';
 import type { UpstreamLink } from '../upstream/link.js';
 import { connectionKeyId, type ConnectionKey } from '../upstream/principal-connections.js';
@@ -41,6 +42,8 @@ export interface ScopeOptions {
   inputTtlMs?: number;
   /** The endpoint's tasks (routing/tasks/); absent: tasks are not offered. */
   tasks?: TaskTable;
+  /** Judges the servers a 2025 client brings in `initialize` (config/session-servers.ts); absent: the default policy's (none). */
+  sessionServers?: SessionServersGate;
 }
 
 /** Whether `server`'s upstream takes task-augmented `tools/call`, by what its primary declared. */
