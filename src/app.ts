@@ -17,6 +17,7 @@ import type { Authenticator } from './inbound/auth/authenticate.js';
 import type { UpstreamRegistry } from './upstream/registry.js';
 import { sessionTag } from './observability/session-tag.js';
 import type { CustomizationList } from './customizations/customization-list.js';
+import type { PluginCustomization } from './customizations/types.js';
 import { mountCustomizations } from './customizations/routes.js';
 import type { GatewayMetrics } from './observability/metrics.js';
 
@@ -34,6 +35,8 @@ export interface AppOptions {
   logger: Logger;
   /** The customisation list served at `<path>/customizations`; absent: not served. */
   customizations?: CustomizationList;
+  /** The client plugin of a caller's session (servers its client brought), for its list only. */
+  sessionPlugin?: (sessionId: string, principal: string | undefined) => PluginCustomization | undefined;
   /** Served at `/metrics` in the Prometheus text format; absent: not served. */
   metrics?: GatewayMetrics;
 }
@@ -84,7 +87,21 @@ export function createApp(options: AppOptions): Hono {
       return new Response(body, { status: 200, headers: { 'content-type': contentType, 'cache-control': 'no-store' } });
     });
   }
-  if (options.customizations !== undefined) mountCustomizations(app, { base, list: options.customizations });
+  if (options.customizations !== undefined) {
+    const ownPlugin = options.sessionPlugin;
+    mountCustomizations(app, {
+      base,
+      list: options.customizations,
+      ...(ownPlugin === undefined
+        ? {}
+        : {
+            sessionPlugin: (c: Context) => {
+              const sessionId = c.req.header('mcp-session-id');
+              return sessionId === undefined ? undefined : ownPlugin(sessionId, principalOf(c));
+            },
+          }),
+    });
+  }
   app.all(base || '/', (c) => serve(options.aggregate, c));
   app.all(`${base}/servers/:name`, (c) => {
     const endpoint = options.sideChannels.get(c.req.param('name'));

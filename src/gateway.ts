@@ -23,7 +23,8 @@ import { compilePolicyRules } from './policy/policy-rules.js';
 import { compileToolFilter } from './policy/tool-filter.js';
 import type { VisibilityFilter } from './catalogue/merge.js';
 import type { ScopeOptions } from './routing/scopes.js';
-import { compileSessionServersGate } from './config/session-servers.js';
+import { compileSessionServersGate, sideChannelGate } from './config/session-servers.js';
+import { sessionPlugin } from './customizations/session-plugin.js';
 import { compileToolSurfaceOptions } from './catalogue/surface/surface-options.js';
 import { ToolSurface } from './catalogue/surface/tool-surface.js';
 import { McpEndpoint } from './inbound/endpoint.js';
@@ -249,7 +250,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   const toolFilter = compileVisibility(config, servers);
   const serverNames = [...registry.entries.keys()];
   const surfaceOptions = compileToolSurfaceOptions(config);
-  const sessionServers = compileSessionServersGate(config.policy);
+  const policyAllows = compileDeniedTools(config.policy.deniedTools);
+  const sessionServers = { gate: compileSessionServersGate(config.policy), policyAllows };
   const endpoint = (servers: string[], separator: string | null, label: string) => {
     const tools = new ToolSurface(surfaceOptions, {
       servers,
@@ -262,7 +264,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       tools,
       logger,
       inputTtlMs: config.statelessPool.inputTtlMs,
-      sessionServers,
+      sessionServers: label === 'aggregate' ? sessionServers : { gate: sideChannelGate, policyAllows },
     };
     return new McpEndpoint({
       name: config.name,
@@ -295,6 +297,10 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     legacySse: config.policy.legacySse.inbound,
     logger,
     customizations,
+    sessionPlugin: (sessionId, principal) => {
+      const brought = aggregate.broughtBy(sessionId, principal);
+      return brought === undefined ? undefined : sessionPlugin(sessionId, brought, customizations);
+    },
     metrics,
   });
   metrics.attach({

@@ -50,6 +50,11 @@ export class CustomizationList {
     this.refresh();
   }
 
+  /** The opaque id of a durable key, minted like every id of this list (session-plugin.ts). */
+  idFor(key: string): string {
+    return this.options.ids.idFor(key);
+  }
+
   get closed(): boolean {
     return this.isClosed;
   }

@@ -3,7 +3,8 @@
  * the same Host/Origin guards and authentication as the MCP endpoint itself (the app mounts these
  * after them):
  *
- * - `GET <path>/customizations` → `{ "items": Customization[] }`;
+ * - `GET <path>/customizations` → `{ "items": Customization[] }`, plus, for a caller that sends
+ *   its session's `Mcp-Session-Id`, that session's client plugin (the servers its client brought);
  * - `GET <path>/customizations?watch=1` → `text/event-stream`: the current list at once, then the
  *   whole list again (`event: customizationsChanged`, `data: {"items": […]}`) whenever anything
  *   in it changes. Pull-driven: a watcher that does not read holds one pending list, never a
@@ -16,6 +17,7 @@
 import type { Context, Hono } from 'hono';
 import { errorResponse, GatewayError } from '../errors.js';
 import type { CustomizationList, ListSnapshot } from './customization-list.js';
+import type { PluginCustomization } from './types.js';
 
 /** Concurrent watch streams per gateway; each holds one socket and one waiter. */
 export const MAX_WATCHERS = 256;
@@ -26,6 +28,8 @@ export interface CustomizationRoutesOptions {
   /** The MCP endpoint's path ('' for `/`). */
   readonly base: string;
   readonly list: CustomizationList;
+  /** The client plugin of the caller's session (the servers its client brought), if any (session-plugin.ts). */
+  readonly sessionPlugin?: (c: Context) => PluginCustomization | undefined;
 }
 
 const encoder = new TextEncoder();
@@ -103,7 +107,10 @@ export function mountCustomizations(app: Hono, options: CustomizationRoutesOptio
   app.get(path, (c) => {
     const mode = c.req.query('watch');
     if (mode === '1' || mode === 'true') return watch(c);
-    return new Response(list.snapshot().json, { status: 200, headers: { 'content-type': 'application/json', 'cache-control': 'no-store' } });
+    // The caller's own session adds its client plugin (servers its client brought); nobody else's.
+    const own = options.sessionPlugin?.(c);
+    const json = own === undefined ? list.snapshot().json : JSON.stringify({ items: [...list.snapshot().items, own] });
+    return new Response(json, { status: 200, headers: { 'content-type': 'application/json', 'cache-control': 'no-store' } });
   });
   app.all(path, () => errorResponse(new GatewayError('METHOD_NOT_ALLOWED', 'the customisation list is read with GET')));
   app.all(`${path}/toggle`, () =>

@@ -78,6 +78,8 @@ export type PluginLoadState =
 
 export interface PluginCustomization extends CustomizationBase {
   readonly type: 'plugin';
+  /** Present on a plugin a client brought (its session's servers): an opaque id of that client. */
+  readonly clientId?: string;
   readonly version?: string;
   readonly enablement?: readonly CustomizationEnablement[];
   readonly load?: PluginLoadState;

@@ -274,6 +274,15 @@ export class McpEndpoint {
     });
   }
 
+  /**
+   * The servers the client of session `sessionId` brought, for that session's customisation
+   * list; undefined for an unknown session, one held by another principal, or one that brought none.
+   */
+  broughtBy(sessionId: string, principal: string | undefined): ReturnType<LegacySession['broughtServers']> {
+    const session = this.sessions.get(sessionId);
+    return session === undefined || session.principal !== principal ? undefined : session.broughtServers();
+  }
+
   /** Name, capabilities and instructions for a client of `era`, from the primaries that are up right now. */
   private identity(era: 'legacy' | 'modern'): { name: string; version: string; capabilities: ServerCapabilities; instructions: string | undefined } {
     const parts = primaryInfo(this.options.scope.registry, this.options.scope.servers);

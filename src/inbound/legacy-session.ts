@@ -8,11 +8,14 @@ import { randomUUID } from 'node:crypto';
 import type { ServerCapabilities, Transport } from '@modelcontextprotocol/server';
 import { errorResponse, GatewayError, refusal } from '../errors.js';
 import { readDeferToolsOption } from '../catalogue/surface/session-option.js';
-import { compileSessionServersGate, SESSION_SERVERS_META_KEY, type SessionServersGate } from '../config/session-servers.js';
+import { compileSessionServersGate } from '../config/session-servers.js';
+import { compileDeniedTools } from '../policy/denied-tools.js';
 import { policySchema } from '../policy/policy-schema.js';
+import type { RouteScope } from '../routing/router.js';
+import { SessionServersScope } from '../routing/session-servers-scope.js';
 import type { Logger } from '../observability/logger.js';
 import type { Catalogue } from '../catalogue/catalogue.js';
-import { SessionScope, type ScopeOptions } from '../routing/scopes.js';
+import { SessionScope, type ScopeOptions, type SessionServersOptions } from '../routing/scopes.js';
 import type { GatewayEventStore, SessionEventStore } from '../session/event-store.js';
 import type { SessionTicket } from '../session/session-admission.js';
 import { createGatewayServer, sessionSink } from './gateway-server.js';
@@ -75,7 +78,10 @@ export interface LegacySessionOptions {
 }
 
 /** The default policy's judgement of servers a client brings: none accepted. */
-const DEFAULT_SESSION_SERVERS: SessionServersGate = compileSessionServersGate(policySchema.parse({}));
+const DEFAULT_SESSION_SERVERS: SessionServersOptions = (() => {
+  const policy = policySchema.parse({});
+  return { gate: compileSessionServersGate(policy), policyAllows: compileDeniedTools(policy.deniedTools) };
+})();
 
 /** In-flight requests one session may have; beyond it the client is told to slow down. */
 const MAX_IN_FLIGHT = 1024;
@@ -100,9 +106,14 @@ export class LegacySession {
   private readonly events: SessionEventStore | undefined;
   private readonly tapResponse: LegacySessionOptions['tapResponse'];
   private readonly ticket: SessionTicket;
-  private readonly sessionServers: SessionServersGate;
+  private readonly sessionServers: SessionServersOptions;
+  /** What requests route through: the session's scope, joined with the servers its client brought, if any. */
+  private routing: RouteScope | undefined;
+  private brought: SessionServersScope | undefined;
+  private readonly options: LegacySessionOptions;
 
   constructor(options: LegacySessionOptions) {
+    this.options = options;
     this.sessionServers = options.scope.sessionServers ?? DEFAULT_SESSION_SERVERS;
     this.principal = options.principal;
     this.tapResponse = options.tapResponse;
@@ -122,7 +133,7 @@ export class LegacySession {
         pollAfterMs: options.pollAfterMs,
         ...(options.metrics === undefined ? {} : { metrics: options.metrics }),
       },
-      () => this.scope,
+      () => this.routing ?? this.scope,
     );
     this.scope = new SessionScope(options.scope, {
       key: { principal: options.principal, workspace: options.workspace },
@@ -171,6 +182,11 @@ export class LegacySession {
     return this.openExchanges > 0 || this.transport.openStreams > 0 ? undefined : this.lastActivity;
   }
 
+  /** The servers this session's client brought, with their state; undefined when it brought none. */
+  broughtServers(): ReturnType<SessionServersScope['brought']> | undefined {
+    return this.brought?.brought();
+  }
+
   get initialised(): boolean {
     return this.sessionId !== undefined;
   }
@@ -208,7 +224,7 @@ export class LegacySession {
     if (this.inFlight.size >= MAX_IN_FLIGHT) {
       return refusal('IN_FLIGHT_LIMIT', 'too many requests in flight in this session', { id: requestIdOf(parsedBody)! });
     }
-    const refused = this.readInitOptions(parsedBody, requestIdOf(parsedBody)!);
+    const refused = await this.readInitOptions(parsedBody, requestIdOf(parsedBody)!);
     if (refused !== undefined) return refused;
     this.inFlight.add(id);
     try {
@@ -233,25 +249,29 @@ export class LegacySession {
    * The init options this session honours from its `initialize` (`_meta["portcullis/options"]`):
    * `deferTools`. A bad value refuses the `initialize` (-32602 naming the option). Servers the
    * client brings (`_meta["portcullis/servers"]`) are judged by the policy (-32602 naming the
-   * server and field); accepted ones are not run yet, so such an `initialize` is refused as not
-   * implemented, with nothing started.
+   * server and field) and opened before the `initialize` is answered: a required one that cannot
+   * start refuses it (naming the server), and nothing of them stays open.
    */
-  private readInitOptions(body: unknown, id: RequestId): Response | undefined {
+  private async readInitOptions(body: unknown, id: RequestId): Promise<Response | undefined> {
     const message = body as { method?: unknown; params?: { _meta?: unknown } } | undefined;
     if (message?.method !== 'initialize') return undefined;
     const option = readDeferToolsOption(message.params?._meta);
     if (!option.ok) return errorResponse(new GatewayError('INVALID_PARAMS', `initialize: ${option.message}`), { id });
-    const supplied = this.sessionServers(body);
+    const supplied = this.sessionServers.gate(body);
     if (!supplied.ok) return errorResponse(supplied.error, { id });
-    if (supplied.servers !== undefined) {
-      const names = Object.keys(supplied.servers).map((name) => JSON.stringify(name)).join(', ');
-      return errorResponse(
-        new GatewayError(
-          'NOT_IMPLEMENTED',
-          `initialize: the policy accepts the servers this client brings (${names}), but this gateway does not run session-supplied servers yet; nothing was started. Initialize without _meta["${SESSION_SERVERS_META_KEY}"]`,
-        ),
-        { id },
-      );
+    if (supplied.servers !== undefined && this.brought === undefined) {
+      const opened = await SessionServersScope.open({
+        base: this.scope,
+        registry: this.options.scope.registry,
+        servers: supplied.servers,
+        settings: this.sessionServers,
+        catalogue: { separator: this.options.scope.catalogue.separator },
+        owner: sessionSink(this.server),
+        logger: this.options.logger,
+      });
+      if (opened instanceof GatewayError) return errorResponse(opened, { id });
+      this.brought = opened;
+      this.routing = opened;
     }
     this.scope.setDeferTools(option.value);
     return undefined;
@@ -278,7 +298,7 @@ export class LegacySession {
       // First: its deletion is under way before a shutdown closes the store's connection.
       const forgetting = this.events?.forget().catch(() => undefined);
       await this.server.close().catch(() => undefined);
-      await this.scope.close();
+      await Promise.all([this.scope.close(), this.brought?.close()]);
       await forgetting;
     })();
     return this.closing;

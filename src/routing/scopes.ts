@@ -17,6 +17,7 @@ import { Catalogue, type CatalogueOptions } from '../catalogue/catalogue.js';
 import { LoadedTools } from '../catalogue/surface/loaded-tools.js';
 import type { SessionTools, ToolSurface, ToolsView } from '../catalogue/surface/tool-surface.js';
 import type { SessionServersGate } from '../config/session-servers.js';
+import type { VisibilityFilter } from '../catalogue/merge.js';
 import type { Logger } from '../observability/logger.js';
 import type { UpstreamLink } from '../upstream/link.js';
 import { connectionKeyId, type ConnectionKey } from '../upstream/principal-connections.js';
@@ -42,8 +43,16 @@ export interface ScopeOptions {
   inputTtlMs?: number;
   /** The endpoint's tasks (routing/tasks/); absent: tasks are not offered. */
   tasks?: TaskTable;
-  /** Judges the servers a 2025 client brings in `initialize` (config/session-servers.ts); absent: the default policy's (none). */
-  sessionServers?: SessionServersGate;
+  /** Judges and filters the servers a 2025 client brings in `initialize` (session-servers-scope.ts); absent: the default policy's (none). */
+  sessionServers?: SessionServersOptions;
+}
+
+/** What an endpoint knows about servers its 2025 clients may bring. */
+export interface SessionServersOptions {
+  /** The policy's judgement of an `initialize` (config/session-servers.ts). */
+  readonly gate: SessionServersGate;
+  /** The policy's denied-tool globs, for their tools as for every other. */
+  readonly policyAllows: VisibilityFilter;
 }
 
 /** Whether `server`'s upstream takes task-augmented `tools/call`, by what its primary declared. */
@@ -222,11 +231,16 @@ export class SessionScope implements RouteScope {
         : new Catalogue(
             {
               servers: this.servers,
-              linkFor: async (s) => this.own.get(s)?.current ?? this.principalLink(s) ?? this.registry.entry(s).primary.get(),
+              linkFor: (s) => this.listLink(s),
               perCaller: (s) => this.principalServers.has(s),
             },
             { ...options.catalogue, logger: options.logger },
           );
+  }
+
+  /** The connection this session's lists of `server` come from: its own once open, else the primary. */
+  async listLink(server: string): Promise<UpstreamLink> {
+    return this.own.get(server)?.current ?? this.principalLink(server) ?? this.registry.entry(server).primary.get();
   }
 
   /** This session's principal connection to `server`, if it is one and open now. */

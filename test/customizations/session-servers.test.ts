@@ -2,21 +2,29 @@
  * Servers a 2025-era client brings in `initialize` (`_meta["portcullis/servers"]`), against a real
  * gateway on 127.0.0.1: refused by the default policy; judged entry by entry when the policy's
  * `sessionServers` allows them (closed union stdio | streamableHttp, stdio only when allowed, a
- * per-session maximum, never a private network, every server rule of the policy); and, since the
- * gateway does not run them yet, an accepted set answered with a clear "not implemented" that
- * starts nothing — no child process, no connection — and names servers, never URLs or secrets.
+ * per-session maximum, never a private network, every server rule of the policy); accepted ones
+ * run for that session only (real stdio children), filtered, and are reaped with it; a required
+ * one that cannot start refuses the initialize naming the server, never its URL or headers.
  */
 import { createServer } from 'node:http';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { listenOnLoopback } from '../integration/harness/loopback-proxy.js';
 import { processesWithMarker, MARKER_VAR } from '../integration/harness/processes.js';
-import { MCP_POST_HEADERS, rawRequest, type RawResponse } from '../integration/harness/raw-http.js';
+import { MCP_POST_HEADERS, messagesOf, rawRequest, type RawResponse, type RawSession } from '../integration/harness/raw-http.js';
 import { newMarker } from '../integration/harness/paths.js';
-import { Cleanup } from '../integration/harness/wait.js';
+import { Cleanup, waitUntil } from '../integration/harness/wait.js';
+import { installTripwire } from '../net/tripwire.js';
+import { fixture } from '../plugins/plugin-test-helpers.js';
+import { realpathSync } from 'node:fs';
+import { killAllStdioChildren } from '../../src/upstream/stdio-transport.js';
 import { startPluginGateway } from './plugin-test-gateway.js';
 
 const cleanup = new Cleanup();
 afterEach(() => cleanup.run());
+afterAll(() => killAllStdioChildren());
+
+const APPS = realpathSync(fixture('../apps/apps-server.mjs'));
+const APPS_CFG = { transport: 'stdio', command: process.execPath, args: [APPS, 'cfg'], isolation: 'shared' };
 
 const SECRET = 'session-secret-header-value-77';
 
@@ -46,6 +54,28 @@ async function countingListener(): Promise<{ url: string; connections: () => num
   const listening = await listenOnLoopback(server, '/mcp');
   cleanup.add(() => listening.close());
   return { url: listening.url, connections: () => connections };
+}
+
+/** A 2025 session opened over raw HTTP whose initialize brings `servers` (none when undefined). */
+async function openSessionWith(url: string, servers: unknown): Promise<RawSession> {
+  const body = servers === undefined ? JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } }) : initialize(servers);
+  const init = await rawRequest(url, { headers: { ...MCP_POST_HEADERS }, body });
+  const id = init.headers['mcp-session-id'];
+  if (init.status !== 200 || typeof id !== 'string') throw new Error(`initialize failed with HTTP ${init.status}: ${init.body}`);
+  const version = (messagesOf(init)[0]?.result as { protocolVersion?: string } | undefined)?.protocolVersion ?? '2025-11-25';
+  const headers = { ...MCP_POST_HEADERS, 'mcp-session-id': id, 'mcp-protocol-version': version };
+  const post = (message: Record<string, unknown>) => rawRequest(url, { headers, body: JSON.stringify({ jsonrpc: '2.0', ...message }) });
+  await post({ method: 'notifications/initialized' });
+  const session = { id, post, delete: () => rawRequest(url, { method: 'DELETE', headers: { 'mcp-session-id': id, 'mcp-protocol-version': version } }) };
+  cleanup.add(async () => void (await session.delete().catch(() => undefined)));
+  return session;
+}
+
+/** The JSON-RPC answer of a POST, whether it came as one JSON body or at the end of an SSE stream. */
+function answerOf(response: RawResponse): { result?: any; error?: { code: number; message: string } } {
+  const answer = messagesOf(response).find((m) => 'result' in m || 'error' in m);
+  if (answer === undefined) throw new Error(`no answer in HTTP ${response.status}`);
+  return answer as { result?: any; error?: { code: number; message: string } };
 }
 
 function expectRefused(response: RawResponse, status: number, message: RegExp): void {
@@ -92,6 +122,12 @@ describe('servers a client brings', () => {
       for (const value of [SECRET, 'mcp.example', 'wss:', 'node']) expect(refused.body).not.toContain(value);
     });
 
+    it('refuses them on a server\'s side channel, which serves that server only', async () => {
+      const { gateway } = await startPluginGateway(cleanup, { servers: { cfg: APPS_CFG } }, allowing({ stdio: true }));
+      const refused = await initializeWith(`${gateway.url}/servers/cfg`, { tool: { transport: 'stdio', command: process.execPath, args: [APPS, 'tool'] } });
+      expectRefused(refused, 400, /side channel serves that server only/);
+    });
+
     it('applies the policy\'s server rules: an HTTP host outside upstreamHosts is refused', async () => {
       const { gateway } = await startPluginGateway(cleanup, {}, { ...allowing(), upstreamHosts: ['api.example'] });
       const refused = await initializeWith(gateway.url, { web: { transport: 'streamableHttp', url: 'https://elsewhere.example/mcp' } });
@@ -99,18 +135,75 @@ describe('servers a client brings', () => {
       expect(refused.body).not.toContain('elsewhere.example');
     });
 
-    it('answers an accepted set "not implemented", naming the servers, and starts nothing', async () => {
+    it('refuses initialize when a required one cannot start, naming it, never its URL; nothing stays open', async () => {
+      // A loopback listener: a server a client brings never reaches a private network, so the
+      // egress guard refuses it before any connection (the listener sees none, the tripwire no dial).
       const listener = await countingListener();
       const marker = newMarker();
-      const { gateway } = await startPluginGateway(cleanup, {}, allowing({ stdio: true }));
-      const refused = await initializeWith(gateway.url, {
-        web: { transport: 'streamableHttp', url: listener.url.replace('127.0.0.1', 'localhost'), headers: { authorization: `Bearer ${SECRET}` }, mode: 'optional' },
-        tool: { transport: 'stdio', command: process.execPath, args: ['-e', 'setInterval(() => {}, 1000)'], env: { [MARKER_VAR]: marker } },
-      });
-      expectRefused(refused, 501, /the policy accepts the servers this client brings \("web", "tool"\).*nothing was started/);
-      for (const value of [SECRET, 'localhost', process.execPath, marker]) expect(refused.body).not.toContain(value);
+      const { gateway } = await startPluginGateway(cleanup, { servers: { cfg: APPS_CFG } }, allowing({ stdio: true }));
+      const wire = installTripwire();
+      let refused: RawResponse;
+      try {
+        refused = await initializeWith(gateway.url, {
+          web: { transport: 'streamableHttp', url: listener.url, headers: { authorization: `Bearer ${SECRET}` } },
+          tool: { transport: 'stdio', command: process.execPath, args: [APPS, 'tool'], env: { [MARKER_VAR]: marker } },
+        });
+      } finally {
+        wire.restore();
+      }
+      expect(wire.violations).toEqual([]);
+      expectRefused(refused, 502, /the required server "session\.web" this client brought could not be started \(UPSTREAM_BLOCKED\)/);
+      for (const value of [SECRET, '127.0.0.1', String(new URL(listener.url).port)]) expect(refused.body).not.toContain(value);
       expect(listener.connections()).toBe(0);
-      expect(processesWithMarker(marker)).toEqual([]);
+      // The stdio one that did start is reaped with the refused session.
+      await waitUntil(() => processesWithMarker(marker).length === 0, 'brought child reaped');
+    });
+
+    it('runs the ones it accepts for that session only, filtered, and reaps them with the session', async () => {
+      const marker = newMarker();
+      const { gateway } = await startPluginGateway(cleanup, { servers: { cfg: APPS_CFG } }, { ...allowing({ stdio: true }), deniedTools: ['session.mine__widget'] });
+      const mine = await openSessionWith(gateway.url, {
+        mine: { transport: 'stdio', command: process.execPath, args: [APPS, 'mine'], env: { [MARKER_VAR]: marker }, disabledTools: ['plain'] },
+        broken: { transport: 'streamableHttp', url: 'https://127.0.0.1:1/mcp', mode: 'optional' },
+      });
+      const other = await openSessionWith(gateway.url, undefined);
+      const toolsOf = async (session: typeof mine) => (answerOf(await session.post({ id: 5, method: 'tools/list' })).result as { tools: Array<{ name: string }> }).tools.map((t) => t.name).sort();
+
+      // Its own server's tools, minus its disabledTools and the policy's denied tools; the optional one that cannot start adds none.
+      expect(await toolsOf(mine)).toEqual(['cfg__plain', 'cfg__show', 'cfg__widget', 'session.mine__show']);
+      const called = answerOf(await mine.post({ id: 6, method: 'tools/call', params: { name: 'session.mine__show', arguments: {} } })).result as { content: Array<{ text: string }> };
+      expect(called.content[0]!.text).toBe('mine show');
+      expect(processesWithMarker(marker)).toHaveLength(1);
+
+      // Another session sees none of it and cannot call it.
+      expect(await toolsOf(other)).toEqual(['cfg__plain', 'cfg__show', 'cfg__widget']);
+      const foreign = answerOf(await other.post({ id: 7, method: 'tools/call', params: { name: 'session.mine__show', arguments: {} } }));
+      expect(foreign.error?.code).toBe(-32602);
+      const denied = answerOf(await mine.post({ id: 8, method: 'tools/call', params: { name: 'session.mine__widget', arguments: {} } }));
+      expect(denied.error?.code).toBe(-32602);
+
+      // Its client plugin is in its own session's list only.
+      const listFor = async (sessionId?: string) =>
+        ((await (await fetch(`${gateway.url}/customizations`, { headers: sessionId === undefined ? {} : { 'mcp-session-id': sessionId } })).json()) as { items: Array<Record<string, any>> }).items;
+      const own = (await listFor(mine.id)).filter((i) => i.type === 'plugin');
+      expect(own).toHaveLength(1);
+      const plugin = own[0]!;
+      expect(plugin).toMatchObject({ type: 'plugin', name: 'session', uri: 'portcullis:session', load: { kind: 'loaded' } });
+      expect(plugin.clientId).toMatch(/^[A-Za-z0-9_-]{22}$/);
+      expect(plugin.children.map((c: Record<string, any>) => [c.name, c.state.kind])).toEqual([
+        ['session.broken', 'error'],
+        ['session.mine', 'ready'],
+      ]);
+      expect(plugin.children[0].state.error.message).toContain('"session.broken"');
+      const published = JSON.stringify(plugin);
+      for (const secret of [mine.id, '127.0.0.1', process.execPath, marker]) expect(published).not.toContain(secret);
+      expect((await listFor()).some((i) => i.type === 'plugin')).toBe(false);
+      expect((await listFor(other.id)).some((i) => i.type === 'plugin')).toBe(false);
+
+      await mine.delete();
+      await waitUntil(() => processesWithMarker(marker).length === 0, 'session child reaped');
+      expect((await listFor(mine.id)).some((i) => i.type === 'plugin')).toBe(false);
+      expect(await toolsOf(other)).toEqual(['cfg__plain', 'cfg__show', 'cfg__widget']);
     });
   });
 });
