@@ -2,7 +2,9 @@
  * The dependency direction of src/, checked on every `npm test` (test/architecture/dependencies.test.ts
  * runs depcruise with this file). docs/architecture.md ("Module map") explains the layers.
  *
- *   composition   main.ts, cli.ts, gateway.ts, app.ts     (assemble everything; nothing imports them)
+ *   composition   main.ts, cli.ts, gateway.ts, app.ts,    (assemble everything; nothing imports them)
+ *                 composition/
+ *   agents/       agent endpoints and entries           → inbound, routing, catalogue, plugins, customizations, leaves
  *   inbound/      HTTP handling per protocol era          → routing, catalogue, session, cluster, net, leaves
  *   routing/      dispatch and scopes                     → catalogue, upstream, leaves
  *   catalogue/    merged, filtered, namespaced lists      → upstream (types), leaves
@@ -17,7 +19,7 @@
  * imports only, since a type-only cycle disappears when compiled.
  */
 const LEAVES = '^src/(config|policy|observability|naming|rpc)/|^src/errors[.]ts$';
-const COMPOSITION = '^src/(main|cli|gateway|app)[.]ts$';
+const COMPOSITION = '^src/(main|cli|gateway|app)[.]ts$|^src/composition/';
 
 /** A rule that `from` may import nothing under src/ except `allowed` (regex alternatives of folders). */
 function onlyImports(name, comment, from, allowed) {
@@ -42,7 +44,7 @@ module.exports = {
     },
     {
       name: 'composition-is-the-top',
-      comment: 'main, cli, gateway and app assemble the rest; no module below imports them.',
+      comment: 'main, cli, gateway, app and composition/ assemble the rest; no module below imports them.',
       severity: 'error',
       from: { path: '^src/', pathNot: COMPOSITION },
       to: { path: COMPOSITION },
@@ -54,6 +56,12 @@ module.exports = {
       from: { path: LEAVES },
       to: { path: '^src/', pathNot: LEAVES },
     },
+    onlyImports(
+      'agents-assemble-endpoints',
+      'agents/ builds agent endpoints from inbound endpoints, plugin declarations and the customisation list; nothing below imports it.',
+      '^src/agents/',
+      'inbound|routing|catalogue|plugins|customizations',
+    ),
     onlyImports(
       'inbound-goes-through-routing',
       'inbound/ reaches upstreams through routing/ only, never upstream/ itself.',

@@ -55,6 +55,7 @@ export function demoConfig(clockUrl: string, port: number) {
   return {
     name: 'portcullis-demo',
     instructions: 'Portcullis demo gateway: a notes server (stdio) and a clock server (Streamable HTTP).',
+    persona: 'You are the Portcullis demo assistant: brief, exact, and clear about which server a tool belongs to.',
     listen: { host: '127.0.0.1', port, path: '/mcp' },
     servers: {
       // One notes child for every session: a note added in one client run is there in the next.
@@ -62,7 +63,9 @@ export function demoConfig(clockUrl: string, port: number) {
       // The demo clock listens on loopback, which the egress guard blocks unless opened per server.
       clock: { transport: 'streamableHttp', url: clockUrl, allowPrivateNetwork: true },
     },
-    // One example plugin (a server and an agent): see it at http://127.0.0.1:8787/mcp/customizations.
+    // One example plugin (a server and an agent): see it at http://127.0.0.1:8787/mcp/customizations;
+    // its agent is an MCP endpoint of its own, narrowed to the dice tool, at
+    // http://127.0.0.1:8787/mcp/agents/dice-kit:game-master.
     plugins: [here('../../demo/plugins/dice-kit')],
   };
 }

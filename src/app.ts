@@ -1,18 +1,19 @@
 /**
  * Assembles the Hono app in a fixed, visible order: access log → health routes → edge guards
- * (Host, Origin) → the MCP endpoints (the aggregate, then one side channel per server) → the
+ * (Host, Origin) → the MCP endpoints (the aggregate, one side channel per server, one endpoint per
+ * agent) → the
  * deprecated HTTP+SSE routes of each endpoint (`<endpoint>/sse`, `<endpoint>/messages`). The
  * customisation list (`<path>/customizations`) and the Prometheus metrics (`/metrics`) sit behind
  * the same guards and authentication.
  */
-import { Hono, type Context } from 'hono';
+import { Hono, type Context, type MiddlewareHandler } from 'hono';
 import { errorResponse, refusal } from './errors.js';
 import type { Logger } from './observability/logger.js';
 import { hostGuard, originGuard } from './inbound/edge-guards.js';
 import type { McpEndpoint } from './inbound/endpoint.js';
 import { incomingBodyOf } from './inbound/incoming-body.js';
 import { mountLegacySse } from './inbound/legacy-sse/sse-routes.js';
-import { authMiddleware, principalOf, stripAuthorization } from './inbound/auth/auth-middleware.js';
+import { accessMiddleware, accessOf, authMiddleware, principalOf, stripAuthorization, type AuthMiddlewareOptions } from './inbound/auth/auth-middleware.js';
 import type { Authenticator } from './inbound/auth/authenticate.js';
 import type { UpstreamRegistry } from './upstream/registry.js';
 import { sessionTag } from './observability/session-tag.js';
@@ -20,11 +21,19 @@ import type { CustomizationList } from './customizations/customization-list.js';
 import type { PluginCustomization } from './customizations/types.js';
 import { mountCustomizations } from './customizations/routes.js';
 import type { GatewayMetrics } from './observability/metrics.js';
+import type { OAuthAuthConfig } from './config/auth-schema.js';
+import { compileResourceRoutes, type ResourceRoutes } from './inbound/auth/oauth/resource-routes.js';
+import type { RequestLimiter } from './policy/request-limits.js';
+import type { CompiledAccess } from './policy/access-policy.js';
 
 export interface AppOptions {
   path: string;
   aggregate: McpEndpoint;
   sideChannels: ReadonlyMap<string, McpEndpoint>;
+  /** Agent endpoints by agent name (`<path>/agents/<name>`); an unknown or disabled agent answers 404. */
+  agents?: { get(name: string): McpEndpoint | undefined; has(name: string): boolean };
+  /** The canonical MCP URL (the `listen.publicUrl` origin, else the bound address, then the path), shown by /readyz. */
+  mcpUrl?: string;
   registry: UpstreamRegistry;
   allowedHosts: readonly string[];
   allowedOrigins: readonly string[];
@@ -39,6 +48,16 @@ export interface AppOptions {
   sessionPlugin?: (sessionId: string, principal: string | undefined) => PluginCustomization | undefined;
   /** Served at `/metrics` in the Prometheus text format; absent: not served. */
   metrics?: GatewayMetrics;
+  /** The `oauth` auth block: protected resource metadata is served and tokens bound to endpoints. */
+  oauth?: OAuthAuthConfig;
+  /** `listen.publicUrl`: the origin endpoint URIs are built on (else the request's own). */
+  publicUrl?: string;
+  /** The policy's request rates: the non-MCP routes answer 429 with `Retry-After` when spent. */
+  limiter?: RequestLimiter;
+  /** The policy's access rules; absent when they hide nothing from anyone. */
+  access?: CompiledAccess;
+  /** A clustered replica's check of the principal proof a forwarded request carries. */
+  forwarded?: AuthMiddlewareOptions['forwarded'];
 }
 
 const notFound = () => refusal('NOT_FOUND', 'Not found');
@@ -67,19 +86,50 @@ export function createApp(options: AppOptions): Hono {
   app.use('*', hostGuard({ allowedHosts: options.allowedHosts }), originGuard({ allowedOrigins: options.allowedOrigins }));
 
   app.get('/healthz', (c) => c.json({ status: 'ok' }));
+  const resources: ResourceRoutes | undefined =
+    options.oauth === undefined
+      ? undefined
+      : compileResourceRoutes({
+          config: options.oauth,
+          ...(options.publicUrl === undefined ? {} : { publicUrl: options.publicUrl }),
+          layout: { base, has: (kind, name) => (kind === 'servers' ? options.sideChannels.has(name) : options.agents?.has(name) === true) },
+        });
+  // Protected resource metadata is how a client learns where to get a token: before auth.
+  resources?.mount(app);
   // Everything past liveness needs a principal when auth is on: /readyz names the servers.
   const metrics = options.metrics;
-  if (options.authenticator !== undefined) app.use('*', authMiddleware(options.authenticator, (code) => metrics?.authFailed(code)));
+  if (options.authenticator !== undefined) {
+    app.use(
+      '*',
+      authMiddleware(options.authenticator, {
+        ...(resources === undefined ? {} : { targetOf: (c: Context) => resources.targetOf(c) }),
+        ...(options.forwarded === undefined ? {} : { forwarded: options.forwarded }),
+        onFailure: (code) => metrics?.authFailed(code),
+      }),
+    );
+  }
+  if (options.access !== undefined) app.use('*', accessMiddleware(options.access));
+  const limiter = options.limiter;
+  if (limiter !== undefined) {
+    // The MCP routes spend their rate in the router (a JSON-RPC error the model reads); these
+    // answer plain HTTP, so a spent rate is a 429 with Retry-After (errorResponse adds it).
+    const spend: MiddlewareHandler = async (c, next) => {
+      await limiter.admit({ principal: principalOf(c), method: `GET ${c.req.routePath}` });
+      await next();
+    };
+    for (const route of ['/readyz', '/metrics', `${base}/customizations`, `${base}/customizations/*`]) app.use(route, spend);
+  }
   app.get('/readyz', (c) => {
     const ready = options.registry.ready();
-    return c.json({ status: ready ? 'ready' : 'not ready', servers: options.registry.status() }, ready ? 200 : 503);
+    const url = options.mcpUrl === undefined ? {} : { url: options.mcpUrl };
+    return c.json({ status: ready ? 'ready' : 'not ready', ...url, servers: options.registry.status() }, ready ? 200 : 503);
   });
 
   // The client's Authorization header stops here: nothing past the edge ever sees it. The body
   // is read from the Node request when there is one, never through a WHATWG stream (body.ts).
   const serve = (endpoint: McpEndpoint, c: Context): Promise<Response> => {
     const incoming = incomingBodyOf(c);
-    return endpoint.fetch(stripAuthorization(c.req.raw, incoming !== undefined), principalOf(c), incoming);
+    return endpoint.fetch(stripAuthorization(c.req.raw, incoming !== undefined), principalOf(c), incoming, accessOf(c));
   };
   if (metrics !== undefined) {
     app.get('/metrics', async () => {
@@ -107,6 +157,13 @@ export function createApp(options: AppOptions): Hono {
     const endpoint = options.sideChannels.get(c.req.param('name'));
     return endpoint === undefined ? notFound() : serve(endpoint, c);
   });
+  const agents = options.agents;
+  if (agents !== undefined) {
+    app.all(`${base}/agents/:name`, (c) => {
+      const endpoint = agents.get(c.req.param('name'));
+      return endpoint === undefined ? notFound() : serve(endpoint, c);
+    });
+  }
   mountLegacySse(app, { base, aggregate: options.aggregate, sideChannels: options.sideChannels, enabled: options.legacySse ?? false });
   app.notFound(() => notFound());
   app.onError((error) => {

@@ -93,7 +93,7 @@ export async function runGateway(
     }
     // Every line logged while starting ("upstream ready" …) is out before the Ready line.
     flushLogSync(logger);
-    if (requested === undefined) process.stdout.write(`${readyLine(gateway.url)}\n`);
+    if (requested === undefined) process.stdout.write(`${readyLine(gateway.publicUrl)}\n`);
     return await new Promise<number>((resolve) => {
       let stopping = false;
       let exiting = false;

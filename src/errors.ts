@@ -63,6 +63,7 @@ export type GatewayErrorCode =
   | 'METHOD_NOT_ALLOWED'
   | 'NOT_IMPLEMENTED'
   | 'WATCH_LIMIT'
+  | 'SUBSCRIPTION_LIMIT'
   | 'PARSE_ERROR'
   | 'BODY_TOO_LARGE'
   | 'UNSUPPORTED_MEDIA_TYPE'
@@ -72,6 +73,7 @@ export type GatewayErrorCode =
   | 'HOST_NOT_ALLOWED'
   | 'ORIGIN_REFUSED'
   | 'UNAUTHENTICATED'
+  | 'INSUFFICIENT_SCOPE'
   | 'SESSION_ID_REQUIRED'
   | 'NOT_INITIALIZED'
   | 'ALREADY_INITIALIZED'
@@ -180,6 +182,7 @@ export const taxonomy: Readonly<Record<GatewayErrorCode, readonly [rpc: number, 
   SESSION_CHILD_LIMIT: [WireCode.Unavailable, 503],
   PRINCIPAL_CONNECTION_LIMIT: [WireCode.Unavailable, 503],
   WATCH_LIMIT: [WireCode.Unavailable, 503],
+  SUBSCRIPTION_LIMIT: [WireCode.Unavailable, 503],
   STARTING: [WireCode.Unavailable, 503],
   SHUTTING_DOWN: [WireCode.Unavailable, 503],
   RESUME_UNAVAILABLE: [WireCode.Unavailable, 503],
@@ -198,6 +201,7 @@ export const taxonomy: Readonly<Record<GatewayErrorCode, readonly [rpc: number, 
   HOST_NOT_ALLOWED: [WireCode.InvalidRequest, 403],
   ORIGIN_REFUSED: [WireCode.InvalidRequest, 403],
   UNAUTHENTICATED: [WireCode.InvalidRequest, 401],
+  INSUFFICIENT_SCOPE: [WireCode.InvalidRequest, 403],
   FORWARD_REFUSED: [WireCode.InvalidRequest, 403],
   SESSION_NOT_FOUND: [WireCode.InvalidRequest, 404],
   SESSION_ID_REQUIRED: [WireCode.InvalidRequest, 400],

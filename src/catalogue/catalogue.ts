@@ -20,7 +20,7 @@ import {
   type VisibilityFilter,
   uiExtensionOf,
 } from './merge.js';
-import { exposeResource, exposeUiMeta, planUiUris, type UiUriPlan } from './ui-uris.js';
+import { exposeResource, exposeUiMeta, narrowedPlan, planUiUris, type UiUriPlan } from './ui-uris.js';
 
 export interface CatalogueSource {
   /** Server names in the fixed order merges use. */
@@ -41,6 +41,10 @@ export interface CatalogueOptions {
   separator: string | null;
   /** Visibility of a tool: per-server enabled/disabled lists and policy globs, compiled once. */
   toolFilter: VisibilityFilter;
+  /** Servers whose prompts, resources and templates this view shows; absent: every server's. */
+  serverParts?: (server: string) => boolean;
+  /** The view was narrowed for one caller (its access profile): its lists are never `public`. */
+  narrowed?: boolean;
   logger: Logger;
 }
 
@@ -217,11 +221,17 @@ export class Catalogue {
     const other: ListKind | undefined = kind === 'tools' ? 'resources' : kind === 'resources' ? 'tools' : undefined;
     const withApps = other !== undefined && parts.apps.size > 0 ? await this.collect(other) : undefined;
     const key = withApps === undefined ? parts.key : `${parts.key}#${withApps.key}`;
-    const hint = withApps === undefined ? parts.hint : mergeHints([parts.hint, withApps.hint]);
+    const drawn = withApps === undefined ? parts.hint : mergeHints([parts.hint, withApps.hint]);
+    const hint: CacheHint = this.options.narrowed === true ? { ...drawn, cacheScope: 'private' } : drawn;
     const cached = this.memo.get(kind);
     if (cached !== undefined && cached.key === key) return { value: cached.value as T, hint };
-    const ui = withApps === undefined ? NO_PLAN : this.planFor(kind === 'tools' ? parts : withApps, kind === 'tools' ? withApps : parts);
-    const value = merge(parts.lists, ui);
+    // The plan is drawn from every Apps server's lists, before access narrowing, so a `ui://` URI
+    // is rewritten the same way for every principal; a hidden server's URIs lead nowhere.
+    const serverParts = this.options.serverParts;
+    const planned = withApps === undefined ? NO_PLAN : this.planFor(kind === 'tools' ? parts : withApps, kind === 'tools' ? withApps : parts);
+    const ui = narrowedPlan(planned, serverParts);
+    const lists = kind === 'tools' || serverParts === undefined ? parts.lists : parts.lists.filter((list) => serverParts(list.server));
+    const value = merge(lists, ui);
     this.memo.set(kind, { key, value });
     return { value, hint };
   }

@@ -111,6 +111,22 @@ export function planUiUris(sources: readonly UiSource[]): UiUriPlan {
   };
 }
 
+/**
+ * `plan` for a caller that sees only the servers `serverParts` admits (an access profile): URIs
+ * are exposed as for everyone, but a hidden server's `ui://` URI has no owner, so it is not read.
+ */
+export function narrowedPlan(plan: UiUriPlan, serverParts: ((server: string) => boolean) | undefined): UiUriPlan {
+  if (serverParts === undefined) return plan;
+  return {
+    exposed: plan.exposed,
+    target: (exposed) => {
+      const target = plan.target(exposed);
+      return target !== undefined && serverParts(target.server) ? target : undefined;
+    },
+    empty: plan.empty,
+  };
+}
+
 /** `carrier` (a tool, a call result) with its `_meta` UI URIs as `server` exposes them; itself when unchanged. */
 export function exposeUiMeta<T>(carrier: T, server: string, plan: UiUriPlan): T {
   const meta = metaOf(carrier);

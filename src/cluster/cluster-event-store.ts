@@ -43,6 +43,7 @@ export function clusterEventStore(inner: GatewayEventStore, hooks: ClusterStoreH
       replayEventsAfter: (lastEventId, options) => view.replayEventsAfter(lastEventId, options),
       resumePoint: (lastEventId) => view.resumePoint(lastEventId),
       retained: () => view.retained(),
+      lowerLimit: (limit) => view.lowerLimit(limit),
       async forget() {
         if (await hooks.closed(sessionId)) await view.forget();
         else view.release?.();

@@ -14,6 +14,8 @@ export interface ClusterKeys {
   inflight(id: string): string;
   /** String with a PX lease: a live replica's advertised base URL. */
   replica(replicaId: string): string;
+  /** Hash with a PX expiry: one rate-limit bucket, by the digest of its name. */
+  rate(digest: string): string;
 }
 
 export const DEFAULT_KEY_ROOT = 'portcullis:';
@@ -25,5 +27,6 @@ export function clusterKeys(root: string = DEFAULT_KEY_ROOT): ClusterKeys {
     owner: (id) => `${root}owner:${id}`,
     inflight: (id) => `${root}inflight:${id}`,
     replica: (replicaId) => `${root}replica:${replicaId}`,
+    rate: (digest) => `${root}rate:${digest}`,
   };
 }

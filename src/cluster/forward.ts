@@ -8,6 +8,9 @@
  * - Trust: with `PORTCULLIS_CLUSTER_SECRET` set, every forwarded request carries it and a request
  *   claiming to be forwarded without it is refused (403), so a client cannot pose as a replica to
  *   steer where a session lives. Compared in constant time; never logged.
+ * - Principal: the client's credential stops at the replica it reached; the owner learns who the
+ *   client is from a proof in `x-portcullis-principal-proof` (principal-proof.ts), bound to the
+ *   session, method and path, valid for seconds, single-use, MACed with the cluster secret.
  * - Origin is dropped: the receiving replica already checked it against its own allowlist, and
  *   the owner's default allowlist names the owner's port, not the one the client used.
  * - Egress: the owner's URL comes from Redis, so whoever can write there could name any host.
@@ -18,12 +21,13 @@
 import { timingSafeEqual } from 'node:crypto';
 import { refusal } from '../errors.js';
 import { fetch as undiciFetch, type Dispatcher } from 'undici';
+import { PROOF_HEADER } from './principal-proof.js';
 
 export const HOP_HEADER = 'x-portcullis-forwarded-by';
 export const SECRET_HEADER = 'x-portcullis-cluster-secret';
 
 /** Request headers never copied to the owner (hop-by-hop, recomputed, or checked here already). */
-const DROPPED = new Set(['host', 'connection', 'keep-alive', 'transfer-encoding', 'te', 'upgrade', 'content-length', 'origin', HOP_HEADER, SECRET_HEADER]);
+const DROPPED = new Set(['host', 'connection', 'keep-alive', 'transfer-encoding', 'te', 'upgrade', 'content-length', 'origin', HOP_HEADER, SECRET_HEADER, PROOF_HEADER]);
 /** Response headers not copied back (the body is re-framed by this replica's server). */
 const DROPPED_BACK = new Set(['connection', 'keep-alive', 'transfer-encoding', 'content-length', 'content-encoding']);
 
@@ -74,7 +78,7 @@ function headerPairs(headers: Headers): Array<[string, string]> {
  * that the policy does not let this replica reach, gets a 502 the client may retry (the lease
  * decides when the session is taken over instead).
  */
-export async function forwardRequest(request: Request, body: unknown, ownerBase: string, options: ForwardOptions): Promise<Response> {
+export async function forwardRequest(request: Request, body: unknown, ownerBase: string, options: ForwardOptions, proof?: string): Promise<Response> {
   const verdict = options.peerAllowed(ownerBase);
   if (!verdict.ok) {
     options.onRefused(verdict.message);
@@ -88,6 +92,7 @@ export async function forwardRequest(request: Request, body: unknown, ownerBase:
   });
   headers.set(HOP_HEADER, options.replicaId);
   if (options.secret !== undefined) headers.set(SECRET_HEADER, options.secret);
+  if (proof !== undefined) headers.set(PROOF_HEADER, proof);
   const headersTimeout = new AbortController();
   const timer = setTimeout(() => headersTimeout.abort(), HEADERS_TIMEOUT_MS);
   let answer: Response;

@@ -43,6 +43,11 @@ export function serverPolicyProblems(name: string, server: ServerConfig, rules: 
       problems.push(`${at}.envHeaders.${header}: the policy does not allow reading this variable`);
     }
   }
+  // A client secret leaves the host like an envHeaders value does: the same rule.
+  const secretEnv = server.upstreamAuth?.clientSecretEnv;
+  if (secretEnv !== undefined && !rules.envHeaderAllowed(secretEnv)) {
+    problems.push(`${at}.upstreamAuth.clientSecretEnv: the policy does not allow reading this variable`);
+  }
   return problems;
 }
 

@@ -7,6 +7,13 @@
  * - `jwt`: signed access tokens from an identity provider, verified against a JWKS (a file, or a
  *   URL fetched through the egress guard), with issuer, audience and algorithms enforced.
  *
+ * - `oauth`: an OAuth 2.1 resource server as the MCP authorization spec describes it (2025-11-25
+ *   and 2026-07-28, "Authorization"): the gateway publishes protected resource metadata (RFC 9728)
+ *   naming the configured authorization servers, discovers each issuer's metadata (RFC 8414 or
+ *   OpenID Connect Discovery) and key set through the egress guard, and accepts a JWT access token
+ *   (RFC 9068) only when its audience is the endpoint's own canonical URI (RFC 8707) and it holds
+ *   the required scopes.
+ *
  * Algorithms are asymmetric signatures only: `none` and the HMAC family are not in the enum, so an
  * `alg: none` token or the RS256→HS256 key-confusion attack (a token MACed with the public key)
  * cannot be configured into acceptance (RFC 8725 §2.1, §3.1).
@@ -61,13 +68,8 @@ export const jwksUrlSchema = z.strictObject({
   allowPrivateNetwork: z.boolean().default(false),
 });
 
-export const jwtAuthSchema = z.strictObject({
-  kind: z.literal('jwt'),
-  jwks: z.union([jwksFileSchema, jwksUrlSchema]),
-  /** Exact `iss` every token must carry. */
-  issuer: z.string().min(1),
-  /** `aud` must contain this value (or one of these). */
-  audience: z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]),
+/** How a signed access token is verified, shared by `jwt` and `oauth`. */
+const signedTokenRules = {
   algorithms: z
     .array(z.enum(JWT_ALGORITHMS))
     .min(1)
@@ -76,12 +78,45 @@ export const jwtAuthSchema = z.strictObject({
   principalClaim: z.string().min(1).default('sub'),
   /** Seconds of clock skew tolerated on `exp`, `nbf` and `iat`. */
   clockToleranceSec: z.number().int().min(0).max(300).default(30),
+};
+
+export const jwtAuthSchema = z.strictObject({
+  kind: z.literal('jwt'),
+  jwks: z.union([jwksFileSchema, jwksUrlSchema]),
+  /** Exact `iss` every token must carry. */
+  issuer: z.string().min(1),
+  /** `aud` must contain this value (or one of these). */
+  audience: z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]),
+  ...signedTokenRules,
 });
 
-export const authConfigSchema = z.discriminatedUnion('kind', [bearerAuthSchema, jwtAuthSchema]);
+/** An OAuth scope token (RFC 6749 §3.3: printable ASCII but space, `"` and `\\`). */
+const scopeToken = z.string().regex(/^[\x21\x23-\x5B\x5D-\x7E]+$/, 'must be one OAuth scope (no spaces or quotes)');
+
+export const oauthIssuerSchema = z.strictObject({
+  /** The authorization server's issuer identifier, exactly as its metadata and tokens state it. */
+  issuer: z.string().min(1),
+  /** Let metadata and key-set fetches reach loopback and private addresses (an in-house IdP). */
+  allowPrivateNetwork: z.boolean().default(false),
+});
+
+export const oauthAuthSchema = z.strictObject({
+  kind: z.literal('oauth'),
+  /** The authorization servers whose tokens are accepted, listed in the protected resource metadata. */
+  issuers: z.array(oauthIssuerSchema).min(1).max(8),
+  /** Scopes every MCP endpoint requires; a token lacking one is answered 403 `insufficient_scope`. */
+  scopes: z.array(scopeToken).max(32).default([]),
+  ...signedTokenRules,
+  /** A human-readable name for the protected resource metadata (`resource_name`). */
+  resourceName: z.string().min(1).max(200).optional(),
+});
+
+export const authConfigSchema = z.discriminatedUnion('kind', [bearerAuthSchema, jwtAuthSchema, oauthAuthSchema]);
 
 export type AuthConfig = z.infer<typeof authConfigSchema>;
 export type AuthConfigInput = z.input<typeof authConfigSchema>;
 export type BearerAuthConfig = z.infer<typeof bearerAuthSchema>;
 export type JwtAuthConfig = z.infer<typeof jwtAuthSchema>;
 export type JwksConfig = JwtAuthConfig['jwks'];
+export type OAuthAuthConfig = z.infer<typeof oauthAuthSchema>;
+export type OAuthIssuerConfig = OAuthAuthConfig['issuers'][number];

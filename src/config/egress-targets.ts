@@ -21,7 +21,7 @@ export function serverEgressTarget(name: string, server: ServerConfig): EgressTa
 }
 
 /** The connections the gateway makes on its own behalf: key set, session store, replicas. */
-export function infrastructureEgressTargets(config: Pick<GatewayConfigFile, 'auth' | 'eventStore' | 'cluster'>): EgressTarget[] {
+export function infrastructureEgressTargets(config: Pick<GatewayConfigFile, 'auth' | 'eventStore' | 'cluster'> & Partial<Pick<GatewayConfigFile, 'servers'>>): EgressTarget[] {
   const targets: EgressTarget[] = [];
   const jwks = config.auth?.kind === 'jwt' ? config.auth.jwks : undefined;
   if (jwks !== undefined && 'url' in jwks) {
@@ -32,6 +32,29 @@ export function infrastructureEgressTargets(config: Pick<GatewayConfigFile, 'aut
       tier: 'infrastructure',
       allowPrivateNetwork: jwks.allowPrivateNetwork,
       allowPrivateNetworkField: 'auth.jwks.allowPrivateNetwork',
+    });
+  }
+  if (config.auth?.kind === 'oauth') {
+    config.auth.issuers.forEach((issuer, index) => {
+      targets.push({
+        field: `auth.issuers[${index}].issuer`,
+        url: issuer.issuer,
+        protocol: 'http',
+        tier: 'infrastructure',
+        allowPrivateNetwork: issuer.allowPrivateNetwork,
+        allowPrivateNetworkField: `auth.issuers[${index}].allowPrivateNetwork`,
+      });
+    });
+  }
+  for (const [name, server] of Object.entries(config.servers ?? {})) {
+    if (server.transport === 'stdio' || server.upstreamAuth === undefined) continue;
+    targets.push({
+      field: `servers.${name}.upstreamAuth.tokenUrl`,
+      url: server.upstreamAuth.tokenUrl,
+      protocol: 'http',
+      tier: 'infrastructure',
+      allowPrivateNetwork: server.upstreamAuth.allowPrivateNetwork,
+      allowPrivateNetworkField: `servers.${name}.upstreamAuth.allowPrivateNetwork`,
     });
   }
   if (config.eventStore.url !== undefined) {

@@ -103,7 +103,7 @@ function sensitiveStrings(raw: unknown, into: string[] = []): string[] {
 export interface ParseConfigOptions {
   /**
    * Directory relative paths are resolved against (the config file's): `policy`, `plugins`,
-   * `pluginDirs`, `stateDir`. Default: the working directory.
+   * `pluginDirs`, `agents`, `stateDir`. Default: the working directory.
    */
   baseDir?: string;
   /** The config file this was read from (kept, absolute, as `configFile`). */
@@ -116,6 +116,7 @@ function withAbsolutePaths(config: GatewayConfig, baseDir: string, file: string 
     ...config,
     plugins: config.plugins.map((entry) => ({ ...entry, path: resolve(baseDir, entry.path) })),
     pluginDirs: config.pluginDirs.map((dir) => resolve(baseDir, dir)),
+    ...(config.agents === undefined ? {} : { agents: { ...config.agents, path: resolve(baseDir, config.agents.path) } }),
     stateDir: resolve(baseDir, config.stateDir),
     ...(file === undefined ? {} : { configFile: resolve(file) }),
   };

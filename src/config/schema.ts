@@ -7,6 +7,7 @@
  */
 import { z } from 'zod';
 import { authConfigSchema } from './auth-schema.js';
+import { checkCluster, clusterSchema } from './cluster-schema.js';
 import type { Policy } from '../policy/policy-schema.js';
 
 /** Config keys double as namespaces and URL path segments: keep them plain. */
@@ -56,8 +57,42 @@ export const stdioServerSchema = z.strictObject({
   ...common,
 });
 
+/**
+ * How the gateway authenticates to an HTTP upstream beyond `headers`/`envHeaders` (which are the
+ * `static` mode). `clientCredentials`: the gateway's own OAuth client for that upstream (RFC 6749
+ * §4.4 with the upstream as RFC 8707 `resource`). The client's own token is never forwarded.
+ */
+const upstreamAuthSchema = z.discriminatedUnion('kind', [
+  z.strictObject({
+    kind: z.literal('clientCredentials'),
+    /** The authorization server's token endpoint; `https:`, or loopback/private with `allowPrivateNetwork`. */
+    tokenUrl: z.string().min(1),
+    clientId: z.string().min(1).max(512),
+    /** Environment variable holding the client secret, read when a token is fetched. */
+    clientSecretEnv: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name'),
+    scope: z.string().min(1).max(2048).optional(),
+    /** The resource asked for; default the server's `url`. */
+    resource: z.string().url().optional(),
+    allowPrivateNetwork: z.boolean().default(false),
+  }),
+]);
+
+/** `upstreamAuth` replaces the `Authorization` header: the two on one server entry contradict each other. */
+function checkUpstreamAuth(
+  config: { servers: Record<string, { transport: string; upstreamAuth?: unknown; headers?: Record<string, string>; envHeaders?: Record<string, string> }> },
+  ctx: { addIssue(issue: { code: 'custom'; path: string[]; message: string }): void },
+): void {
+  for (const [name, server] of Object.entries(config.servers)) {
+    if (server.transport === 'stdio' || server.upstreamAuth === undefined) continue;
+    const named = [...Object.keys(server.headers ?? {}), ...Object.keys(server.envHeaders ?? {})].some((h) => h.toLowerCase() === 'authorization');
+    if (named) ctx.addIssue({ code: 'custom', path: ['servers', name, 'upstreamAuth'], message: 'cannot be combined with an Authorization header in headers or envHeaders' });
+  }
+}
+
 /** What every HTTP upstream kind has: where it is, what is sent with each request, egress rules. */
 const remote = {
+  /** Credentials of the gateway's own for this upstream; absent: only `headers`/`envHeaders`. */
+  upstreamAuth: upstreamAuthSchema.optional(),
   url: z.string().min(1),
   headers: z.record(z.string(), z.string()).default({}),
   /** Header name → environment variable name, read when each request is built. */
@@ -82,9 +117,25 @@ const pluginEntry = z
   .union([z.string().min(1), z.strictObject({ path: z.string().min(1), enabled: z.boolean().default(true) })])
   .transform((entry) => (typeof entry === 'string' ? { path: entry, enabled: true } : entry));
 
+/** The `agents` entry: a directory path, or the path with an explicit global enablement. */
+const agentsEntry = z
+  .union([z.string().min(1), z.strictObject({ path: z.string().min(1), enabled: z.boolean().default(true) })])
+  .transform((entry) => (typeof entry === 'string' ? { path: entry, enabled: true } : entry));
+
 export const gatewayConfigSchema = z.strictObject({
   name: z.string().min(1).default('portcullis'),
   instructions: z.string().optional(),
+  /**
+   * The gateway's persona: text placed, labelled, at the head of the aggregate endpoint's
+   * instructions. A client may ask for its own at `initialize` (init option `agentPersona`)
+   * where the policy's `agentPersona` allows it.
+   */
+  persona: z.string().min(1).max(16_384).optional(),
+  /**
+   * The gateway's own agents directory (`*.md` agent files, named `<agent>`): a path, or
+   * `{ "path", "enabled": false }` to list its agents but serve none. Relative to the config file.
+   */
+  agents: agentsEntry.optional(),
   listen: z
     .strictObject({
       host: z.string().min(1).default('127.0.0.1'),
@@ -94,6 +145,18 @@ export const gatewayConfigSchema = z.strictObject({
         .regex(/^\/[A-Za-z0-9/_.-]*$/, 'must be an absolute path')
         .refine((p) => p === '/' || !p.endsWith('/'), 'must not end with "/"')
         .default('/mcp'),
+      /**
+       * The origin clients reach this listener at (`https://mcp.example.com`), when it is not the
+       * bound address (a proxy or load balancer in front). Endpoint URIs — the OAuth resource of
+       * each endpoint — are this origin plus the endpoint's path, and so is the URL announced at
+       * `initialize` (`_meta["portcullis/server"]`), on the Ready line and by /readyz. Absent: `http://<host>:<port>`.
+       */
+      publicUrl: z
+        .string()
+        .url()
+        .refine((u) => /^https?:$/.test(new URL(u).protocol), 'must be an http: or https: URL')
+        .refine((u) => { const p = new URL(u); return (p.pathname === '/' || p.pathname === '') && p.search === '' && p.hash === '' && p.username === '' && p.password === ''; }, 'must be an origin only: no path, query, fragment or userinfo')
+        .optional(),
     })
     .prefault({}),
   catalogue: z
@@ -110,6 +173,12 @@ export const gatewayConfigSchema = z.strictObject({
       pageSize: z.number().int().min(1).max(10_000).optional(),
       /** Most tools one 2025-era session may add to its list with `search_tools` `load: true` (oldest dropped first). */
       maxLoadedTools: z.number().int().min(1).max(1_000).default(64),
+      /**
+       * How resources reach clients by default (init option `dataMode` overrides it per client):
+       * `resources` as resources only; `tools` also as `<server>__list_resources` and
+       * `<server>__read_resource` tools, for clients that support tools only.
+       */
+      dataMode: z.enum(['resources', 'tools']).default('resources'),
     })
     .prefault({}),
   /**
@@ -218,23 +287,8 @@ export const gatewayConfigSchema = z.strictObject({
       maxTtlMs: z.number().int().min(1_000).max(86_400_000).default(3_600_000),
     })
     .prefault({}),
-  // Scale-out across replicas sharing the redis store (docs/deployment.md).
-  /** Present: this gateway is one replica of a cluster (needs `eventStore.kind: "redis"`). */
-  cluster: z
-    .strictObject({
-      /** This replica's id in Redis (default: random per process). */
-      replicaId: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/).optional(),
-      /** Base URL other replicas forward to (default: `http://<bound address>:<port>`). */
-      advertiseUrl: z.url({ protocol: /^https?$/ }).optional(),
-      /** Ownership lease: a replica silent this long has its sessions taken over. */
-      leaseMs: z.number().int().min(500).max(600_000).default(10_000),
-      /**
-       * Let forwarding reach peers on loopback and private addresses (and over plain `http:`
-       * beyond loopback, never to a public address). Applies to every peer URL this replica dials.
-       */
-      allowPrivateNetwork: z.boolean().default(false),
-    })
-    .optional(),
+  /** Present: this gateway is one replica of a cluster (cluster-schema.ts; needs `eventStore.kind: "redis"`). */
+  cluster: clusterSchema.optional(),
   /**
    * Plugin directories, each one plugin (docs/plugins.md): a path, or `{ "path", "enabled" }`
    * where `enabled: false` keeps the plugin listed but starts none of its servers. Relative paths
@@ -251,15 +305,8 @@ export const gatewayConfigSchema = z.strictObject({
   stateDir: z.string().min(1).optional(),
   servers: z.record(serverName, serverSchema),
 }).superRefine((config, ctx) => {
-  if (config.cluster === undefined) return;
-  if (config.eventStore.kind !== 'redis') {
-    ctx.addIssue({ code: 'custom', path: ['cluster'], message: 'needs eventStore.kind "redis" (replicas share sessions through it)' });
-  }
-  if (config.auth !== undefined) {
-    // A forwarded request reaches the owner without the client's credentials (they stop at the
-    // edge); trusting a principal header between replicas is not built yet, so refuse, not guess.
-    ctx.addIssue({ code: 'custom', path: ['cluster'], message: 'cannot be combined with auth yet (forwarding does not carry the principal)' });
-  }
+  checkUpstreamAuth(config, ctx);
+  checkCluster(config, ctx);
 });
 
 /** The config file as the schema parses it, before the policy is applied. */

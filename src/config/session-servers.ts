@@ -50,15 +50,20 @@ function entryProblem(name: string, error: z.ZodError): string {
   return `${FIELD}.${path.join('.')}: ${issue.message}`;
 }
 
-/**
- * The judgement of a side channel, which serves one server: servers a client brings join the
- * aggregate endpoint only.
- */
-export const sideChannelGate: SessionServersGate = function noSessionServers(initialize) {
-  const meta = (initialize as { params?: { _meta?: unknown } } | null | undefined)?.params?._meta;
-  if (!isRecord(meta) || !Object.hasOwn(meta, SESSION_SERVERS_META_KEY)) return NONE;
-  return refuse(`${FIELD}: a server's side channel serves that server only; bring servers on the aggregate endpoint`);
-};
+/** The judgement of an endpoint that takes no servers from its clients (`why` it does not). */
+function refusingSessionServers(why: string): SessionServersGate {
+  return function noSessionServers(initialize) {
+    const meta = (initialize as { params?: { _meta?: unknown } } | null | undefined)?.params?._meta;
+    if (!isRecord(meta) || !Object.hasOwn(meta, SESSION_SERVERS_META_KEY)) return NONE;
+    return refuse(`${FIELD}: ${why}; bring servers on the aggregate endpoint`);
+  };
+}
+
+/** A side channel serves one server: servers a client brings join the aggregate endpoint only. */
+export const sideChannelGate: SessionServersGate = refusingSessionServers("a server's side channel serves that server only");
+
+/** An agent's endpoint serves the servers its allowlist names: none a client brings. */
+export const agentEndpointGate: SessionServersGate = refusingSessionServers("an agent's endpoint serves its allowlist only");
 
 /** Compiles the policy's `sessionServers` (and the rules every entry obeys) once. */
 export function compileSessionServersGate(policy: Readonly<Policy>): SessionServersGate {

@@ -1,12 +1,14 @@
 /**
  * The customisation list, built from what the gateway serves: its configured servers (top-level
  * `mcpServer` items whose `uri` is the config file and `range` their entry) and its plugins
- * (`plugin` items whose children are their servers and agents). Pure: the live parts (state,
+ * (`plugin` items whose children are their servers and agents) and the gateway's own agents
+ * directory (top-level `agent` items: they belong to no plugin). Pure: the live parts (state,
  * icons, side-channel URLs) come through a {@link LiveView}, ids through an {@link IdMinter}.
  *
- * Order is deterministic: configured servers in config order, then plugins in the order they
+ * Order is deterministic: configured servers in config order, then the gateway's agents by file name, then plugins in the order they
  * were read; inside a plugin its servers in declaration order, then its agents by file name.
  */
+import type { ServedAgent } from '../plugins/agent-set.js';
 import type { LoadedPlugin, PluginServer } from '../plugins/plugin-servers.js';
 import type { AgentDeclaration } from '../plugins/types.js';
 import type { ConfigSource } from './config-ranges.js';
@@ -24,6 +26,8 @@ export interface ListSources {
   /** Configured server names, in config order. */
   readonly configServers: readonly string[];
   readonly plugins: readonly LoadedPlugin[];
+  /** Agents of the gateway's own agents directory (top-level `agent` items, after the servers). */
+  readonly agents?: readonly ServedAgent[];
 }
 
 /** What only the running gateway knows about a server it runs. */
@@ -60,12 +64,13 @@ function pluginServer(server: PluginServer, view: LiveView, ids: IdMinter): McpS
   return runningServer(base, state, view);
 }
 
-function agent(declared: AgentDeclaration, ids: IdMinter): AgentCustomization {
+function agent(declared: AgentDeclaration, ids: IdMinter, enabled = true): AgentCustomization {
   return {
     type: 'agent',
     id: ids.idFor(declared.key),
     uri: declared.uri,
     name: declared.name,
+    ...(enabled ? {} : { enabled: false }),
     ...(declared.description === undefined ? {} : { description: declared.description }),
     ...(declared.model === undefined ? {} : { model: declared.model }),
     ...(declared.tools === undefined ? {} : { tools: declared.tools }),
@@ -97,5 +102,6 @@ export function buildCustomizations(sources: ListSources, view: LiveView, ids: I
     const base = { id: ids.idFor(configServerKey(name)), uri: sources.config.uri, name, ...(range === undefined ? {} : { range }) };
     return runningServer(base, view.stateOf(name), view);
   });
-  return [...servers, ...sources.plugins.map((p) => plugin(p, view, ids))];
+  const agents = (sources.agents ?? []).map((a) => agent(a.declaration, ids, a.containerEnabled));
+  return [...servers, ...agents, ...sources.plugins.map((p) => plugin(p, view, ids))];
 }

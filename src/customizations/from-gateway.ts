@@ -4,6 +4,7 @@
  * file; its servers carry the URI `portcullis:config` and no range.
  */
 import type { GatewayConfig } from '../config/schema.js';
+import type { AgentSet } from '../plugins/agent-set.js';
 import type { LoadedPlugins } from '../plugins/plugin-servers.js';
 import type { UpstreamRegistry } from '../upstream/registry.js';
 import { readConfigSource, type ConfigSource } from './config-ranges.js';
@@ -16,8 +17,9 @@ export async function customizationListFor(
   config: Pick<GatewayConfig, 'configFile' | 'servers'>,
   plugins: LoadedPlugins,
   registry: UpstreamRegistry,
+  agents?: AgentSet,
 ): Promise<CustomizationList> {
   const configServers = Object.keys(config.servers);
   const source = config.configFile === undefined ? IN_MEMORY : await readConfigSource(config.configFile, configServers);
-  return new CustomizationList({ sources: { config: source, configServers, plugins: plugins.plugins }, registry, ids: createIdMinter() });
+  return new CustomizationList({ sources: { config: source, configServers, plugins: plugins.plugins, agents: agents?.agents.filter((a) => a.plugin === undefined) ?? [] }, registry, ids: createIdMinter() });
 }

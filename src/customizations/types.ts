@@ -87,5 +87,8 @@ export interface PluginCustomization extends CustomizationBase {
   readonly children?: ReadonlyArray<McpServerCustomization | AgentCustomization>;
 }
 
-/** The top level of the list. */
-export type Customization = PluginCustomization | McpServerCustomization;
+/**
+ * The top level of the list. An `agent` item at the top level is one of the gateway's own agents
+ * directory (it belongs to no plugin); plugin agents are plugin children.
+ */
+export type Customization = PluginCustomization | McpServerCustomization | AgentCustomization;

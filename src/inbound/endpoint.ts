@@ -5,12 +5,16 @@
  * `legacy: 'reject'` (its own legacy mode has no sessions: docs/decisions.md, "Behaviours the code
  * is built around").
  */
-import { createMcpHandler, isLegacyRequest, type AuthInfo, type McpHttpHandler, type ServerCapabilities } from '@modelcontextprotocol/server';
+import type { AccessProfile } from '../policy/access-policy.js';
+import { createMcpHandler, isLegacyRequest, type AuthInfo, type ClientCapabilities, type McpHttpHandler } from '@modelcontextprotocol/server';
 import { errorResponse, refusal } from '../errors.js';
+import type { GatewayEntries } from '../routing/gateway-entries.js';
+import { endpointExtras, endpointInstructions, type EndpointExtrasOptions } from './endpoint-extras.js';
+import type { Handshake } from './handshake-server.js';
+import { optionsReader, type OptionsReader } from './init-options-reader.js';
 import type { Logger } from '../observability/logger.js';
-import { mergeCapabilities, mergeInstructions } from '../catalogue/merge.js';
-import { feedListeners } from '../routing/listen-feed.js';
 import { primaryInfo } from '../routing/primaries.js';
+import { feedListeners } from '../routing/listen-feed.js';
 import { StatelessScope, type ScopeOptions } from '../routing/scopes.js';
 import { workspaceError, workspaceOf } from '../routing/workspace.js';
 import type { GatewayEventStore } from '../session/event-store.js';
@@ -18,26 +22,27 @@ import type { SessionAdmission, SessionTicket } from '../session/session-admissi
 import { SessionRegistry } from '../session/session-registry.js';
 import { readJsonRpcBody, type BodyLimits } from './body.js';
 import type { IncomingBody } from './incoming-body.js';
-import { createGatewayServer } from './gateway-server.js';
+import { createGatewayServer, type Era } from './gateway-server.js';
+import { endpointIdentity, type EndpointIdentity } from './endpoint-identity.js';
 import { LegacySession, type LegacySessionOptions } from './legacy-session.js';
 import { LegacySseEndpoint } from './legacy-sse/sse-endpoint.js';
-import { modernServerCapabilities } from './modern-capabilities.js';
-import type { EndpointCluster } from '../cluster/cluster.js';
+import { LOCAL_HOOKS, type SessionHooks } from '../session/session-hooks.js';
+import { ModernListenBus } from './modern-listens.js';
+import { ResourceListens } from '../routing/resource-listens.js';
+import { envelopeCapabilities } from '../rpc/client-capabilities.js';
 import { sessionTag } from '../observability/session-tag.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
-import { mergeTaskCapability, TASKS_EXTENSION } from '../routing/tasks/task-capabilities.js';
 import { relayTaskStatus } from '../routing/tasks/task-scope.js';
 import { TaskTable, type TaskTableOptions } from '../routing/tasks/task-table.js';
 
 const metricsOption = (metrics: GatewayMetrics | undefined) => (metrics === undefined ? {} : { metrics });
 
-export interface EndpointOptions {
+/** `EndpointExtrasOptions` (endpoint-extras.ts): persona, init options, the gateway's entries, handshake `_meta`. */
+export interface EndpointOptions extends EndpointExtrasOptions {
   /** Counts every request this endpoint answers (observability/metrics.ts); absent: not counted. */
   metrics?: GatewayMetrics;
   name: string;
   version: string;
-  /** The gateway's own instructions (persona text), placed before each upstream's. */
-  instructions: string | undefined;
   scope: ScopeOptions;
   /** `max` bounds this endpoint's registry; the gateway-wide caps are the admission's. */
   sessions: { max: number; idleTimeoutMs: number; childIdleTimeoutMs: number };
@@ -51,8 +56,11 @@ export interface EndpointOptions {
   pollAfterMs?: number;
   /** A 2025-era call unanswered after this long gets a resumable SSE stream; quicker ones one JSON body. */
   streamAfterMs: number;
-  /** Replica of a cluster (src/cluster): sessions held elsewhere are forwarded or taken over. */
-  cluster?: EndpointCluster;
+  /**
+   * How this endpoint's Streamable HTTP sessions are shared beyond this process (session-hooks.ts;
+   * a cluster replica's come from src/cluster/). Default: held here alone.
+   */
+  sessionHooks?: SessionHooks;
   /** Bounds of the tasks this endpoint tracks for its clients (routing/tasks/). */
   tasks?: TaskTableOptions;
 }
@@ -62,21 +70,39 @@ export interface EndpointOptions {
  * `authInfo` given to `fetch` to the factory that builds the request's `Server`. The credential
  * itself stops at the edge (app.ts strips it), so `token` is empty; `clientId` is the principal.
  */
-function principalAuthInfo(principal: string): AuthInfo {
-  return { token: '', clientId: principal, scopes: [] };
+function principalAuthInfo(principal: string | undefined, access: AccessProfile | undefined): AuthInfo {
+  return { token: '', clientId: principal ?? '', scopes: [], ...(access === undefined ? {} : { extra: { [ACCESS_KEY]: access } }) };
+}
+
+/** Where a 2026 request's access profile travels in `authInfo.extra` to the factory. */
+const ACCESS_KEY = 'portcullis/access';
+
+function accessOf(info: AuthInfo | undefined): AccessProfile | undefined {
+  return info?.extra?.[ACCESS_KEY] as AccessProfile | undefined;
 }
 
 export class McpEndpoint {
   private readonly options: EndpointOptions;
+  private readonly hooks: SessionHooks;
   private readonly sessions: SessionRegistry<LegacySession>;
   private readonly modern: McpHttpHandler;
   private readonly stateless: StatelessScope;
   private readonly unsubscribes: Array<() => void> = [];
-  /** The workspace each 2026 request named, for the factory that builds its `Server` (keyed by the request itself). */
-  private readonly workspaces = new WeakMap<Request, string>();
+  /**
+   * What each 2026 request named for the factory that builds its `Server` (keyed by the request
+   * itself): its workspace, and the capabilities it declared (its lists follow them).
+   */
+  private readonly requestContexts = new WeakMap<Request, { workspace: string | undefined; capabilities: ClientCapabilities | undefined }>();
   private readonly tasks: TaskTable | undefined;
+  /** 2026 clients' resource subscriptions (`subscriptions/listen`), held upstream per listen. */
+  private readonly resourceListens: ResourceListens;
+  private readonly listenBus: ModernListenBus;
   /** The deprecated HTTP+SSE transport (2024-11-05) on this endpoint's sessions (legacy-sse/). */
   readonly legacySse: LegacySseEndpoint;
+  /** Init options of 2026 requests, read per request (ignored names logged once per set). */
+  private readonly requestOptions: OptionsReader | undefined;
+  /** Init options of a 2025 session, read at its `initialize` (ignored names logged each time). */
+  private readonly sessionOptions: OptionsReader | undefined;
 
   constructor(options: EndpointOptions) {
     if (options.tasks !== undefined) {
@@ -86,6 +112,11 @@ export class McpEndpoint {
       options = { ...options, scope: { ...options.scope, tasks: this.tasks } };
     }
     this.options = options;
+    this.hooks = options.sessionHooks ?? LOCAL_HOOKS;
+    if (options.initOptions !== undefined) {
+      this.requestOptions = optionsReader(options.initOptions, options.logger, false);
+      this.sessionOptions = optionsReader(options.initOptions, options.logger, true);
+    }
     this.sessions = new SessionRegistry<LegacySession>({
       ...options.sessions,
       onClosed: (id, reason) => options.logger.info({ session: sessionTag(id), reason }, 'session closed'),
@@ -93,22 +124,34 @@ export class McpEndpoint {
     // A full budget first expires idle sessions, on whichever endpoint they are.
     this.unsubscribes.push(options.admission.addReclaimer(() => this.sessions.expireIdle()));
     this.legacySse = new LegacySseEndpoint({
-      host: { openSession: (principal, wire) => this.openSseSession(principal, wire) },
+      host: { openSession: (principal, wire, access) => this.openSseSession(principal, wire, access) },
       limits: options.limits,
       logger: options.logger,
     });
     const stateless = new StatelessScope(options.scope);
     this.stateless = stateless;
+    this.resourceListens = new ResourceListens({ registry: options.scope.registry, servers: options.scope.servers, logger: options.logger });
+    this.listenBus = new ModernListenBus(this.resourceListens);
     this.modern = createMcpHandler(
       // Built per request: the request's principal arrives in `authInfo` (see `fetch`).
       (context) => {
-        const workspace = context.requestInfo === undefined ? undefined : this.workspaces.get(context.requestInfo);
-        const scope = stateless.forPrincipal(context.authInfo?.clientId, workspace);
+        const named = context.requestInfo === undefined ? undefined : this.requestContexts.get(context.requestInfo);
+        const principal = context.authInfo?.clientId;
+        const scope = stateless.forPrincipal(principal === '' ? undefined : principal, named?.workspace, named?.capabilities, accessOf(context.authInfo));
         const identity = this.identity('modern');
-        const capabilities = modernServerCapabilities(identity.capabilities);
-        return createGatewayServer({ ...identity, capabilities, era: 'modern', logger: options.logger, ...metricsOption(options.metrics) }, () => scope);
+        return createGatewayServer(
+          {
+            ...identity,
+            era: 'modern',
+            logger: options.logger,
+            ...metricsOption(options.metrics),
+            ...this.extras(),
+            ...(this.requestOptions === undefined ? {} : { options: { perRequest: this.requestOptions } }),
+          },
+          () => scope,
+        );
       },
-      { legacy: 'reject', onerror: (error) => options.logger.debug({ err: error.message }, 'modern request rejected') },
+      { legacy: 'reject', bus: this.listenBus, onerror: (error) => options.logger.debug({ err: error.message }, 'modern request rejected') },
     );
     // 2026 clients learn of list changes through `subscriptions/listen` (listen-feed.ts says which).
     this.unsubscribes.push(
@@ -131,7 +174,7 @@ export class McpEndpoint {
    * @hono/node-server, is where a POST body is read from when given (`request` then needs no
    * body: nothing below reads it again, every handler gets `parsedBody`).
    */
-  async fetch(request: Request, principal?: string, incoming?: IncomingBody): Promise<Response> {
+  async fetch(request: Request, principal?: string, incoming?: IncomingBody, access?: AccessProfile): Promise<Response> {
     let parsedBody: unknown;
     if (request.method === 'POST') {
       const body = await readJsonRpcBody(request, this.options.limits, incoming);
@@ -145,58 +188,56 @@ export class McpEndpoint {
     if (!known && !(await isLegacyRequest(request, parsedBody))) {
       const workspace = workspaceOf(parsedBody);
       if (!workspace.ok) return errorResponse(workspaceError(workspace.message));
-      if (workspace.workspace !== undefined) this.workspaces.set(request, workspace.workspace);
-      return this.modern.fetch(request, {
-        ...(parsedBody === undefined ? {} : { parsedBody }),
-        ...(principal === undefined ? {} : { authInfo: principalAuthInfo(principal) }),
-      });
+      this.requestContexts.set(request, { workspace: workspace.workspace, capabilities: envelopeCapabilities(parsedBody) });
+      // A listen naming resources is subscribed upstream first (modern-listens.ts), only to
+      // resources this caller may see.
+      const caller = {
+        principal,
+        workspace: workspace.workspace,
+        catalogue: () => this.stateless.forPrincipal(principal, workspace.workspace, undefined, access).catalogue,
+      };
+      return this.listenBus.serve(parsedBody, caller, (body) =>
+        this.modern.fetch(request, {
+          ...(body === undefined ? {} : { parsedBody: body }),
+          ...(principal === undefined && access === undefined ? {} : { authInfo: principalAuthInfo(principal, access) }),
+        }),
+      );
     }
-    return this.legacy(request, parsedBody, principal);
+    return this.legacy(request, parsedBody, principal, access);
   }
 
   async close(): Promise<void> {
     for (const unsubscribe of this.unsubscribes.splice(0)) unsubscribe();
     await this.sessions.closeAll();
+    this.resourceListens.close();
     await this.modern.close();
+    await this.stateless.close();
     this.tasks?.close();
   }
 
-  private async legacy(request: Request, parsedBody: unknown, principal: string | undefined): Promise<Response> {
+  private async legacy(request: Request, parsedBody: unknown, principal: string | undefined, access: AccessProfile | undefined): Promise<Response> {
+    const refused = this.hooks.refuse(request);
+    if (refused !== undefined) return refused;
     const sessionId = request.headers.get('mcp-session-id');
-    const { cluster } = this.options;
-    const forged = cluster?.refuseForged(request); // cluster
-    if (forged !== undefined) return forged;
-    if (sessionId !== null) {
-      let session: LegacySession | Response | undefined = this.sessions.get(sessionId);
-      // A session not held here may live on another replica, or need taking over (src/cluster/).
-      if (session === undefined && cluster !== undefined) {
-        session = await cluster.route({
-          request,
-          sessionId,
-          principal,
-          parsedBody,
-          open: async (owner, id) => {
-            const admitted = this.options.admission.admitAdopted(owner);
-            if (!admitted.ok) throw admitted.error;
-            const adopted = this.newSession(owner, admitted.ticket, id);
-            try {
-              await adopted.start();
-            } catch (error) {
-              await adopted.close();
-              throw error;
-            }
-            return adopted;
-          },
-          drop: (id) => this.sessions.delete(id),
-        });
-        if (session instanceof Response) return session;
-      }
-      // Another principal presenting a session id learns nothing: exactly like an unknown id.
-      if (session === undefined || session.principal !== principal) {
-        return refusal('SESSION_NOT_FOUND', 'Session not found');
-      }
-      return session.handle(request, parsedBody);
-    }
+    if (sessionId === null) return this.initialize(request, parsedBody, principal, access);
+    const session =
+      this.sessions.get(sessionId) ??
+      (await this.hooks.unknown({
+        request,
+        sessionId,
+        principal,
+        parsedBody,
+        adopt: (owner, id) => this.adopt(owner, id, access),
+        drop: (id) => this.sessions.delete(id),
+      }));
+    if (session instanceof Response) return session;
+    // Another principal presenting a session id learns nothing: exactly like an unknown id.
+    if (session === undefined || session.principal !== principal) return refusal('SESSION_NOT_FOUND', 'Session not found');
+    return session.handle(request, parsedBody);
+  }
+
+  /** A request without a session id: only an `initialize` POST, which opens a session if admitted. */
+  private async initialize(request: Request, parsedBody: unknown, principal: string | undefined, access: AccessProfile | undefined): Promise<Response> {
     if (request.method !== 'POST' || (parsedBody as { method?: unknown }).method !== 'initialize') {
       return refusal('SESSION_ID_REQUIRED', 'Bad Request: Mcp-Session-Id header is required');
     }
@@ -204,18 +245,32 @@ export class McpEndpoint {
     if (!workspace.ok) return errorResponse(workspaceError(workspace.message));
     const admitted = this.options.admission.admitInitialize(principal);
     if (!admitted.ok) return errorResponse(admitted.error);
-    const session = this.newSession(principal, admitted.ticket, undefined, undefined, workspace.workspace);
+    const session = this.newSession(principal, admitted.ticket, undefined, undefined, workspace.workspace, access);
     try {
       await session.start();
       const response = await session.handle(request, parsedBody);
       if (!session.initialised) await session.close();
-      // cluster: recorded before the client learns the id, so any replica can find it next.
-      else await cluster?.opened(session.id, principal, parsedBody, () => this.sessions.delete(session.id));
+      // Before the client learns the id, so whatever shares sessions can find it next.
+      else await this.hooks.opened(session, parsedBody, () => this.sessions.delete(session.id));
       return response;
     } catch (error) {
       await session.close();
       throw error;
     }
+  }
+
+  /** A session held elsewhere until now, rebuilt here under its own id (session-hooks.ts, `adopt`). */
+  private async adopt(principal: string | undefined, sessionId: string, access: AccessProfile | undefined): Promise<LegacySession> {
+    const admitted = this.options.admission.admitAdopted(principal);
+    if (!admitted.ok) throw admitted.error;
+    const adopted = this.newSession(principal, admitted.ticket, sessionId, undefined, undefined, access);
+    try {
+      await adopted.start();
+    } catch (error) {
+      await adopted.close();
+      throw error;
+    }
+    return adopted;
   }
 
   /**
@@ -224,10 +279,10 @@ export class McpEndpoint {
    * shared with other replicas (its stream is held here). Rejects with the admission's
    * `GatewayError` when refused.
    */
-  private async openSseSession(principal: string | undefined, wire: LegacySessionOptions['wire']): Promise<LegacySession> {
+  private async openSseSession(principal: string | undefined, wire: LegacySessionOptions['wire'], access: AccessProfile | undefined): Promise<LegacySession> {
     const admitted = this.options.admission.admitInitialize(principal);
     if (!admitted.ok) throw admitted.error;
-    const session = this.newSession(principal, admitted.ticket, undefined, wire);
+    const session = this.newSession(principal, admitted.ticket, undefined, wire, undefined, access);
     try {
       await session.start();
     } catch (error) {
@@ -239,8 +294,8 @@ export class McpEndpoint {
   }
 
   /**
-   * A session of this endpoint, not yet started; `sessionId` only for one taken over (cluster),
-   * `wire` for one on another transport than Streamable HTTP.
+   * A session of this endpoint, not yet started; `sessionId` only for one adopted, `wire` for one
+   * on another transport than Streamable HTTP (not shared: its stream is held here, no event store).
    */
   private newSession(
     principal: string | undefined,
@@ -248,14 +303,15 @@ export class McpEndpoint {
     sessionId?: string,
     wire?: LegacySessionOptions['wire'],
     workspace?: string,
+    access?: AccessProfile,
   ): LegacySession {
-    const cluster = wire === undefined ? this.options.cluster : undefined;
     return new LegacySession({
       ...this.identity('legacy'),
       principal,
       ...(workspace === undefined ? {} : { workspace }),
       scope: this.options.scope,
-      sharedCatalogue: this.stateless.catalogue,
+      sharedCatalogue: this.stateless.catalogueFor(undefined, access),
+      ...(access === undefined ? {} : { access }),
       ticket,
       childIdleTimeoutMs: this.options.sessions.childIdleTimeoutMs,
       logger: this.options.logger,
@@ -263,14 +319,15 @@ export class McpEndpoint {
       pollAfterMs: this.options.pollAfterMs,
       streamAfterMs: this.options.streamAfterMs,
       ...metricsOption(this.options.metrics),
+      ...this.extras(),
+      ...(this.sessionOptions === undefined ? {} : { readOptions: this.sessionOptions }),
       onInitialized: (s) => {
         this.sessions.add(s);
         this.options.logger.info({ session: sessionTag(s.id) }, 'session opened');
       },
       onClosed: (id) => this.sessions.delete(id),
       ...(sessionId === undefined ? {} : { sessionId }),
-      ...(wire === undefined ? {} : { wire }),
-      ...(cluster === undefined ? {} : { tapResponse: (id, body, response) => cluster.tap(id, body, response) }),
+      ...(wire === undefined ? { sessionHooks: this.hooks } : { wire }),
     });
   }
 
@@ -283,23 +340,25 @@ export class McpEndpoint {
     return session === undefined || session.principal !== principal ? undefined : session.broughtServers();
   }
 
+  /** The handshake completion and the gateway's own entries, for every `Server` of this endpoint. */
+  private extras(): { handshake?: Handshake; entries?: GatewayEntries } {
+    return endpointExtras(this.options, () => primaryInfo(this.options.scope.registry, this.options.scope.servers));
+  }
+
   /** Name, capabilities and instructions for a client of `era`, from the primaries that are up right now. */
-  private identity(era: 'legacy' | 'modern'): { name: string; version: string; capabilities: ServerCapabilities; instructions: string | undefined } {
-    const parts = primaryInfo(this.options.scope.registry, this.options.scope.servers);
-    const capabilities = mergeCapabilities(parts);
-    // The gateway relays logging and list changes itself, whatever each upstream declared.
-    capabilities.logging = {};
-    for (const key of ['tools', 'prompts', 'resources'] as const) {
-      if (capabilities[key] !== undefined) capabilities[key] = { ...capabilities[key], listChanged: true };
-    }
-    // Tasks: the 2025 capability or the 2026 extension, when some upstream takes tool tasks.
-    const tasks = this.tasks === undefined ? undefined : mergeTaskCapability(parts);
-    if (tasks !== undefined && era === 'legacy') capabilities.tasks = tasks;
-    if (tasks !== undefined && era === 'modern') capabilities.extensions = { ...capabilities.extensions, [TASKS_EXTENSION]: {} };
-    const instructions =
-      this.options.scope.servers.length === 1
-        ? parts[0]?.instructions ?? this.options.instructions
-        : mergeInstructions(this.options.instructions, parts);
-    return { name: this.options.name, version: this.options.version, capabilities, instructions };
+  private identity(era: Era): EndpointIdentity {
+    const { scope, name, version, instructions } = this.options;
+    return endpointIdentity(
+      {
+        registry: scope.registry,
+        servers: scope.servers,
+        name,
+        version,
+        instructions,
+        tasks: this.tasks !== undefined,
+        instructionsFor: (parts) => endpointInstructions(this.options, parts),
+      },
+      era,
+    );
   }
 }

@@ -6,13 +6,18 @@
  * (docs/decisions.md, "Behaviours the code is built around"), and maps every failure through the
  * one error taxonomy.
  */
-import { ProtocolError, Server, type ClientCapabilities, type ServerCapabilities, type ServerContext } from '@modelcontextprotocol/server';
+import { ProtocolError, type Server, type ClientCapabilities, type ServerCapabilities, type ServerContext } from '@modelcontextprotocol/server';
 import { z } from 'zod';
-import { toJsonRpcError } from '../errors.js';
+import { GatewayError, toJsonRpcError } from '../errors.js';
 import { fixedFieldLogger, type Logger } from '../observability/logger.js';
-import { routeRequest, type CallContext, type RouteScope } from '../routing/router.js';
+import type { CallContext, RouteScope } from '../routing/router.js';
+import { routeWithEntries, type GatewayEntries } from '../routing/gateway-entries.js';
+import type { InitOptions } from '../rpc/init-options.js';
+import { HandshakeServer, type Handshake } from './handshake-server.js';
+import type { OptionsReader } from './init-options-reader.js';
 import { CLIENT_CAPABILITIES_META_KEY } from '../rpc/client-capabilities.js';
 import { passThroughResult } from '../rpc/pass-through.js';
+import { requestMeta, type RequestMeta } from '../rpc/request-meta.js';
 import type { DownstreamSink } from '../rpc/sink.js';
 import { paramHeadersOf } from './param-headers.js';
 import { sessionTag } from '../observability/session-tag.js';
@@ -36,6 +41,15 @@ export interface GatewayServerOptions {
   pollAfterMs?: number;
   /** Where each request's duration and outcome is counted; absent: not counted. */
   metrics?: GatewayMetrics;
+  /** Completes the `initialize` / `server/discover` result for the asking client; absent: the SDK's as is. */
+  handshake?: Handshake;
+  /** The gateway's own prompts, resources and data tools (routing/gateway-entries.ts); absent: none. */
+  entries?: GatewayEntries;
+  /**
+   * The client's init options: a 2025 session's (read at its `initialize`), or, for 2026
+   * requests, read from each request's `_meta` by this reader (bad values refused -32602).
+   */
+  options?: { session(): InitOptions } | { perRequest: OptionsReader };
 }
 
 
@@ -86,13 +100,17 @@ function requestClientCapabilities(server: Server, ctx: ServerContext, era: Era)
   return (ctx.mcpReq.envelope as Record<string, unknown> | undefined)?.[CLIENT_CAPABILITIES_META_KEY] as ClientCapabilities | undefined;
 }
 
-function clientMeta(request: { params?: Record<string, unknown> }, ctx: ServerContext): Record<string, unknown> | undefined {
-  const meta = {
+/**
+ * The request's `_meta` as the client sent it, read once: the SDK lifts the 2026 envelope out of
+ * `params`, so it is put back here. This one value goes on to the upstream link, which writes the
+ * upstream request's `_meta` from it (rpc/request-meta.ts).
+ */
+function clientMeta(request: { params?: Record<string, unknown> }, ctx: ServerContext): RequestMeta | undefined {
+  return requestMeta({
     ...((request.params?._meta as Record<string, unknown> | undefined) ?? {}),
     ...(ctx.mcpReq._meta ?? {}),
     ...(ctx.mcpReq.envelope ?? {}),
-  };
-  return Object.keys(meta).length === 0 ? undefined : meta;
+  });
 }
 
 function restoredParams(request: { params?: Record<string, unknown> }, ctx: ServerContext): Record<string, unknown> {
@@ -124,10 +142,23 @@ function withoutMeta(result: Record<string, unknown>): Record<string, unknown> {
   return rest;
 }
 
+const NO_OPTIONS: InitOptions = Object.freeze({});
+
+/** The init options that apply to one request (see `GatewayServerOptions.options`). */
+function optionsOf(options: GatewayServerOptions, meta: Record<string, unknown> | undefined): InitOptions {
+  const source = options.options;
+  if (source === undefined) return NO_OPTIONS;
+  if ('session' in source) return source.session();
+  const read = source.perRequest(meta);
+  if (!read.ok) throw new GatewayError('INVALID_PARAMS', read.message);
+  return read.options;
+}
+
 export function createGatewayServer(options: GatewayServerOptions, scope: () => RouteScope): Server {
-  const server = new Server(
+  const server = new HandshakeServer(
     { name: options.name, version: options.version },
     { capabilities: options.capabilities, instructions: options.instructions },
+    options.handshake,
   );
   const rpcLog = fixedFieldLogger(options.logger);
   const forward = async (request: { method: string; params?: Record<string, unknown> }, ctx: ServerContext) => {
@@ -154,7 +185,8 @@ export function createGatewayServer(options: GatewayServerOptions, scope: () => 
       metrics.observeRequest({ ...(await labels), outcome, seconds });
     };
     try {
-      const result = withoutUpstreamIdentity(await routeRequest(scope(), request.method, params, call));
+      const initOptions = optionsOf(options, call.meta);
+      const result = withoutUpstreamIdentity(await routeWithEntries(options.entries, scope(), request.method, params, call, initOptions));
       rpcLog.info({ ...line, outcome: 'ok', ms: Math.round(performance.now() - started) }, 'rpc');
       await observe('ok');
       return result as never;

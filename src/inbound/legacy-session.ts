@@ -4,9 +4,14 @@
  * on it, and the session's upstream connections. Closing it closes all three, so a DELETE, an idle
  * expiry, a closed HTTP+SSE stream or shutdown reaps every child it spawned.
  */
+import type { AccessProfile } from '../policy/access-policy.js';
 import { randomUUID } from 'node:crypto';
 import type { ServerCapabilities, Transport } from '@modelcontextprotocol/server';
 import { errorResponse, GatewayError, refusal } from '../errors.js';
+import type { GatewayEntries } from '../routing/gateway-entries.js';
+import type { InitOptions } from '../rpc/init-options.js';
+import type { Handshake } from './handshake-server.js';
+import type { OptionsReader } from './init-options-reader.js';
 import { readDeferToolsOption } from '../catalogue/surface/session-option.js';
 import { compileSessionServersGate } from '../config/session-servers.js';
 import { compileDeniedTools } from '../policy/denied-tools.js';
@@ -18,20 +23,23 @@ import type { Catalogue } from '../catalogue/catalogue.js';
 import { SessionScope, type ScopeOptions, type SessionServersOptions } from '../routing/scopes.js';
 import type { GatewayEventStore, SessionEventStore } from '../session/event-store.js';
 import type { SessionTicket } from '../session/session-admission.js';
+import { LOCAL_HOOKS, type SessionHooks } from '../session/session-hooks.js';
 import { createGatewayServer, sessionSink } from './gateway-server.js';
 import { refusedResume } from './resume.js';
 import { SessionHttpTransport } from './session-transport.js';
-import { keyOf, requestIdOf, responseIdOf, type RequestId } from '../session/jsonrpc-id.js';
+import { requestIdOf, type RequestId } from '../session/jsonrpc-id.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
 
-/** What a session needs of the transport its client speaks (`SessionHttpTransport` is one). */
+/**
+ * What a session needs of the transport its client speaks (`SessionHttpTransport` is one). The
+ * wire owns the session's request bookkeeping (request-ledger.ts): it admits each request's id,
+ * refusing one already in flight, and frees it when the response is sent or the client cancels.
+ */
 export interface SessionWire extends Transport {
   /** Serves one HTTP request of the session (after the session's own checks). */
   handleRequest(request: Request, parsedBody?: unknown): Promise<Response>;
   /** SSE responses open right now (a session with one is not idle). */
   readonly openStreams: number;
-  /** A request the client cancelled gets no response: whatever waits for one is ended. */
-  endCancelled(requestId: RequestId): void;
 }
 
 /** What the session gives its wire: the id, and the two moments the session must hear of. */
@@ -53,6 +61,8 @@ export interface LegacySessionOptions {
   scope: ScopeOptions;
   /** The endpoint's catalogue over the primaries, for a session with no connection of its own. */
   sharedCatalogue?: Catalogue;
+  /** What the policy's access rules let the session's principal see (fixed when it opens). */
+  access?: AccessProfile;
   /** The session's place in the gateway's session budget, given back when it closes. */
   ticket: SessionTicket;
   /** The session's stdio children are closed after this long without a call (the session stays). */
@@ -66,15 +76,20 @@ export interface LegacySessionOptions {
   metrics?: GatewayMetrics;
   /** A call unanswered after this long is answered as a resumable SSE stream; 0: every call streams. */
   streamAfterMs: number;
+  /** Reads and bounds the init options of the session's `initialize`; absent: `deferTools` only. */
+  readOptions?: OptionsReader;
+  /** Completes the `initialize` result for this client (handshake-server.ts). */
+  handshake?: Handshake;
+  /** The gateway's own prompts, resources and data tools. */
+  entries?: GatewayEntries;
   onInitialized(session: LegacySession): void;
   onClosed(id: string): void;
   /** Builds the transport the client speaks; default: Streamable HTTP (`SessionHttpTransport`). */
   wire?(hooks: SessionWireHooks): SessionWire;
-  // Used by the cluster (src/cluster/):
-  /** The id to serve under (a session taken over from another replica keeps its id); default: random. */
+  /** The id to serve under (a session adopted from elsewhere keeps its id); default: random. */
   sessionId?: string;
-  /** Sees each request's response on its way out (the cluster records in-flight requests). */
-  tapResponse?(sessionId: string, body: unknown, response: Response): Response;
+  /** How the session is shared beyond this process (session-hooks.ts); default: held here alone. */
+  sessionHooks?: SessionHooks;
 }
 
 /** The default policy's judgement of servers a client brings: none accepted. */
@@ -83,16 +98,11 @@ const DEFAULT_SESSION_SERVERS: SessionServersOptions = (() => {
   return { gate: compileSessionServersGate(policy), policyAllows: compileDeniedTools(policy.deniedTools) };
 })();
 
-/** In-flight requests one session may have; beyond it the client is told to slow down. */
-const MAX_IN_FLIGHT = 1024;
-
 /** SSE `retry:` (ms) in priming events when resumable: how soon a cut client reconnects. */
 const RETRY_INTERVAL_MS = 1_000;
 
 export class LegacySession {
   readonly principal: string | undefined;
-  /** Ids of requests accepted and not yet answered (held until the response is sent, not until the client goes). */
-  private readonly inFlight = new Set<string>();
   /** POSTs and GETs not answered yet; open SSE streams are counted by the transport. */
   private openExchanges = 0;
   private lastActivity = Date.now();
@@ -104,20 +114,24 @@ export class LegacySession {
   private closing: Promise<void> | undefined;
   private sessionId: string | undefined;
   private readonly events: SessionEventStore | undefined;
-  private readonly tapResponse: LegacySessionOptions['tapResponse'];
+  private readonly hooks: SessionHooks;
   private readonly ticket: SessionTicket;
   private readonly sessionServers: SessionServersOptions;
   /** What requests route through: the session's scope, joined with the servers its client brought, if any. */
   private routing: RouteScope | undefined;
   private brought: SessionServersScope | undefined;
   private readonly options: LegacySessionOptions;
+  private readonly readOptions: OptionsReader | undefined;
+  /** The init options of this session's `initialize` (none until then). */
+  private initOptions: InitOptions = {};
 
   constructor(options: LegacySessionOptions) {
     this.options = options;
     this.sessionServers = options.scope.sessionServers ?? DEFAULT_SESSION_SERVERS;
     this.principal = options.principal;
-    this.tapResponse = options.tapResponse;
+    this.hooks = options.sessionHooks ?? LOCAL_HOOKS;
     this.ticket = options.ticket;
+    this.readOptions = options.readOptions;
     // The id exists before `initialize` so the session's event history can be keyed by it.
     const id = options.sessionId ?? randomUUID();
     this.id = id;
@@ -132,6 +146,9 @@ export class LegacySession {
         logger: options.logger,
         pollAfterMs: options.pollAfterMs,
         ...(options.metrics === undefined ? {} : { metrics: options.metrics }),
+        ...(options.handshake === undefined ? {} : { handshake: options.handshake }),
+        ...(options.entries === undefined ? {} : { entries: options.entries }),
+        options: { session: () => this.initOptions },
       },
       () => this.routing ?? this.scope,
     );
@@ -140,6 +157,7 @@ export class LegacySession {
       owner: sessionSink(this.server),
       clientCapabilities: () => this.server.getClientCapabilities(),
       ...(options.sharedCatalogue === undefined ? {} : { shared: options.sharedCatalogue }),
+      ...(options.access === undefined ? {} : { access: options.access }),
       childIdleTimeoutMs: options.childIdleTimeoutMs,
     });
     const hooks: SessionWireHooks = {
@@ -157,24 +175,6 @@ export class LegacySession {
         ...(this.events === undefined ? {} : { eventStore: this.events, retryIntervalMs: RETRY_INTERVAL_MS }),
         streamAfterMs: options.streamAfterMs,
       });
-    const send = this.transport.send.bind(this.transport);
-    this.transport.send = (message, sendOptions) => {
-      const answered = keyOf(responseIdOf(message));
-      if (answered !== undefined) this.inFlight.delete(answered);
-      return send(message, sendOptions);
-    };
-  }
-
-  /**
-   * A cancelled request gets no response (MCP: the server stops and stays silent), so its id is
-   * released when the client cancels it, and its response stream, if still open, is ended.
-   */
-  private releaseCancelled(body: unknown): void {
-    const note = body as { method?: unknown; params?: { requestId?: unknown } } | undefined;
-    if (note?.method !== 'notifications/cancelled') return;
-    const key = keyOf(note.params?.requestId);
-    if (key === undefined || !this.inFlight.delete(key)) return;
-    this.transport.endCancelled(note.params?.requestId as RequestId);
   }
 
   /** When the session became idle, or undefined while it has an exchange open. */
@@ -196,9 +196,8 @@ export class LegacySession {
   }
 
   /**
-   * Serves one HTTP request of this session. A request whose JSON-RPC id is already in flight in
-   * this session is refused: with two requests under one id, responses and cancellations cannot
-   * be told apart (mcp-proxy and supergateway hang or misroute there).
+   * Serves one HTTP request of this session (the endpoint found it by id and checked its
+   * principal); the wire admits or refuses its request id.
    */
   async handle(request: Request, parsedBody?: unknown): Promise<Response> {
     this.openExchanges++;
@@ -214,66 +213,62 @@ export class LegacySession {
   private async dispatch(request: Request, parsedBody: unknown): Promise<Response> {
     const lastEventId = request.method === 'GET' ? request.headers.get('last-event-id') : null;
     if (lastEventId && this.events !== undefined) return this.resume(request, lastEventId, this.events);
-    const id = keyOf(requestIdOf(parsedBody));
-    if (id === undefined) {
-      this.releaseCancelled(parsedBody);
-      return this.transport.handleRequest(request, parsedBody);
-    }
-    // Answered with id null: under the id it would read as the answer to the call in flight.
-    if (this.inFlight.has(id)) return refusal('DUPLICATE_REQUEST_ID', 'a request with this id is already in flight in this session');
-    if (this.inFlight.size >= MAX_IN_FLIGHT) {
-      return refusal('IN_FLIGHT_LIMIT', 'too many requests in flight in this session', { id: requestIdOf(parsedBody)! });
-    }
-    const refused = await this.readInitOptions(parsedBody, requestIdOf(parsedBody)!);
+    const id = requestIdOf(parsedBody);
+    if (id === undefined) return this.transport.handleRequest(request, parsedBody);
+    const refused = await this.readInitOptions(parsedBody, id);
     if (refused !== undefined) return refused;
-    this.inFlight.add(id);
-    try {
-      const response = await this.transport.handleRequest(request, parsedBody);
-      // Refused at the transport (406, 400…): the request never reached a handler, and no
-      // response will ever be sent under its id. (A 200 in one JSON body released its id when the
-      // answer was sent, a 202 of HTTP+SSE releases it when the answer goes on the stream; judged
-      // by status so the hot path never builds the answer's headers.)
-      if (response.status >= 300) {
-        this.inFlight.delete(id);
-        return response;
-      }
-      // cluster: the in-flight record for failover (src/cluster/inflight-tap.ts; JSON passes through)
-      return this.tapResponse !== undefined && this.initialised ? this.tapResponse(this.id, parsedBody, response) : response;
-    } catch (error) {
-      this.inFlight.delete(id);
-      throw error;
-    }
+    const response = await this.transport.handleRequest(request, parsedBody);
+    return this.initialised && response.status < 300 ? this.hooks.response(this.id, parsedBody, response) : response;
   }
 
   /**
-   * The init options this session honours from its `initialize` (`_meta["portcullis/options"]`):
-   * `deferTools`. A bad value refuses the `initialize` (-32602 naming the option). Servers the
-   * client brings (`_meta["portcullis/servers"]`) are judged by the policy (-32602 naming the
-   * server and field) and opened before the `initialize` is answered: a required one that cannot
-   * start refuses it (naming the server), and nothing of them stays open.
+   * The init options this session honours from its `initialize` (`_meta["portcullis/options"]`,
+   * README "Init options"): kept for the session's requests, `deferTools` handed to its scope,
+   * `eventStoreLimit` to its event history. A bad value refuses the `initialize` (-32602 naming
+   * the option); deploy-only and unknown keys change nothing. Servers the client brings
+   * (`_meta["portcullis/servers"]`) are judged by the policy (-32602 naming the server and field)
+   * and opened before the `initialize` is answered: a required one that cannot start refuses it
+   * (naming the server), and nothing of them stays open.
    */
   private async readInitOptions(body: unknown, id: RequestId): Promise<Response | undefined> {
     const message = body as { method?: unknown; params?: { _meta?: unknown } } | undefined;
     if (message?.method !== 'initialize') return undefined;
-    const option = readDeferToolsOption(message.params?._meta);
-    if (!option.ok) return errorResponse(new GatewayError('INVALID_PARAMS', `initialize: ${option.message}`), { id });
+    const refuse = (text: string) => errorResponse(new GatewayError('INVALID_PARAMS', `initialize: ${text}`), { id });
+    if (this.readOptions === undefined) {
+      const option = readDeferToolsOption(message.params?._meta);
+      if (!option.ok) return refuse(option.message);
+      const refused = await this.openBrought(body, id);
+      if (refused !== undefined) return refused;
+      this.scope.setDeferTools(option.value);
+      return undefined;
+    }
+    const read = this.readOptions(message.params?._meta);
+    if (!read.ok) return refuse(read.message);
+    const refused = await this.openBrought(body, id);
+    if (refused !== undefined) return refused;
+    this.initOptions = read.options;
+    this.scope.setDeferTools(read.options.deferTools);
+    if (read.options.eventStoreLimit !== undefined) this.events?.lowerLimit(read.options.eventStoreLimit);
+    return undefined;
+  }
+
+  /** Judges and opens the servers an `initialize` brings; a refusal answers it. */
+  private async openBrought(body: unknown, id: RequestId): Promise<Response | undefined> {
     const supplied = this.sessionServers.gate(body);
     if (!supplied.ok) return errorResponse(supplied.error, { id });
-    if (supplied.servers !== undefined && this.brought === undefined) {
-      const opened = await SessionServersScope.open({
-        base: this.scope,
-        registry: this.options.scope.registry,
-        servers: supplied.servers,
-        settings: this.sessionServers,
-        catalogue: { separator: this.options.scope.catalogue.separator },
-        owner: sessionSink(this.server),
-        logger: this.options.logger,
-      });
-      if (opened instanceof GatewayError) return errorResponse(opened, { id });
-      this.brought = opened;
-      this.routing = opened;
-    }
-    this.scope.setDeferTools(option.value);
+    if (supplied.servers === undefined || this.brought !== undefined) return undefined;
+    const opened = await SessionServersScope.open({
+      base: this.scope,
+      registry: this.options.scope.registry,
+      servers: supplied.servers,
+      settings: this.sessionServers,
+      catalogue: { separator: this.options.scope.catalogue.separator },
+      owner: sessionSink(this.server),
+      logger: this.options.logger,
+    });
+    if (opened instanceof GatewayError) return errorResponse(opened, { id });
+    this.brought = opened;
+    this.routing = opened;
     return undefined;
   }
 

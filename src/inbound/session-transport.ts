@@ -4,8 +4,8 @@
  * priming events, event ids, polling, one standalone GET stream, `Last-Event-ID` replay), with
  * two differences:
  *
- * - **A quick call is answered with one JSON body.** The HTTP answer to a POSTed request is
- *   held until the call produces its first message. If that is the result, it goes out as
+ * - **A quick call is answered with one JSON body** (session-streams.ts). The HTTP answer to a
+ *   POSTed request is held until the call produces its first message. If that is the result, it goes out as
  *   `application/json`; if the call first sends a notification or a request, is told to close its
  *   stream (polling), or is still running after `streamAfterMs`, the answer becomes an SSE
  *   stream, resumable from its priming event like the SDK's. (docs/performance.md, "Where the time
@@ -17,7 +17,6 @@
  *   replay wait in a buffer and follow it, minus the ids it already sent: nothing is lost or sent
  *   twice (the SDK reads first and attaches after, which lost events with a slow store).
  */
-import { randomUUID } from 'node:crypto';
 import {
   DEFAULT_NEGOTIATED_PROTOCOL_VERSION,
   type EventStore,
@@ -28,13 +27,11 @@ import {
 } from '@modelcontextprotocol/server';
 import { errorMessage, refusal } from '../errors.js';
 import { ResumeRefused, resumeProblem, type RefusedPoint } from '../session/event-id.js';
-import { keyOf, responseIdOf, type RequestId } from '../session/jsonrpc-id.js';
+import type { RequestId } from '../session/jsonrpc-id.js';
 import { refusedResume } from './resume.js';
 import { messageKind } from './message-kind.js';
-import { MAX_UNREAD_BYTES, SSE_HEADERS, SseWriter } from './sse-writer.js';
-
-/** The stream id of the standalone GET stream (the SDK's, kept: stored event ids carry it). */
-const STANDALONE = '_GET_stream';
+import { cancelledRequestId } from './request-ledger.js';
+import { SessionStreams } from './session-streams.js';
 
 export interface SessionTransportOptions {
   /** The session id, handed out when `initialize` arrives. */
@@ -49,20 +46,6 @@ export interface SessionTransportOptions {
   onSessionClosed(sessionId: string): void | Promise<void>;
 }
 
-/** One POSTed request, from its arrival until its response has been sent. */
-interface Exchange {
-  readonly requestId: RequestId;
-  readonly streamId: string;
-  readonly protocolVersion: string;
-  /** Set while the HTTP answer is undecided (no message yet, not streaming). */
-  respond: ((response: Response) => void) | undefined;
-  timer: NodeJS.Timeout | undefined;
-  /** The stream's live connection (the POST's own response, or a resumed GET). */
-  writer: SseWriter | undefined;
-  /** Stores and writes this stream's events one after another, in call order. */
-  chain: Promise<void>;
-}
-
 export class SessionHttpTransport implements Transport {
   onclose?: () => void;
   onerror?: (error: Error) => void;
@@ -70,22 +53,26 @@ export class SessionHttpTransport implements Transport {
   sessionId: string | undefined;
 
   private readonly options: SessionTransportOptions;
-  private readonly exchanges = new Map<string, Exchange>();
-  private standalone: SseWriter | undefined;
-  private standaloneChain: Promise<void> = Promise.resolve();
+  /** Where server messages go, and the session's in-flight ids (session-streams.ts). */
+  private readonly streams: SessionStreams;
   private supportedVersions: readonly string[] = [];
   private initialised = false;
   private closed = false;
-  /** Every SSE answer still open, whatever its request's state, so `close` ends them all. */
-  private readonly writers = new Set<SseWriter>();
 
   constructor(options: SessionTransportOptions) {
     this.options = options;
+    this.streams = new SessionStreams({
+      sessionId: options.sessionId,
+      ...(options.eventStore === undefined ? {} : { eventStore: options.eventStore }),
+      ...(options.retryIntervalMs === undefined ? {} : { retryIntervalMs: options.retryIntervalMs }),
+      streamAfterMs: options.streamAfterMs,
+      supportedVersions: () => this.supportedVersions,
+    });
   }
 
   /** SSE responses open right now (a session with one is not idle). */
   get openStreams(): number {
-    return this.writers.size;
+    return this.streams.openStreams;
   }
 
   async start(): Promise<void> {}
@@ -108,6 +95,31 @@ export class SessionHttpTransport implements Transport {
     }
   }
 
+  send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
+    return this.streams.send(message, options);
+  }
+
+  /** Closes a request's SSE stream, the call going on (polling: the client resumes with Last-Event-ID). */
+  closeSSEStream(requestId: RequestId): void {
+    this.streams.closeSSEStream(requestId);
+  }
+
+  /** A request the client cancelled gets no response: its stream is ended and forgotten. */
+  endCancelled(requestId: RequestId): void {
+    this.streams.endCancelled(requestId);
+  }
+
+  closeStandaloneSSEStream(): void {
+    this.streams.closeStandaloneSSEStream();
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.streams.closeAll();
+    this.onclose?.();
+  }
+
   private async post(request: Request, body: unknown): Promise<Response> {
     const accept = request.headers.get('accept') ?? '';
     if (!accept.includes('application/json') || !accept.includes('text/event-stream')) {
@@ -128,6 +140,8 @@ export class SessionHttpTransport implements Transport {
     }
     if (this.closed) return refusal('SESSION_NOT_FOUND', 'Session not found');
     if (kind !== 'request') {
+      const cancelled = cancelledRequestId(message);
+      if (cancelled !== undefined) this.streams.endCancelled(cancelled);
       this.onmessage?.(message, { request });
       return new Response(null, { status: 202 });
     }
@@ -135,27 +149,10 @@ export class SessionHttpTransport implements Transport {
       ? String(message.params?.protocolVersion)
       : (request.headers.get('mcp-protocol-version') ?? DEFAULT_NEGOTIATED_PROTOCOL_VERSION);
     const requestId = (message as { id: RequestId }).id;
-    // The session refuses these first; kept here so two requests can never share one answer.
-    if (this.exchanges.has(keyOf(requestId)!)) {
-      return refusal('DUPLICATE_REQUEST_ID', 'a request with this id is already in flight in this session');
-    }
-    const answer = new Promise<Response>((resolve) => {
-      const exchange: Exchange = {
-        requestId,
-        streamId: randomUUID(),
-        protocolVersion: version,
-        respond: resolve,
-        timer: undefined,
-        writer: undefined,
-        chain: Promise.resolve(),
-      };
-      this.exchanges.set(keyOf(requestId)!, exchange);
-      if (this.options.streamAfterMs === 0) this.upgrade(exchange);
-      else {
-        exchange.timer = setTimeout(() => this.upgrade(exchange), this.options.streamAfterMs);
-        exchange.timer.unref();
-      }
-      const resumable = this.resumable(version);
+    return new Promise<Response>((resolve) => {
+      const refused = this.streams.admit(requestId, version, resolve);
+      if (refused !== undefined) return resolve(refused);
+      const resumable = this.streams.resumable(version);
       try {
         this.onmessage?.(message, {
           request,
@@ -165,13 +162,12 @@ export class SessionHttpTransport implements Transport {
         });
       } catch (error) {
         // Never leave the client waiting on a request nothing will answer: it gets an error
-        // response, as JSON or on its stream after what was already sent, through `send` (so the
-        // session releases the id).
+        // response, as JSON or on its stream after what was already sent, through `send` (which
+        // releases the id).
         this.onerror?.(error as Error);
         void this.send(errorMessage(requestId, error) as JSONRPCMessage).catch(() => undefined);
       }
     });
-    return answer;
   }
 
   private async get(request: Request): Promise<Response> {
@@ -182,15 +178,10 @@ export class SessionHttpTransport implements Transport {
     if (refused !== undefined) return refused;
     const lastEventId = request.headers.get('last-event-id');
     if (lastEventId && this.options.eventStore !== undefined) return this.resume(lastEventId, this.options.eventStore);
-    if (this.standalone !== undefined) {
+    if (this.streams.standalone !== undefined) {
       return refusal('STREAM_CONFLICT', 'Conflict: Only one SSE stream is allowed per session');
     }
-    const writer = this.newWriter((gone) => {
-      if (this.standalone === gone) this.standalone = undefined;
-    });
-    this.standalone = writer;
-    writer.startKeepAlive();
-    return this.sseResponse(writer);
+    return this.streams.sseResponse(this.streams.openStandalone());
   }
 
   private async delete(request: Request): Promise<Response> {
@@ -212,19 +203,9 @@ export class SessionHttpTransport implements Transport {
   private async resume(lastEventId: string, store: EventStore): Promise<Response> {
     const streamId = await store.getStreamIdForEventId?.(lastEventId);
     if (streamId === undefined) return refusal('RESUME_REFUSED', 'Invalid event ID format');
-    const exchange = this.exchangeOfStream(streamId);
-    const current = streamId === STANDALONE ? this.standalone : exchange?.writer;
-    if (current !== undefined) {
-      return refusal('STREAM_CONFLICT', 'Conflict: Stream already has an active connection');
-    }
-    const writer = this.newWriter((gone) => {
-      if (streamId === STANDALONE && this.standalone === gone) this.standalone = undefined;
-      else if (exchange !== undefined && exchange.writer === gone) exchange.writer = undefined;
-    });
-    writer.beginReplay();
-    const attached = streamId === STANDALONE || exchange !== undefined;
-    if (streamId === STANDALONE) this.standalone = writer;
-    else if (exchange !== undefined) exchange.writer = writer;
+    const resumed = this.streams.attachResume(streamId);
+    if (resumed === 'conflict') return refusal('STREAM_CONFLICT', 'Conflict: Stream already has an active connection');
+    const { writer, attached } = resumed;
     try {
       await store.replayEventsAfter(lastEventId, { send: async (id, message) => writer.replay(id, message) });
     } catch (error) {
@@ -245,149 +226,7 @@ export class SessionHttpTransport implements Transport {
     // An attached stream ends when its response has been written (send closes it then).
     if (!attached) writer.close();
     else writer.startKeepAlive();
-    return this.sseResponse(writer);
-  }
-
-  async send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
-    const answered = responseIdOf(message);
-    const isResponse = answered !== undefined || 'error' in message || 'result' in message;
-    const requestId = isResponse ? answered : options?.relatedRequestId;
-    if (requestId === undefined) {
-      if (isResponse) throw new Error('Cannot send a response on a standalone SSE stream unless resuming a previous client request');
-      return this.sendStandalone(message);
-    }
-    const exchange = this.exchanges.get(keyOf(requestId)!);
-    if (exchange === undefined) throw new Error(`No connection established for request ID: ${String(requestId)}`);
-    if (isResponse && exchange.respond !== undefined) {
-      // The common case: the result is the call's only message. One JSON body, no stream.
-      const respond = exchange.respond;
-      this.finish(exchange);
-      respond(this.jsonResponse(message));
-      return;
-    }
-    this.upgrade(exchange);
-    const store = this.options.eventStore;
-    const step = exchange.chain.then(async () => {
-      const id = store === undefined ? undefined : await store.storeEvent(exchange.streamId, message);
-      deliver(exchange.writer, message, id);
-    });
-    exchange.chain = step.catch(() => undefined);
-    if (isResponse) {
-      // Routable until its response is stored: a resume attaching meanwhile still gets it.
-      void exchange.chain.then(() => {
-        this.forget(exchange);
-        exchange.writer?.close();
-      });
-    }
-    return step;
-  }
-
-  /** Closes a request's SSE stream, the call going on (polling: the client resumes with Last-Event-ID). */
-  closeSSEStream(requestId: RequestId): void {
-    const exchange = this.exchanges.get(keyOf(requestId)!);
-    if (exchange === undefined) return;
-    this.upgrade(exchange);
-    // The connection open now, not one a resume attaches before the queue gets here.
-    const writer = exchange.writer;
-    void exchange.chain.then(() => writer?.close());
-  }
-
-  /** A request the client cancelled gets no response: its stream is ended and forgotten. */
-  endCancelled(requestId: RequestId): void {
-    const exchange = this.exchanges.get(keyOf(requestId)!);
-    if (exchange === undefined) return;
-    this.closeSSEStream(requestId);
-    this.forget(exchange);
-  }
-
-  closeStandaloneSSEStream(): void {
-    this.standalone?.close();
-  }
-
-  async close(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
-    for (const exchange of this.exchanges.values()) {
-      const respond = exchange.respond;
-      this.finish(exchange);
-      respond?.(refusal('SESSION_NOT_FOUND', 'Session not found'));
-    }
-    // Every stream, including those of requests answered but still draining to their store.
-    for (const writer of [...this.writers]) writer.close();
-    this.onclose?.();
-  }
-
-  private sendStandalone(message: JSONRPCMessage): Promise<void> {
-    const store = this.options.eventStore;
-    const step = this.standaloneChain.then(async () => {
-      const id = store === undefined ? undefined : await store.storeEvent(STANDALONE, message);
-      deliver(this.standalone, message, id);
-    });
-    this.standaloneChain = step.catch(() => undefined);
-    return step;
-  }
-
-  /** Turns an undecided answer into an SSE stream (priming event first when resumable). */
-  private upgrade(exchange: Exchange): void {
-    const respond = exchange.respond;
-    if (respond === undefined) return;
-    exchange.respond = undefined;
-    if (exchange.timer !== undefined) clearTimeout(exchange.timer);
-    const writer = this.newWriter((gone) => {
-      if (exchange.writer === gone) exchange.writer = undefined;
-    });
-    exchange.writer = writer;
-    const store = this.options.eventStore;
-    if (store !== undefined && this.resumable(exchange.protocolVersion)) {
-      exchange.chain = exchange.chain
-        .then(async () => writer.priming(await store.storeEvent(exchange.streamId, {} as JSONRPCMessage), this.options.retryIntervalMs))
-        .catch(() => undefined);
-    }
-    writer.startKeepAlive();
-    respond(this.sseResponse(writer));
-  }
-
-  /** The response is out: the request is no longer routable (its stream may still be draining). */
-  private finish(exchange: Exchange): void {
-    exchange.respond = undefined;
-    if (exchange.timer !== undefined) clearTimeout(exchange.timer);
-    this.forget(exchange);
-  }
-
-  private forget(exchange: Exchange): void {
-    const key = keyOf(exchange.requestId)!;
-    if (this.exchanges.get(key) === exchange) this.exchanges.delete(key);
-  }
-
-  /** The open request answered on `streamId` (a linear walk: resumes are rare, exchanges few). */
-  private exchangeOfStream(streamId: string): Exchange | undefined {
-    for (const exchange of this.exchanges.values()) if (exchange.streamId === streamId) return exchange;
-    return undefined;
-  }
-
-  private newWriter(onGone: (writer: SseWriter) => void): SseWriter {
-    const writer = new SseWriter((gone) => {
-      this.writers.delete(gone);
-      onGone(gone);
-    });
-    this.writers.add(writer);
-    return writer;
-  }
-
-  /** Priming events (empty `data:`) need a client of 2025-11-25 or later (SDK rule). */
-  private resumable(version: string): boolean {
-    return this.options.eventStore !== undefined && this.supportedVersions.includes(version) && version >= '2025-11-25';
-  }
-
-  private sseResponse(writer: SseWriter): Response {
-    return new Response(writer.body, { status: 200, headers: { ...SSE_HEADERS, 'mcp-session-id': this.options.sessionId } });
-  }
-
-  private jsonResponse(message: JSONRPCMessage): Response {
-    return new Response(JSON.stringify(message), {
-      status: 200,
-      headers: { 'content-type': 'application/json', 'mcp-session-id': this.options.sessionId },
-    });
+    return this.streams.sseResponse(writer);
   }
 
   private validateSession(request: Request): Response | undefined {
@@ -406,16 +245,4 @@ export class SessionHttpTransport implements Transport {
       `Bad Request: Unsupported protocol version: ${version} (supported versions: ${this.supportedVersions.join(', ')})`,
     );
   }
-}
-
-/**
- * Writes one event to an open stream, cutting the stream when its client has left more than
- * `MAX_UNREAD_BYTES` unread: a client that never reads must not make the gateway hold a chatty
- * upstream's output without end. The events are in the history (when resumable), so a client
- * that does read resumes from its last event id and loses nothing still retained.
- */
-function deliver(writer: SseWriter | undefined, message: JSONRPCMessage, id: string | undefined): void {
-  if (writer === undefined) return;
-  writer.event(message, id);
-  if (writer.backlogBytes > MAX_UNREAD_BYTES) writer.abort();
 }

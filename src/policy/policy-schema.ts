@@ -49,6 +49,25 @@ export const DEFAULT_ENV_HEADER_DENY: readonly string[] = Object.freeze([
 /** Loopback, as every local client spells it. */
 export const DEFAULT_POLICY_HOSTS: readonly string[] = Object.freeze(['127.0.0.1', 'localhost', '[::1]']);
 
+const accessGlob = z.string().min(1, 'must be a non-empty glob').max(256);
+
+/** One `access` rule: whom it matches, what it covers, and its effect. */
+const accessRule = z.strictObject({
+  name: z.string().min(1).max(128).optional(),
+  principals: z.array(accessGlob).min(1).max(1000).optional(),
+  claims: z.record(z.string().min(1).max(128), z.array(z.string().max(1024)).min(1).max(1000)).optional(),
+  scopes: z.array(z.string().min(1).max(256)).min(1).max(64).optional(),
+  effect: z.enum(['allow', 'deny']),
+  servers: z.array(accessGlob).min(1).max(1000).optional(),
+  tools: z.array(accessGlob).min(1).max(1000).optional(),
+});
+
+/** One token-bucket rate: `perMinute` sustained, `burst` at once (default `perMinute`). */
+const rateSpec = z.strictObject({
+  perMinute: z.number().positive().max(10_000_000),
+  burst: z.number().int().min(1).max(10_000_000).optional(),
+});
+
 /** The default ceilings: the limits a config may narrow but not raise. */
 export const DEFAULT_POLICY_LIMITS = Object.freeze({
   maxBodyBytes: 1024 * 1024,
@@ -173,6 +192,39 @@ export const policySchema = z.strictObject({
   plugins: z
     .strictObject({
       stdio: z.boolean().default(true),
+    })
+    .prefault({}),
+  /**
+   * May a client replace the gateway's persona with its own (init option `agentPersona`), and
+   * how long may it be? Its text lands in the instructions a model reads.
+   */
+  agentPersona: z
+    .strictObject({
+      allowed: z.boolean().default(true),
+      maxChars: z.number().int().min(1).max(16_384).default(2_000),
+    })
+    .prefault({}),
+  /**
+   * Who may see and use which servers and tools (policy/access-policy.ts): rules matched on the
+   * principal, its token's claims and scopes, first match per item decides, else `default`.
+   * Evaluated when lists are built and again on every call, read, get and completion.
+   */
+  access: z
+    .strictObject({
+      default: z.enum(['allow', 'deny']).default('allow'),
+      rules: z.array(accessRule).max(1000).default(() => []),
+    })
+    .prefault({}),
+  /**
+   * Request rates per principal (token buckets; shared in Redis when replicas are clustered):
+   * `requests` — every MCP request a principal sends; `toolCalls` — `tools/call` of one tool by
+   * one principal. An exhausted bucket answers a JSON-RPC error with the delay in `data.retryAfterMs`.
+   * Absent: not limited (without authentication every caller is one principal).
+   */
+  rateLimits: z
+    .strictObject({
+      requests: rateSpec.optional(),
+      toolCalls: rateSpec.optional(),
     })
     .prefault({}),
   /**

@@ -10,15 +10,15 @@ import { GatewayError } from '../errors.js';
 import type { Catalogue } from '../catalogue/catalogue.js';
 import type { MergedTools } from '../catalogue/merge.js';
 import type { ToolsView } from '../catalogue/surface/tool-surface.js';
-import { OPTIONS_META_KEY } from '../catalogue/surface/session-option.js';
 import { routeResourceUri } from '../catalogue/build-index.js';
 import { exposeReadResult, exposeUiMeta } from '../catalogue/ui-uris.js';
 import { checkServerRequest } from '../rpc/client-capabilities.js';
 import type { UpstreamLink } from '../upstream/link.js';
 import type { ListKind } from '../upstream/list-cache.js';
+import type { RequestMeta } from '../rpc/request-meta.js';
 import type { DownstreamSink, RpcMessage } from '../rpc/sink.js';
 import type { InputRounds } from './input-bridge.js';
-import { presentTaskSupport, withoutTasksExtension } from './tasks/task-capabilities.js';
+import { presentTaskSupport } from './tasks/task-capabilities.js';
 import type { TaskScope } from './tasks/task-scope.js';
 
 type Params = Record<string, unknown>;
@@ -44,13 +44,18 @@ export interface RouteScope {
   readonly inputBridge?: InputRounds;
   /** The caller's tasks (tasks/task-scope.ts); absent: tasks are not offered here. */
   readonly tasks?: TaskScope;
+  /**
+   * Spends the caller's request rate (and, for `tools/call`, its rate for that catalogue tool);
+   * throws `RATE_LIMITED` when spent. Absent: not limited.
+   */
+  readonly admit?: ((method: string, tool: string | undefined) => Promise<void>) | undefined;
 }
 
 export interface CallContext {
   sink: DownstreamSink;
   signal: AbortSignal;
-  /** The client's `_meta` (progress token, envelope keys) to forward upstream. */
-  meta: Params | undefined;
+  /** The client's `_meta` (progress token, envelope keys), handed to the link as is (rpc/request-meta.ts). */
+  meta: RequestMeta | undefined;
   /** `legacy` clients have input requests of a 2026 upstream fulfilled by the gateway. */
   era: 'legacy' | 'modern';
   /** HTTP headers passed on to the upstream as they came (a 2026 request's `Mcp-Param-*`). */
@@ -165,7 +170,7 @@ const handlers: Record<string, Handler> = {
       scope.servers.map((server) =>
         scope
           .withLink(server, async (link) => {
-            if (link.capabilities.logging !== undefined) await link.request('logging/setLevel', params, { sink: call.sink });
+            if (link.capabilities.logging !== undefined) await link.request('logging/setLevel', params, { sink: call.sink, meta: call.meta });
           })
           .catch(() => undefined),
       ),
@@ -178,6 +183,8 @@ const handlers: Record<string, Handler> = {
 export async function routeRequest(scope: RouteScope, method: string, params: Params | undefined, call: CallContext): Promise<Result> {
   const handler = Object.hasOwn(handlers, method) ? handlers[method] : undefined;
   if (handler === undefined) throw new GatewayError('NOT_SUPPORTED', `Method not found: ${method}`);
+  // A call spends its rate once its tool is known (callTool); every other request here.
+  if (method !== 'tools/call') await scope.admit?.(method, undefined);
   return handler(scope, params ?? {}, call);
 }
 
@@ -188,21 +195,21 @@ async function callTool(scope: RouteScope, params: Params, call: CallContext): P
   const target = merged.index.get(exposed);
   // The index holds visible tools only; the predicate runs again anyway (docs/decisions.md,
   // "Hidden means not callable").
-  if (target === undefined || !scope.catalogue.toolVisible(target.server, target.name, exposed)) {
+  const visible = target !== undefined && scope.catalogue.toolVisible(target.server, target.name, exposed);
+  // Only a catalogue name keys a tool's rate: names a client makes up spend the principal's alone.
+  await scope.admit?.('tools/call', visible ? exposed : undefined);
+  if (!visible) {
     const down = target === undefined ? scope.catalogue.unavailableOwnerOf(exposed) : undefined;
     if (down !== undefined) throw new GatewayError('UPSTREAM_UNAVAILABLE', `upstream "${down}" is unavailable`, { server: down });
     throw new GatewayError('UNKNOWN_TOOL', `Unknown tool: ${exposed}`);
   }
   const upstreamParams = { ...params, name: target.name };
-  // Tasks are created upstream by the gateway (tasks/task-scope.ts); an upstream's own 2026
-  // task handles could not be relayed, so no upstream hears that the client takes them.
-  const upstreamCall = call.meta === undefined ? call : { ...call, meta: withoutTasksExtension(call.meta) };
   const tasks = scope.tasks;
   // A result pointing at a `ui://` App names it as the tool list did.
   const expose = (result: Result) => exposeUiMeta(result, target.server, merged.ui);
-  if (tasks === undefined) return expose(await forward(scope, target.server, 'tools/call', upstreamParams, upstreamCall));
+  if (tasks === undefined) return expose(await forward(scope, target.server, 'tools/call', upstreamParams, call));
   const tool = tasks.takesTasks(target.server) ? merged.tools.find((t) => t.name === exposed) : undefined;
-  return expose(await tasks.callTool(target.server, tool, upstreamParams, call, (p, observe) => forward(scope, target.server, 'tools/call', p, upstreamCall, observe)));
+  return expose(await tasks.callTool(target.server, tool, upstreamParams, call, (p, observe) => forward(scope, target.server, 'tools/call', p, call, observe)));
 }
 
 /**
@@ -238,27 +245,19 @@ async function forward(
   call: CallContext,
   observe?: (link: UpstreamLink, result: Result) => Result,
 ): Promise<Result> {
-  const outbound: Params = { ...params };
-  delete outbound._meta;
-  const meta = call.meta === undefined ? undefined : { ...call.meta };
-  const progressToken = meta?.progressToken as string | number | undefined;
-  if (meta !== undefined) {
-    delete meta.progressToken; // the SDK sets its own token and we map progress back
-    delete meta[OPTIONS_META_KEY]; // the client's options are for the gateway, not for upstreams
-    if (Object.keys(meta).length > 0) outbound._meta = meta;
-  }
   const onLink = <T>(fn: (link: UpstreamLink) => Promise<T>): Promise<T> =>
     observe !== undefined && scope.withTaskLink !== undefined ? scope.withTaskLink(server, fn) : scope.withLink(server, fn);
   const upstreamCall = (sink: DownstreamSink, signal: AbortSignal) =>
     onLink(async (link) => {
-      let roundParams = outbound;
+      let roundParams = params;
       for (let round = 0; ; round++) {
-        const result = await link.request(method, roundParams, { sink, signal, progressToken, headers: call.headers });
+        // The link writes the upstream `_meta` from the client's (rpc/request-meta.ts).
+        const result = await link.request(method, roundParams, { sink, signal, meta: call.meta, headers: call.headers });
         if (result.resultType !== 'input_required' || call.era === 'modern') return observe === undefined ? result : observe(link, result);
         if (round >= MAX_INPUT_ROUNDS) {
           throw new GatewayError('UPSTREAM_UNAVAILABLE', `upstream "${server}" asked for input too many times`, { server });
         }
-        roundParams = { ...outbound, ...(await fulfilInputRequests(result, call)) };
+        roundParams = { ...params, ...(await fulfilInputRequests(result, call)) };
       }
     });
   const bridge = scope.inputBridge;

@@ -1,5 +1,5 @@
 /**
- * The two ways a request finds its upstream connections:
+ * The two ways a request finds its upstream connections (`StatelessScope` in stateless-scope.ts):
  * - `SessionScope` (2025 clients): each server with `isolation: "session"` gets a connection of
  *   the session's own (`session-connection.ts`), opened on the session's first use of that
  *   server and reaped when it closes; until then its lists come from the primary. `shared`
@@ -12,7 +12,6 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { ClientCapabilities } from '@modelcontextprotocol/client';
-import { LRUCache } from 'lru-cache';
 import { Catalogue, type CatalogueOptions } from '../catalogue/catalogue.js';
 import { LoadedTools } from '../catalogue/surface/loaded-tools.js';
 import type { SessionTools, ToolSurface, ToolsView } from '../catalogue/surface/tool-surface.js';
@@ -21,13 +20,16 @@ import type { VisibilityFilter } from '../catalogue/merge.js';
 import type { Logger } from '../observability/logger.js';
 import type { UpstreamLink } from '../upstream/link.js';
 import { connectionKeyId, type ConnectionKey } from '../upstream/principal-connections.js';
+import type { RequestLimiter } from '../policy/request-limits.js';
+import type { AccessProfile } from '../policy/access-policy.js';
+import { narrowedView } from './access-view.js';
+import { admitFor } from './admit.js';
 import type { UpstreamRegistry } from '../upstream/registry.js';
 import type { DownstreamSink, RpcMessage } from '../rpc/sink.js';
 import type { LinkEvent } from '../upstream/link-event.js';
-import { InputBridge } from './input-bridge.js';
+import { primaryHeld, principalHeld, principalServersOf, takesTasksVia, withReinitialise } from './held-link.js';
 import { SessionConnection } from './session-connection.js';
 import type { RouteScope } from './router.js';
-import { acceptsToolTasks } from './tasks/task-capabilities.js';
 import { TaskScope } from './tasks/task-scope.js';
 import type { TaskTable } from './tasks/task-table.js';
 
@@ -43,6 +45,8 @@ export interface ScopeOptions {
   inputTtlMs?: number;
   /** The endpoint's tasks (routing/tasks/); absent: tasks are not offered. */
   tasks?: TaskTable;
+  /** The policy's request rates per principal; absent: not limited. */
+  limiter?: RequestLimiter;
   /** Judges and filters the servers a 2025 client brings in `initialize` (session-servers-scope.ts); absent: the default policy's (none). */
   sessionServers?: SessionServersOptions;
 }
@@ -53,67 +57,6 @@ export interface SessionServersOptions {
   readonly gate: SessionServersGate;
   /** The policy's denied-tool globs, for their tools as for every other. */
   readonly policyAllows: VisibilityFilter;
-}
-
-/** Whether `server`'s upstream takes task-augmented `tools/call`, by what its primary declared. */
-function takesTasksVia(registry: UpstreamRegistry): (server: string) => boolean {
-  return (server) => acceptsToolTasks(registry.entries.get(server)?.primary.current?.capabilities);
-}
-
-interface Held {
-  link: UpstreamLink;
-  /** Closes this link so the next acquisition reconnects. */
-  drop(link: UpstreamLink): Promise<void>;
-  release(): void;
-}
-
-/**
- * Runs `fn` on a link; if the upstream forgot the link's session (an HTTP upstream's 404 after a
- * restart or expiry: the registry asks the upstream kind), drops that link and runs `fn` once
- * more on a fresh one, transparently.
- */
-async function withReinitialise<T>(
-  server: string,
-  registry: UpstreamRegistry,
-  logger: Logger,
-  acquire: () => Promise<Held>,
-  fn: (link: UpstreamLink) => Promise<T>,
-): Promise<T> {
-  const first = await acquire();
-  try {
-    return await fn(first.link);
-  } catch (error) {
-    if (!registry.sessionLost(server, error)) throw error;
-    logger.info({ server }, 'upstream session expired; re-initialising');
-    await first.drop(first.link);
-  } finally {
-    first.release();
-  }
-  const second = await acquire();
-  try {
-    return await fn(second.link);
-  } finally {
-    second.release();
-  }
-}
-
-/** The principal connection of `key` to `server`, held for one call. */
-/** Holds the server's primary connection (shared: releasing it is a no-op, dropping it reconnects). */
-function primaryHeld(registry: UpstreamRegistry, server: string): () => Promise<Held> {
-  const primary = registry.entry(server).primary;
-  return async () => ({ link: await primary.get(), drop: (l) => primary.discard(l), release: () => undefined });
-}
-
-function principalHeld(registry: UpstreamRegistry, server: string, key: ConnectionKey): () => Promise<Held> {
-  return async () => {
-    const lease = await registry.principalLease(server, key);
-    return { link: lease.link, drop: () => lease.discard(), release: () => lease.release() };
-  };
-}
-
-/** The servers of `servers` that are isolated per principal. */
-function principalServersOf(registry: UpstreamRegistry, servers: readonly string[]): Set<string> {
-  return new Set(servers.filter((server) => registry.entry(server).config.isolation === 'principal'));
 }
 
 /** What a session adds to its endpoint's scope options. */
@@ -132,6 +75,8 @@ export interface SessionScopeOptions {
   shared?: Catalogue;
   /** A stdio session child with no call in flight is closed after this long (the session stays). */
   childIdleTimeoutMs?: number;
+  /** What the policy's `access` rules let the session's principal see; absent: everything. */
+  access?: AccessProfile;
 }
 
 export class SessionScope implements RouteScope {
@@ -149,6 +94,9 @@ export class SessionScope implements RouteScope {
   private readonly key: ConnectionKey;
   private readonly principalServers: Set<string>;
   readonly tasks: TaskScope | undefined;
+  readonly admit: RouteScope['admit'];
+  /** What the policy's `access` rules let the session's principal see; undefined: everything. */
+  readonly access: AccessProfile | undefined;
   private readonly taskTable: TaskTable | undefined;
   /** The session's key in the task table: random, never the session id itself. */
   private readonly taskOwner = `session:${randomUUID()}`;
@@ -160,6 +108,8 @@ export class SessionScope implements RouteScope {
     this.logger = options.logger;
     this.key = session.key ?? { principal: undefined, workspace: undefined };
     this.principalServers = principalServersOf(options.registry, options.servers);
+    this.admit = admitFor(options.limiter, this.key.principal);
+    this.access = session.access;
     const keyId = connectionKeyId(this.key);
     const surface = options.tools;
     this.toolState =
@@ -234,7 +184,7 @@ export class SessionScope implements RouteScope {
               linkFor: (s) => this.listLink(s),
               perCaller: (s) => this.principalServers.has(s),
             },
-            { ...options.catalogue, logger: options.logger },
+            { ...narrowedView(options.catalogue, session.access), logger: options.logger },
           );
   }
 
@@ -333,98 +283,4 @@ export class SessionScope implements RouteScope {
   }
 }
 
-/**
- * The routing scope of 2026-era requests. It is shared by every request of the endpoint; each
- * request routes through `forPrincipal`, the view of the principal that made it, so its leases
- * count against that principal (lease-pool.ts) and only that principal can resume the calls it
- * suspended for input.
- */
-export class StatelessScope {
-  readonly servers: readonly string[];
-  /** The view over the primaries: every caller's when no server is isolated per principal. */
-  readonly catalogue: Catalogue;
-  private readonly tools: ToolsView | undefined;
-  private readonly inputBridge: InputBridge;
-  private readonly registry: UpstreamRegistry;
-  private readonly logger: Logger;
-  private readonly options: ScopeOptions;
-  private readonly principalServers: Set<string>;
-  /** Views of callers with principal connections, by key; bounded (an evicted view is rebuilt from the link caches). */
-  private readonly views = new LRUCache<string, Catalogue>({ max: 1024 });
-  private readonly taskTable: TaskTable | undefined;
-
-  constructor(options: ScopeOptions) {
-    this.servers = options.servers;
-    this.registry = options.registry;
-    this.logger = options.logger;
-    this.options = options;
-    this.principalServers = principalServersOf(options.registry, options.servers);
-    this.taskTable = options.tasks;
-    this.inputBridge = new InputBridge({ max: 1000, ttlMs: options.inputTtlMs ?? 5 * 60_000 });
-    this.tools = options.tools?.view();
-    this.catalogue = new Catalogue(
-      { servers: this.servers, linkFor: (s) => options.registry.entry(s).primary.get(), perCaller: (s) => this.principalServers.has(s) },
-      { ...options.catalogue, logger: options.logger },
-    );
-  }
-
-  /**
-   * The scope as the requests of `principal` (undefined without authentication) see it, in
-   * `workspace` (the request's `_meta["portcullis/workspace"]`, if any).
-   */
-  forPrincipal(principal: string | undefined, workspace?: string): RouteScope {
-    const key: ConnectionKey = { principal, workspace };
-    return {
-      servers: this.servers,
-      catalogue: this.principalServers.size === 0 ? this.catalogue : this.viewOf(key),
-      ...(this.tools === undefined ? {} : { tools: this.tools }),
-      inputBridge: this.inputBridge.for(principal),
-      withLink: (server, fn) => this.withLink(server, key, fn),
-      ...(this.taskTable === undefined
-        ? {}
-        : {
-            // Tasks are the principal's (no session to bind them to) and live on the server's
-            // primary connection, which no idle reaping or lease hands to anyone else.
-            tasks: new TaskScope({
-              table: this.taskTable,
-              owner: `principal:${JSON.stringify(principal ?? null)}`,
-              era: 'modern',
-              takesTasks: takesTasksVia(this.registry),
-            }),
-            withTaskLink: (server, fn) => this.withPrimary(server, fn),
-          }),
-    };
-  }
-
-  /** The catalogue of one caller: principal servers listed from its own connection once open. */
-  private viewOf(key: ConnectionKey): Catalogue {
-    const id = connectionKeyId(key);
-    let view = this.views.get(id);
-    if (view === undefined) {
-      const registry = this.registry;
-      view = new Catalogue(
-        {
-          servers: this.servers,
-          linkFor: async (s) => registry.entry(s).principals?.current(key) ?? registry.entry(s).primary.get(),
-          perCaller: (s) => this.principalServers.has(s),
-        },
-        { ...this.options.catalogue, logger: this.logger },
-      );
-      this.views.set(id, view);
-    }
-    return view;
-  }
-
-  private withPrimary<T>(server: string, fn: (link: UpstreamLink) => Promise<T>): Promise<T> {
-    return withReinitialise(server, this.registry, this.logger, primaryHeld(this.registry, server), fn);
-  }
-
-  private withLink<T>(server: string, key: ConnectionKey, fn: (link: UpstreamLink) => Promise<T>): Promise<T> {
-    if (this.principalServers.has(server)) return withReinitialise(server, this.registry, this.logger, principalHeld(this.registry, server, key), fn);
-    const principal = key.principal;
-    return withReinitialise(server, this.registry, this.logger, async () => {
-      const lease = await this.registry.lease(server, principal);
-      return { link: lease.link, drop: async () => lease.discard(), release: () => lease.release() };
-    }, fn);
-  }
-}
+export { StatelessScope } from './stateless-scope.js';

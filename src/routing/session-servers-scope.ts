@@ -5,8 +5,9 @@
  * registry is the session's alone — and the routing scope that joins them to the endpoint's
  * servers. They are exposed as `session.<name>` (tools `session.<name>__<tool>` with the default
  * separator), filtered by their own `enabledTools`/`disabledTools` and the policy's denied tools,
- * and seen by this session only. Closing the scope closes the registry: their children are
- * reaped with the session.
+ * and seen by this session only; the principal's access profile and request rates apply to them
+ * as to every server. Closing the scope closes the registry: their children are reaped with the
+ * session.
  *
  * Opening waits for every server's first connection: a `required` one that fails refuses the
  * `initialize` (naming the server and a cause code, never its URL, command or headers) and
@@ -23,6 +24,7 @@ import { safeReason } from '../upstream/failure.js';
 import type { UpstreamLink } from '../upstream/link.js';
 import type { UpstreamRegistry } from '../upstream/registry.js';
 import type { SlotState } from '../upstream/slot.js';
+import { narrowedView } from './access-view.js';
 import type { RouteScope } from './router.js';
 import type { SessionScope, SessionServersOptions } from './scopes.js';
 
@@ -74,8 +76,14 @@ export class SessionServersScope implements RouteScope {
         perCaller: isMine,
       },
       {
-        ...options.catalogue,
-        toolFilter: (server, name, exposed) => (isMine(server) ? filter(server, name, exposed) : options.base.catalogue.toolVisible(server, name, exposed)),
+        // The principal's access profile narrows the servers it brought as it does every other.
+        ...narrowedView(
+          {
+            ...options.catalogue,
+            toolFilter: (server, name, exposed) => (isMine(server) ? filter(server, name, exposed) : options.base.catalogue.toolVisible(server, name, exposed)),
+          },
+          options.base.access,
+        ),
         logger: options.logger,
       },
     );
@@ -141,6 +149,11 @@ export class SessionServersScope implements RouteScope {
 
   get tasks() {
     return this.base.tasks;
+  }
+
+  /** The session's request rates: a server the client brought spends them like any other. */
+  get admit() {
+    return this.base.admit;
   }
 
   withLink<T>(server: string, fn: (link: UpstreamLink) => Promise<T>): Promise<T> {

@@ -20,6 +20,14 @@ import type { ClientCapabilities } from '@modelcontextprotocol/client';
 /** The 2026-07-28 `_meta` key carrying the requesting client's capabilities. */
 export const CLIENT_CAPABILITIES_META_KEY = 'io.modelcontextprotocol/clientCapabilities';
 
+/** The capabilities a 2026-07-28 request body declares in its `_meta` envelope; undefined when none. */
+export function envelopeCapabilities(body: unknown): ClientCapabilities | undefined {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return undefined;
+  const meta = ((body as { params?: { _meta?: unknown } }).params?._meta ?? undefined) as Record<string, unknown> | undefined;
+  const declared = meta?.[CLIENT_CAPABILITIES_META_KEY];
+  return typeof declared === 'object' && declared !== null && !Array.isArray(declared) ? (declared as ClientCapabilities) : undefined;
+}
+
 /** What a pooled connection declares: the server→client requests a lease can relay to its call. */
 export const POOLED_CONNECTION_CAPABILITIES: ClientCapabilities = Object.freeze({
   sampling: {},

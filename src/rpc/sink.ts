@@ -25,3 +25,13 @@ export interface DownstreamSink {
    */
   readonly clientCapabilities?: ClientCapabilities;
 }
+
+/**
+ * The sink of a request the gateway itself sends upstream (a subscription, a task poll): no
+ * client is behind it, so nothing is relayed and every server→client request is refused.
+ */
+export const REFUSING_SINK: DownstreamSink = {
+  canRequest: false,
+  request: () => Promise.reject(new Error('no client to ask')),
+  notify: () => Promise.resolve(),
+};

@@ -30,6 +30,11 @@ export interface SessionEventStore extends EventStore {
   resumePoint(lastEventId: string): Promise<ResumePoint>;
   /** Events held for this session right now (bounded by `limit`). */
   retained(): Promise<number>;
+  /**
+   * Lowers this session's event count limit (init option `eventStoreLimit`); never raises it
+   * above the store's `limit`. Events already kept beyond it go with the next event stored.
+   */
+  lowerLimit(limit: number): void;
   /** Drops the session's history (session closed). Idempotent; later events are not kept. */
   forget(): Promise<void>;
   /**

@@ -81,7 +81,7 @@ class SessionHistory {
   private readonly account: HistoryAccount;
 
   constructor(
-    private readonly limit: number,
+    private limit: number,
     budget: HistoryBudget,
   ) {
     this.account = budget.open(() => this.evictOldest());
@@ -89,6 +89,10 @@ class SessionHistory {
 
   get size(): number {
     return this.order.length;
+  }
+
+  lowerLimit(limit: number): void {
+    this.limit = Math.min(this.limit, limit);
   }
 
   get bytes(): number {
@@ -177,16 +181,22 @@ export function createMemoryEventStore(options: MemoryEventStoreOptions): Gatewa
     // Created on the first event: a session whose calls are all answered in one JSON body never
     // stores one, and then holds no history at all (memory per idle session: docs/performance.md).
     let history: SessionHistory | undefined;
+    let sessionLimit = limit;
     let forgotten = false;
     const current = (): SessionHistory => history ?? empty;
 
     return {
       async storeEvent(streamId, message) {
-        history ??= new SessionHistory(limit, budget);
+        history ??= new SessionHistory(sessionLimit, budget);
         if (forgotten) return formatEventId(streamId, history.sequence.next(streamId).seq);
         // get() marks the session recently written; a session dropped by the LRU comes back.
         if (histories.get(sessionId) !== history) histories.set(sessionId, history);
         return formatEventId(streamId, history.append(streamId, message));
+      },
+
+      lowerLimit(value) {
+        sessionLimit = Math.max(1, Math.min(sessionLimit, value));
+        history?.lowerLimit(sessionLimit);
       },
 
       async getStreamIdForEventId(eventId) {

@@ -23,6 +23,7 @@
  */
 import type { JSONRPCMessage } from '@modelcontextprotocol/server';
 import { createClient } from 'redis';
+import { closeRedis } from './redis-close.js';
 import type { Logger } from '../observability/logger.js';
 import type { GatewayEventStore, SessionEventStore } from './event-store.js';
 import { redisEgress } from './redis-egress.js';
@@ -126,7 +127,7 @@ export function createRedisEventStore(options: RedisEventStoreOptions): GatewayE
   client.on('error', (error: unknown) => health.failed(error));
   client.on('ready', () => health.succeeded());
   // Reconnects on its own; rejects only when closed before ever connecting.
-  void client.connect().catch(() => undefined);
+  const connecting = client.connect().catch(() => undefined);
 
   /** Up to {@link PAGE} entries of `key` after sequence `after`, in order. */
   async function page(key: string, after: number): Promise<Entry[]> {
@@ -150,6 +151,7 @@ export function createRedisEventStore(options: RedisEventStoreOptions): GatewayE
   const forSession = (sessionId: string): SessionEventStore => {
     const key = `${prefix}${sessionId}`;
     const sequence = new SessionSequence();
+    let limit = options.limit;
     let forgotten = false;
     let ttlRefreshedAt = Number.NEGATIVE_INFINITY;
     /** The last `resumePoint` verdict: the transport asks again for the same id right after. */
@@ -299,6 +301,10 @@ export function createRedisEventStore(options: RedisEventStoreOptions): GatewayE
         return forgotten ? 0 : client.xLen(key);
       },
 
+      lowerLimit(value) {
+        limit = Math.max(1, Math.min(limit, value));
+      },
+
       adopt(history) {
         for (const event of history) sequence.observe(event.streamId, event.seq);
       },
@@ -337,12 +343,6 @@ export function createRedisEventStore(options: RedisEventStoreOptions): GatewayE
         client.on('ready', done);
       });
     },
-    async close() {
-      if (client.isReady) {
-        await client.close().catch(() => client.destroy());
-      } else if (client.isOpen) {
-        client.destroy();
-      }
-    },
+    close: () => closeRedis(client, connecting),
   };
 }

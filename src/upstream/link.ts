@@ -12,7 +12,8 @@ import { Client, ProtocolError, type Transport } from '@modelcontextprotocol/cli
 import type { ClientCapabilities, ServerCapabilities } from '@modelcontextprotocol/client';
 import type { Logger } from '../observability/logger.js';
 import { GatewayError, toJsonRpcError, UpstreamError } from '../errors.js';
-import { checkServerRequest, CLIENT_CAPABILITIES_META_KEY } from '../rpc/client-capabilities.js';
+import { checkServerRequest } from '../rpc/client-capabilities.js';
+import { progressTokenOf, upstreamMeta, type RequestMeta } from '../rpc/request-meta.js';
 import { classifyUpstreamFailure, safeReason } from './failure.js';
 import { ChangeListener } from './change-listener.js';
 import { describeStartFailure } from './start-failure.js';
@@ -51,14 +52,15 @@ export interface ForwardOptions {
   /** Where messages caused by this call go. */
   sink: DownstreamSink;
   signal?: AbortSignal;
-  /** The downstream client's progress token, restored on every relayed progress notification. */
-  progressToken?: string | number;
+  /**
+   * The downstream client's `_meta`, as the inbound server read it: the upstream request's `_meta`
+   * is written from it (rpc/request-meta.ts), never from `params`. Its progress token is restored
+   * on every relayed progress notification.
+   */
+  meta?: RequestMeta | undefined;
   /** Headers for this request's HTTP exchange (2026-era connections only; stdio has none). */
   headers?: Record<string, string>;
 }
-
-/** Envelope keys of the 2026 revision; a 2025 upstream must not see them (it would answer 400). */
-const ENVELOPE_PREFIX = 'io.modelcontextprotocol/';
 
 export class UpstreamLink {
   readonly server: string;
@@ -191,15 +193,14 @@ export class UpstreamLink {
     if (this.closedReason !== undefined) {
       throw new UpstreamError('UPSTREAM_UNAVAILABLE', this.server, 'connection closed');
     }
-    let meta = params?._meta as Record<string, unknown> | undefined;
-    if (meta !== undefined && !this.modern) meta = withoutEnvelope(meta);
+    const call = this.attribution.begin(options.sink, progressTokenOf(options.meta));
     // 2026-07-28: capabilities travel with each request; the requesting client's, not the link's.
-    if (this.modern && options.sink.clientCapabilities !== undefined) {
-      meta = { ...meta, [CLIENT_CAPABILITIES_META_KEY]: options.sink.clientCapabilities };
-    }
-    const call = this.attribution.begin(options.sink, options.progressToken);
-    // Our own token upstream, mapped back to the client's on every relayed notification.
-    if (call.progressToken !== undefined) meta = { ...meta, progressToken: call.progressToken };
+    // Our own progress token upstream, mapped back to the client's on every relayed notification.
+    const meta = upstreamMeta(options.meta, {
+      modern: this.modern,
+      clientCapabilities: options.sink.clientCapabilities,
+      progressToken: call.progressToken,
+    });
     const outbound = meta === undefined ? withoutMeta(params) : { ...params, _meta: meta };
     try {
       // An aborted signal or a timeout makes the SDK cancel upstream: `notifications/cancelled`
@@ -329,11 +330,6 @@ export class UpstreamLink {
 function refusal(error: GatewayError): ProtocolError {
   const wire = toJsonRpcError(error);
   return new ProtocolError(wire.code, wire.message, wire.data);
-}
-
-function withoutEnvelope(meta: Record<string, unknown>): Record<string, unknown> | undefined {
-  const kept = Object.entries(meta).filter(([key]) => !key.startsWith(ENVELOPE_PREFIX));
-  return kept.length === 0 ? undefined : Object.fromEntries(kept);
 }
 
 function withoutMeta(params: Record<string, unknown> | undefined): Record<string, unknown> | undefined {

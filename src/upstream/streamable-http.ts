@@ -16,6 +16,7 @@ import { createGuardedFetch, type GuardedFetch } from '../net/guarded-fetch.js';
 import type { Logger } from '../observability/logger.js';
 import { compileOutboundHeaders } from '../policy/outbound-headers.js';
 import { readingAuthChallenges } from './auth-required.js';
+import type { UpstreamTokenSource } from './credentials/client-credentials.js';
 import { oversizedAnswers } from './oversized-answer.js';
 
 export interface HttpConnectorDeps {
@@ -27,6 +28,8 @@ export interface HttpConnectorDeps {
   allowedEnvNames?: readonly string[];
   /** The most one upstream message may hold (policy `limits.maxUpstreamMessageBytes`); default 16 MiB. */
   maxMessageBytes?: number;
+  /** The gateway's own credentials for a server with `upstreamAuth` (upstream/credentials/). */
+  tokenSourceFor?(server: string, config: RemoteServerConfig): UpstreamTokenSource | undefined;
 }
 
 /** Bodies read only for an error message (an error status, an unexpected type) are cut here. */
@@ -51,19 +54,18 @@ export function createUpstreamFetch(
     allowedEnvNames: deps.allowedEnvNames,
   });
   const maxMessageBytes = deps.maxMessageBytes ?? DEFAULT_BODY_LIMITS.maxMessageBytes;
-  const guarded = readingAuthChallenges(
-    createGuardedFetch({
-      server,
-      dispatcher,
-      logger,
-      limits: { maxMessageBytes, maxOtherBodyBytes: MAX_ERROR_BODY_BYTES },
-      oversizedEvent: (body) => oversizedAnswers(server, maxMessageBytes, body),
-    }),
-    { server, upstreamUrl: config.url, dispatcher, logger },
-  );
+  const guarded = createGuardedFetch({
+    server,
+    dispatcher,
+    logger,
+    limits: { maxMessageBytes, maxOtherBodyBytes: MAX_ERROR_BODY_BYTES },
+    oversizedEvent: (body) => oversizedAnswers(server, maxMessageBytes, body),
+  });
   const reported = new Set<string>();
+  const tokens = deps.tokenSourceFor?.(server, config);
 
-  return async function fetchUpstream(url: string | URL, init?: RequestInit): Promise<Response> {
+  // Outermost, so a refused token is invalidated before the refusal becomes `UpstreamAuthRequired`.
+  return readingAuthChallenges(async function fetchUpstream(url: string | URL, init?: RequestInit): Promise<Response> {
     // The SDK hands a `Headers` already; it is only read here, never changed.
     const given = init?.headers;
     const built = outbound.build(given instanceof Headers ? given : new Headers(given), deps.readEnv);
@@ -78,8 +80,14 @@ export function createUpstreamFetch(
     // it per request until garbage collection (profile: 4.5% in addEventListener); each hop is a
     // `Dispatcher.request()` now, which removes its listener when the answer completes (tested
     // in guarded-fetch.test.ts), so the signal is passed as it is.
-    return guarded(url, { ...init, headers: built.headers });
-  };
+    if (tokens === undefined) return guarded(url, { ...init, headers: built.headers });
+    const token = await tokens.token();
+    built.headers.authorization = `Bearer ${token}`;
+    const response = await guarded(url, { ...init, headers: built.headers });
+    // Refused: the next request fetches a fresh token (this one's 401 goes on to the challenge reader).
+    if (response.status === 401) tokens.invalidate(token);
+    return response;
+  }, { server, upstreamUrl: config.url, dispatcher, logger });
 }
 
 export function createHttpTransport(server: string, config: HttpServerConfig, deps: HttpConnectorDeps, logger: Logger): Transport {

@@ -50,10 +50,11 @@ describe('the demo, across protocol eras', () => {
   it('shows a 2026-era client the notes it added, and a 2025-era session the same, with list_changed', async () => {
     const url = await startDemo();
     const modern = (await connectClient(cleanup, url, '2026')).client;
-    expect(await uris(modern)).toEqual(['notes://all']);
+    // The demo plugin's agent makes the gateway list its agents resource beside the notes.
+    expect(await uris(modern)).toEqual(['notes://all', 'portcullis://agents']);
     for (const title of ['one', 'two', 'three', 'four']) await addNote(modern, title);
     const afterFour = await uris(modern);
-    expect(afterFour).toHaveLength(5);
+    expect(afterFour).toHaveLength(6);
     expect(afterFour).toContain('notes://note/4');
 
     const legacy = (await connectClient(cleanup, url, '2025')).client;
@@ -61,8 +62,8 @@ describe('the demo, across protocol eras', () => {
     expect(await uris(legacy)).toEqual(afterFour);
     await addNote(legacy, 'five');
     await changes.waitFor(1);
-    expect(await uris(legacy)).toHaveLength(6);
-    expect(await uris(modern)).toHaveLength(6);
+    expect(await uris(legacy)).toHaveLength(7);
+    expect(await uris(modern)).toHaveLength(7);
   }, 90_000);
 
   it('answers a 2026-era list with an honest cache hint: private, and no lifetime the upstream did not give', async () => {

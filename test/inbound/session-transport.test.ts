@@ -352,6 +352,20 @@ describe('SessionHttpTransport: ending', () => {
     await expect(transport.send(result(id))).rejects.toThrow(/No connection established/);
   });
 
+  it('refuses a second call under an id in flight; the client’s cancellation ends the first and frees the id', async () => {
+    const { transport } = await setup(() => undefined);
+    const pending = call(transport, 6);
+    const twice = await call(transport, 6);
+    expect(twice.status).toBe(400);
+    expect(await twice.json()).toMatchObject({ id: null, error: { code: -32600, message: expect.stringMatching(/already in flight/) } });
+    const cancel = { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 6, reason: 'test' } };
+    expect((await transport.handleRequest(post(cancel), cancel)).status).toBe(202);
+    expect((await eventsOf(await pending)).filter((e) => e.data !== '')).toEqual([]);
+    const again = call(transport, 6);
+    await transport.send(result(6, 'again'));
+    expect(await (await again).json()).toMatchObject({ id: 6, result: { content: [{ text: 'again' }] } });
+  });
+
   it('closes on DELETE after telling the session', async () => {
     const { transport, closed } = await setup(() => undefined);
     const response = await transport.handleRequest(new Request(URL_, { method: 'DELETE', headers: { 'mcp-session-id': SESSION } }));

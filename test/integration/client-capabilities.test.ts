@@ -174,6 +174,33 @@ describe('a 2025 session’s own connection', () => {
   });
 });
 
+describe("2026-era lists follow the request's capabilities", () => {
+  const names = async (client: Client) => (await client.listTools()).tools.map((tool) => tool.name);
+
+  it('lists a capability-tailored tool to the 2026 client that declared what it needs, and only to it', async () => {
+    const plain = await spiedClient('2026', {});
+    const sampler = await spiedClient('2026', { sampling: {} });
+    expect(await names(sampler.client)).toContain('spy__needs_sampling');
+    expect(await names(plain.client)).not.toContain('spy__needs_sampling');
+    // What the client sees listed it can call (through a pooled connection); what it does not, it cannot.
+    expect(textOf(await sampler.client.callTool({ name: 'spy__needs_sampling', arguments: {} }))).toBe('sampling client');
+    expect((await errorOf(plain.client.callTool({ name: 'spy__needs_sampling', arguments: {} }))).message).toMatch(/Unknown tool/);
+  });
+
+  it('lists from a connection initialised with exactly the part of the capabilities a pooled connection honours', async () => {
+    const before = spyLog('spy.jsonl').length;
+    const { client } = await spiedClient('2026', { sampling: { tools: {} }, roots: { listChanged: true }, experimental: { x: {} } });
+    await names(client);
+    const opened = spyLog('spy.jsonl').slice(before).filter((entry) => entry.event === 'initialize');
+    expect(opened.map((entry) => entry.capabilities)).toContainEqual({ sampling: {}, roots: {} });
+    // The same set again reuses that connection: nothing new is initialised for it.
+    const after = spyLog('spy.jsonl').length;
+    const again = await spiedClient('2026', { roots: {}, sampling: {} });
+    await names(again.client);
+    expect(spyLog('spy.jsonl').slice(after).filter((entry) => entry.event === 'initialize')).toEqual([]);
+  });
+});
+
 describe('connections no single client owns', () => {
   it('a pooled connection (2026 client, 2025-era upstream) declares only what a lease can relay', async () => {
     const { client } = await spiedClient('2026', {});

@@ -280,7 +280,7 @@ describe('subscriptions/listen', () => {
     expect(changedB.params?._meta).toMatchObject({ [SUBSCRIPTION_ID_META_KEY]: 'listen-b' });
   });
 
-  it('does not acknowledge resource subscriptions it cannot deliver to a 2026 listener, and says so in the acknowledgement', async () => {
+  it('does not acknowledge resource subscriptions on a 2026-era upstream (it has no resources/subscribe), and says so in the acknowledgement', async () => {
     const stream = openListen('listen-r', { toolsListChanged: true, resourceSubscriptions: ['test://static-text'] });
     const ack = await first(stream, 'notifications/subscriptions/acknowledged');
     expect(ack.params?._meta).toMatchObject({ [SUBSCRIPTION_ID_META_KEY]: 'listen-r' });

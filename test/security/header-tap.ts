@@ -21,8 +21,12 @@ export interface HeaderTap {
   close(): Promise<void>;
 }
 
-/** Starts a tap in front of `target` (an `http://127.0.0.1:…` URL). */
-export async function startHeaderTap(target: string): Promise<HeaderTap> {
+/**
+ * Starts a tap in front of `target` (an `http://127.0.0.1:…` URL). `admit`, when given, judges
+ * each request's headers first: a status it answers is sent instead of forwarding (an upstream
+ * that demands credentials).
+ */
+export async function startHeaderTap(target: string, admit?: (headers: Array<[string, string]>) => Promise<number | undefined>): Promise<HeaderTap> {
   const upstream = new URL(target);
   if (upstream.hostname !== '127.0.0.1') throw new Error('the header tap only forwards to 127.0.0.1');
   const requests: TappedRequest[] = [];
@@ -32,6 +36,15 @@ export async function startHeaderTap(target: string): Promise<HeaderTap> {
       headers.push([(req.rawHeaders[i] ?? '').toLowerCase(), req.rawHeaders[i + 1] ?? '']);
     }
     requests.push({ method: req.method ?? '', path: req.url ?? '', headers });
+    void (admit?.(headers) ?? Promise.resolve(undefined)).then((refusal) => {
+      if (refusal !== undefined) {
+        req.resume();
+        res.writeHead(refusal, { 'www-authenticate': 'Bearer error="invalid_token"', 'content-type': 'application/json' }).end('{}');
+        return;
+      }
+      pass();
+    });
+    const pass = () => {
     const forward = httpRequest(
       {
         host: upstream.hostname,
@@ -48,6 +61,7 @@ export async function startHeaderTap(target: string): Promise<HeaderTap> {
     forward.on('error', () => res.destroy());
     res.on('close', () => forward.destroy());
     req.pipe(forward);
+    };
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;

@@ -172,6 +172,23 @@ describe.each(KINDS)('the $kind event store', ({ make }) => {
     expect(await verdict(s, ids[1]!)).toBe('evicted');
   });
 
+  it('lowers one session’s limit on request (eventStoreLimit), never raising it above the store’s', async () => {
+    const gateway = await store(5);
+    const lowered = session(gateway);
+    const raised = session(gateway);
+    const other = session(gateway);
+    lowered.lowerLimit(2);
+    raised.lowerLimit(1_000);
+    for (let i = 0; i < 8; i += 1) {
+      await lowered.storeEvent('a', note(i));
+      await raised.storeEvent('a', note(i));
+      await other.storeEvent('a', note(i));
+    }
+    expect(await lowered.retained()).toBe(2);
+    expect(await raised.retained()).toBe(5);
+    expect(await other.retained()).toBe(5);
+  });
+
   it('still resumes a quiet stream whose last event other streams pushed out', async () => {
     const s = session(await store(3));
     const quiet = await s.storeEvent('quiet', note(0));

@@ -44,7 +44,7 @@ describe('UpstreamLink', () => {
   it('relays a call’s progress to that call’s sink under the client’s own token, all before the result', async () => {
     const fx = await link();
     const sink = recordingSink();
-    const result = await fx.request('tools/call', { name: 'slow', arguments: { ms: 30, steps: 3 }, _meta: { progressToken: 'client-token' } }, { sink, progressToken: 'client-token' });
+    const result = await fx.request('tools/call', { name: 'slow', arguments: { ms: 30, steps: 3 } }, { sink, meta: { progressToken: 'client-token' } });
     const seenAtResult = sink.seen.length;
     expect(result).toMatchObject({ content: [{ type: 'text', text: 'slept 30ms' }] });
     expect(sink.seen.map((m) => [m.method, m.params?.progressToken, m.params?.progress])).toEqual([

@@ -1,24 +1,17 @@
 /**
- * The `deferTools` init option: a client asks for deferral on or off for its session in
+ * The `deferTools` init option (README, "Init options"): a client asks for deferral on or off in
  * `initialize` params `_meta["portcullis/options"]` (2025 era), or in each request's `_meta`
- * under the same key (2026 era, which has no session). Only `deferTools` is read here; an absent
- * key means "no preference". A check that returns a result union; the caller refuses with -32602.
+ * under the same key (2026 era, which has no session). The options are read by one closed schema
+ * (rpc/init-options.ts); this is its `deferTools` answer. An absent key means "no preference";
+ * the caller refuses a bad value with -32602.
  */
+import { OPTIONS_META_KEY, readInitOptions } from '../../rpc/init-options.js';
 
-export const OPTIONS_META_KEY = 'portcullis/options';
+export { OPTIONS_META_KEY };
 
 export type DeferToolsOption = { ok: true; value: boolean | undefined } | { ok: false; message: string };
 
 export function readDeferToolsOption(meta: unknown): DeferToolsOption {
-  const options = record(meta)?.[OPTIONS_META_KEY];
-  if (options === undefined) return { ok: true, value: undefined };
-  const fields = record(options);
-  if (fields === undefined) return { ok: false, message: `_meta["${OPTIONS_META_KEY}"] must be an object` };
-  const value = fields.deferTools;
-  if (value === undefined || typeof value === 'boolean') return { ok: true, value };
-  return { ok: false, message: `_meta["${OPTIONS_META_KEY}"].deferTools must be true or false` };
-}
-
-function record(value: unknown): Record<string, unknown> | undefined {
-  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+  const read = readInitOptions(meta);
+  return read.ok ? { ok: true, value: read.options.deferTools } : { ok: false, message: read.message };
 }

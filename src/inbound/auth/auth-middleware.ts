@@ -15,13 +15,19 @@
  */
 import type { Context, MiddlewareHandler } from 'hono';
 import { refusal } from '../../errors.js';
-import type { AuthFailureCode, Authenticator } from './authenticate.js';
+import type { AuthFailureCode, Authenticator, AuthTarget } from './authenticate.js';
 import { headerLines } from '../header-lines.js';
+import type { AccessProfile, CompiledAccess } from '../../policy/access-policy.js';
 
 declare module 'hono' {
   interface ContextVariableMap {
     /** The authenticated principal, set by `authMiddleware` (absent when auth is off). */
     principal: string;
+    /** The verified token's claims and scopes (`jwt`, `oauth`), set by `authMiddleware`. */
+    principalClaims: Readonly<Record<string, unknown>>;
+    principalScopes: readonly string[];
+    /** What the policy's access rules let this caller see, set by `accessMiddleware`. */
+    access: AccessProfile;
   }
 }
 
@@ -32,21 +38,80 @@ export function authorizationLines(c: Context): string[] {
   return headerLines(c, AUTHORIZATION);
 }
 
+export interface AuthMiddlewareOptions {
+  /** The protected resource a request addresses (required by the `oauth` kind). */
+  targetOf?: (c: Context) => AuthTarget;
+  /**
+   * The principal a request forwarded by a peer replica proves (cluster/principal-proof.ts), or
+   * undefined when the request does not claim to be forwarded: such a request carries no client
+   * credential, only the proof.
+   */
+  forwarded?: (request: Request) => { ok: true; principal: string | undefined } | { ok: false; reason: string } | undefined;
+  onFailure?: (code: AuthFailureCode | 'AUTH_QUERY_TOKEN' | 'AUTH_FORWARD_PROOF') => void;
+}
+
 /**
- * Refuse unauthenticated requests with 401; on success set `c.var.principal` and continue.
- * The authenticator is compiled beforehand (`compileAuthenticator`), so bad config fails at boot.
+ * Refuse unauthenticated requests with 401 (403 for a token lacking a scope); on success set
+ * `c.var.principal` and continue. The authenticator is compiled beforehand
+ * (`compileAuthenticator`), so bad config fails at boot.
+ *
+ * A token in the query string (`?access_token=`, RFC 6750 §2.3) is refused whatever the header
+ * says: the MCP authorization spec forbids it, since URLs end up in logs and browser history.
  */
-export function authMiddleware(authenticator: Authenticator, onFailure?: (code: AuthFailureCode) => void): MiddlewareHandler {
+export function authMiddleware(authenticator: Authenticator, options: AuthMiddlewareOptions = {}): MiddlewareHandler {
+  const { targetOf, onFailure, forwarded } = options;
   return async function authMiddleware(c, next) {
-    const result = await authenticator.authenticate(authorizationLines(c));
+    if (new URL(c.req.url).searchParams.has('access_token')) {
+      onFailure?.('AUTH_QUERY_TOKEN');
+      return refusal('INVALID_REQUEST', 'access tokens in the query string are refused; send them in the Authorization header');
+    }
+    const proved = forwarded?.(c.req.raw);
+    if (proved !== undefined) {
+      if (!proved.ok || proved.principal === undefined) {
+        onFailure?.('AUTH_FORWARD_PROOF');
+        return refusal('FORWARD_REFUSED', 'forwarded request refused: no valid principal proof');
+      }
+      c.set('principal', proved.principal);
+      await next();
+      return;
+    }
+    const result = await authenticator.authenticate(authorizationLines(c), targetOf?.(c));
     if (!result.ok) {
       onFailure?.(result.code);
-      // `result.status` is 401, the status of UNAUTHENTICATED.
-      return refusal('UNAUTHENTICATED', result.message, { headers: { 'www-authenticate': result.wwwAuthenticate } });
+      const code = result.status === 403 ? 'INSUFFICIENT_SCOPE' : 'UNAUTHENTICATED';
+      return refusal(code, result.message, { headers: { 'www-authenticate': result.wwwAuthenticate } });
     }
     c.set('principal', result.principal);
+    if (result.claims !== undefined) c.set('principalClaims', result.claims);
+    if (result.scopes !== undefined) c.set('principalScopes', result.scopes);
     await next();
   };
+}
+
+/**
+ * Sets `c.var.access`, the caller's profile under the policy's access rules, from what
+ * authentication established (nothing, without it: the rules that match everyone apply).
+ */
+export function accessMiddleware(access: CompiledAccess): MiddlewareHandler {
+  return async function accessMiddleware(c, next) {
+    const claims: unknown = c.get('principalClaims');
+    const scopes: unknown = c.get('principalScopes');
+    c.set(
+      'access',
+      access.profileFor({
+        principal: principalOf(c),
+        claims: typeof claims === 'object' && claims !== null ? (claims as Record<string, unknown>) : undefined,
+        scopes: Array.isArray(scopes) ? (scopes as string[]) : undefined,
+      }),
+    );
+    await next();
+  };
+}
+
+/** The caller's access profile (`accessMiddleware`), or undefined when the policy hides nothing from anyone. */
+export function accessOf(c: Context): AccessProfile | undefined {
+  const access: unknown = c.get('access');
+  return typeof access === 'object' && access !== null ? (access as AccessProfile) : undefined;
 }
 
 /** The principal `authMiddleware` set, or undefined when authentication is not configured. */

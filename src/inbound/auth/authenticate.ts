@@ -13,17 +13,19 @@ import { readBearerToken } from './authorization-header.js';
 import { compileBearerVerifier } from './bearer.js';
 import { compileJwtVerifier } from './jwt.js';
 import type { AuthDeps, TokenVerifier } from './token-verifier.js';
+import { compileOAuthAuthenticator } from './oauth/oauth-authenticator.js';
 
 export type { AuthDeps, JwksFetch } from './token-verifier.js';
 
 /** The realm every challenge names. */
 export const AUTH_REALM = 'portcullis';
 
-export type AuthFailureCode = 'AUTH_MISSING' | 'AUTH_MALFORMED' | 'AUTH_INVALID';
+export type AuthFailureCode = 'AUTH_MISSING' | 'AUTH_MALFORMED' | 'AUTH_INVALID' | 'AUTH_SCOPE';
 
 export interface AuthFailure {
   ok: false;
-  status: 401;
+  /** 401, or 403 for a valid token that lacks a required scope (`AUTH_SCOPE`). */
+  status: 401 | 403;
   code: AuthFailureCode;
   /** Safe to show: never contains the token or any part of it. */
   message: string;
@@ -31,12 +33,29 @@ export interface AuthFailure {
   wwwAuthenticate: string;
 }
 
-export type AuthResult = { ok: true; principal: string } | AuthFailure;
+export interface AuthSuccess {
+  ok: true;
+  principal: string;
+  /** The verified token's claims (`jwt` and `oauth`), for policy rules on claims such as `groups`. */
+  claims?: Readonly<Record<string, unknown>>;
+  /** The verified token's scopes (`oauth`). */
+  scopes?: readonly string[];
+}
+
+export type AuthResult = AuthSuccess | AuthFailure;
+
+/** The protected resource a request addresses (`oauth`: the token's audience must be it). */
+export interface AuthTarget {
+  /** The endpoint's canonical URI. */
+  resource: string;
+  /** Where its RFC 9728 metadata is served, named in every challenge. */
+  metadataUrl: string;
+}
 
 export interface Authenticator {
   readonly kind: AuthConfig['kind'];
-  /** Judge every Authorization header line of one request, as received. */
-  authenticate(authorizationHeaderValues: readonly string[]): Promise<AuthResult>;
+  /** Judge every Authorization header line of one request, as received; `oauth` needs `target`. */
+  authenticate(authorizationHeaderValues: readonly string[], target?: AuthTarget): Promise<AuthResult>;
   /** Release network resources (a remote JWKS's connection pool). Idempotent. */
   close(): Promise<void>;
 }
@@ -54,7 +73,7 @@ function failure(code: AuthFailureCode, message: string, wwwAuthenticate: string
   return { ok: false, status: 401, code, message, wwwAuthenticate };
 }
 
-function compileVerifier(config: AuthConfig, deps: AuthDeps): TokenVerifier {
+function compileVerifier(config: Exclude<AuthConfig, { kind: 'oauth' }>, deps: AuthDeps): TokenVerifier {
   switch (config.kind) {
     case 'bearer':
       return compileBearerVerifier(config, deps);
@@ -74,6 +93,7 @@ function compileVerifier(config: AuthConfig, deps: AuthDeps): TokenVerifier {
  */
 export function compileAuthenticator(config: AuthConfig, deps: AuthDeps): Authenticator {
   const logger: Logger = deps.logger.child({ component: 'auth' });
+  if (config.kind === 'oauth') return compileOAuthAuthenticator(config, { ...deps, logger });
   const verifier = compileVerifier(config, { ...deps, logger });
 
   return {
@@ -90,7 +110,12 @@ export function compileAuthenticator(config: AuthConfig, deps: AuthDeps): Authen
         logger.debug({ code: 'AUTH_INVALID', reason: verdict.reason }, 'request refused: bearer token not accepted');
         return failure('AUTH_INVALID', 'invalid bearer token', challenge('invalid_token'));
       }
-      return { ok: true, principal: verdict.principal };
+      return {
+        ok: true,
+        principal: verdict.principal,
+        ...(verdict.claims === undefined ? {} : { claims: verdict.claims }),
+        ...(verdict.scopes === undefined ? {} : { scopes: verdict.scopes }),
+      };
     },
     close: () => verifier.close(),
   };

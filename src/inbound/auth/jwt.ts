@@ -14,6 +14,7 @@ import { GatewayError } from '../../errors.js';
 import type { JwtAuthConfig } from '../../config/auth-schema.js';
 import { compileJwksSource } from './jwks-source.js';
 import type { AuthDeps, TokenVerdict, TokenVerifier } from './token-verifier.js';
+import { tokenScopes } from './token-scopes.js';
 
 const CLAIM_REASONS: Record<string, string> = {
   iss: 'wrong issuer',
@@ -24,7 +25,7 @@ const CLAIM_REASONS: Record<string, string> = {
 };
 
 /** What a jose (or egress) error says about the token, as a fixed phrase; `keySet` marks our side. */
-function refusalReason(error: unknown): { reason: string; keySet: boolean } {
+export function refusalReason(error: unknown): { reason: string; keySet: boolean } {
   if (error instanceof errors.JWTExpired) return { reason: 'expired', keySet: false };
   if (error instanceof errors.JWTClaimValidationFailed) {
     // Claim names come from jose's fixed checks and our options, never from the token; bounded anyway.
@@ -69,7 +70,7 @@ export function compileJwtVerifier(config: JwtAuthConfig, deps: AuthDeps): Token
       }
       const principal = payload[claim];
       if (typeof principal !== 'string' || principal === '') return { ok: false, reason: 'principal claim missing or not a string' };
-      return { ok: true, principal };
+      return { ok: true, principal, claims: Object.freeze({ ...payload }), scopes: tokenScopes(payload) };
     },
     close: () => source.close(),
   };

@@ -5,7 +5,9 @@
  */
 import type { Logger } from '../../observability/logger.js';
 
-export type TokenVerdict = { ok: true; principal: string } | { ok: false; reason: string };
+export type TokenVerdict =
+  | { ok: true; principal: string; claims?: Readonly<Record<string, unknown>>; scopes?: readonly string[] }
+  | { ok: false; reason: string };
 
 export interface TokenVerifier {
   verify(token: string): Promise<TokenVerdict>;

@@ -10,6 +10,7 @@
  * session, so it never reaches a log line (request logs carry the session id, which opens
  * nothing on its own).
  */
+import type { AccessProfile } from '../../policy/access-policy.js';
 import { randomUUID } from 'node:crypto';
 import { errorResponse, GatewayError, refusal } from '../../errors.js';
 import type { Logger } from '../../observability/logger.js';
@@ -24,7 +25,7 @@ export interface SseSessionHost {
    * A started session of the endpoint on `wire`, admitted and counted against the session caps;
    * rejects with a `GatewayError` (rate limit, caps) when it may not open.
    */
-  openSession(principal: string | undefined, wire: (hooks: SessionWireHooks) => SessionWire): Promise<LegacySession>;
+  openSession(principal: string | undefined, wire: (hooks: SessionWireHooks) => SessionWire, access: AccessProfile | undefined): Promise<LegacySession>;
 }
 
 export interface LegacySseOptions {
@@ -43,7 +44,7 @@ export class LegacySseEndpoint {
   }
 
   /** The GET: a new session for `principal`, answered with its stream; `messagePath` is where it POSTs. */
-  async open(principal: string | undefined, messagePath: string): Promise<Response> {
+  async open(principal: string | undefined, messagePath: string, access?: AccessProfile): Promise<Response> {
     const token = randomUUID();
     let transport: SseSessionTransport | undefined;
     let session: LegacySession;
@@ -56,7 +57,7 @@ export class LegacySseEndpoint {
           onClosed: () => this.byToken.delete(token),
         });
         return transport;
-      });
+      }, access);
     } catch (error) {
       if (error instanceof GatewayError) return errorResponse(error);
       throw error;

@@ -7,7 +7,7 @@
  */
 import type { Context, Hono } from 'hono';
 import { refusal } from '../../errors.js';
-import { principalOf, stripAuthorization } from '../auth/auth-middleware.js';
+import { accessOf, principalOf, stripAuthorization } from '../auth/auth-middleware.js';
 import type { McpEndpoint } from '../endpoint.js';
 import { incomingBodyOf } from '../incoming-body.js';
 
@@ -39,7 +39,7 @@ export function mountLegacySse(app: Hono, options: LegacySseRoutesOptions): void
     if (endpoint === undefined) return notFound();
     if (!enabled) return disabled();
     if (c.req.method !== 'GET') return methodNotAllowed('GET');
-    return endpoint.legacySse.open(principalOf(c), messagePath);
+    return endpoint.legacySse.open(principalOf(c), messagePath, accessOf(c));
   };
   const message = (c: Context, endpoint: McpEndpoint | undefined): Response | Promise<Response> => {
     if (endpoint === undefined) return notFound();

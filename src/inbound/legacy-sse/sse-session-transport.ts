@@ -5,8 +5,9 @@
  * requests — follows on that stream as a `message` event, and each POST is answered 202 at once.
  *
  * A session on this wire is a 2025-era session like any other (`LegacySession`: the gateway
- * `Server`, the in-flight id ledger, the session's upstream connections): only the transport
- * differs. The stream is the session: when it goes, the session is closed and its children reaped.
+ * `Server`, the session's upstream connections): only the transport differs. Like every wire it
+ * keeps the session's in-flight ids (request-ledger.ts): taken when a request is POSTed, freed
+ * when its response goes on the stream or the client cancels it. The stream is the session: when it goes, the session is closed and its children reaped.
  * Until the client's `initialize` the session counts as idle (`openStreams` is 0), so a stream
  * that never initialises is expired like any idle session.
  */
@@ -14,6 +15,8 @@ import type { JSONRPCMessage, MessageExtraInfo } from '@modelcontextprotocol/ser
 import { errorMessage, refusal } from '../../errors.js';
 import type { SessionWire, SessionWireHooks } from '../legacy-session.js';
 import { messageKind } from '../message-kind.js';
+import { cancelledRequestId, RequestLedger } from '../request-ledger.js';
+import { responseIdOf } from '../../session/jsonrpc-id.js';
 import { MAX_UNREAD_BYTES, SSE_HEADERS, SseWriter } from '../sse-writer.js';
 
 /**
@@ -43,6 +46,8 @@ export class SseSessionTransport implements SessionWire {
 
   private readonly options: SseSessionTransportOptions;
   private writer: SseWriter | undefined;
+  /** Requests POSTed and not yet answered on the stream. */
+  private readonly inFlight = new RequestLedger<true>();
   private initialised = false;
   private closed = false;
 
@@ -85,11 +90,18 @@ export class SseSessionTransport implements SessionWire {
       return refusal('NOT_INITIALIZED', 'Bad Request: Server not initialized');
     }
     if (this.closed) return refusal('SESSION_NOT_FOUND', 'Session not found');
+    if (kind === 'request') {
+      const refused = this.inFlight.admit(message.id!, true);
+      if (refused !== undefined) return refused;
+    } else {
+      const cancelled = cancelledRequestId(message);
+      if (cancelled !== undefined) this.inFlight.release(cancelled);
+    }
     try {
       this.onmessage?.(message, { request });
     } catch (error) {
       // Never leave a request without an answer: it gets an error on the stream (through `send`,
-      // so the session releases its id).
+      // which releases its id).
       this.onerror?.(error as Error);
       if (kind === 'request') {
         void this.send(errorMessage(message.id!, error) as JSONRPCMessage).catch(() => undefined);
@@ -99,14 +111,13 @@ export class SseSessionTransport implements SessionWire {
   }
 
   async send(message: JSONRPCMessage): Promise<void> {
+    const answered = responseIdOf(message);
+    if (answered !== undefined) this.inFlight.release(answered);
     const writer = this.writer;
     if (this.closed || writer === undefined || writer.closed) throw new Error('the HTTP+SSE stream is closed');
     writer.event(message, undefined);
     if (writer.backlogBytes > MAX_UNREAD_BYTES) writer.abort();
   }
-
-  /** One stream for everything: nothing waits per request, so there is nothing to end. */
-  endCancelled(): void {}
 
   async close(): Promise<void> {
     if (this.closed) return;

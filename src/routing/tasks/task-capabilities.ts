@@ -15,6 +15,7 @@
  * - `tasks.cancel` when any upstream can cancel (others answer a clear error).
  */
 import type { ServerCapabilities, Tool } from '@modelcontextprotocol/server';
+import { GatewayError } from '../../errors.js';
 
 /** The 2026-07-28 extension identifier (SEP-2663). */
 export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
@@ -43,22 +44,17 @@ export function mergeTaskCapability(parts: ReadonlyArray<{ capabilities: ServerC
 
 const CLIENT_CAPABILITIES_KEY = 'io.modelcontextprotocol/clientCapabilities';
 
-/**
- * A 2026 request's `_meta` without the tasks extension in its client capabilities: the gateway
- * creates tasks upstream itself (2025 task augmentation) and cannot relay an upstream's own
- * 2026 task handles, so an upstream must never be told the client takes them.
- */
-export function withoutTasksExtension(meta: Record<string, unknown> | undefined): Record<string, unknown> | undefined {
-  const capabilities = meta?.[CLIENT_CAPABILITIES_KEY] as { extensions?: Record<string, unknown> } | undefined;
-  if (meta === undefined || capabilities?.extensions === undefined || !(TASKS_EXTENSION in capabilities.extensions)) return meta;
-  const { [TASKS_EXTENSION]: _dropped, ...extensions } = capabilities.extensions;
-  return { ...meta, [CLIENT_CAPABILITIES_KEY]: { ...capabilities, extensions } };
-}
-
 /** True when a 2026 request's `_meta` declares the tasks extension in its client capabilities. */
 export function declaresTasksExtension(meta: Record<string, unknown> | undefined): boolean {
   const extensions = (meta?.[CLIENT_CAPABILITIES_KEY] as { extensions?: unknown } | undefined)?.extensions;
   return typeof extensions === 'object' && extensions !== null && (extensions as Record<string, unknown>)[TASKS_EXTENSION] !== undefined;
+}
+
+/** The -32021 refusal of a tasks request (or task listen) from a client that did not declare the extension. */
+export function missingTasksExtension(): GatewayError {
+  return new GatewayError('MISSING_CLIENT_CAPABILITY', `Missing required client capability: the ${TASKS_EXTENSION} extension`, {
+    data: { requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } } },
+  });
 }
 
 /** How the gateway shows a tool's task support to a client of one era. */

@@ -16,9 +16,9 @@
  */
 import { GatewayError, toJsonRpcError, UpstreamRpcError } from '../../errors.js';
 import type { UpstreamLink } from '../../upstream/link.js';
-import type { DownstreamSink } from '../../rpc/sink.js';
+import { REFUSING_SINK, type DownstreamSink } from '../../rpc/sink.js';
 import type { CallContext } from '../router.js';
-import { cancelsTasks, declaresTasksExtension, TASKS_EXTENSION, taskSupportOf, type TaskSupport } from './task-capabilities.js';
+import { cancelsTasks, declaresTasksExtension, missingTasksExtension, taskSupportOf, type TaskSupport } from './task-capabilities.js';
 import { asTask, createdTaskOf, legacyTask, modernTask, renamed, withoutRelatedTask, withRelatedTask, type UpstreamTask } from './task-shapes.js';
 import type { TaskRecord, TaskTable } from './task-table.js';
 
@@ -40,10 +40,6 @@ export interface TaskScopeOptions {
   pin?(server: string, link: UpstreamLink): (() => void) | undefined;
 }
 
-const MISSING_EXTENSION = () =>
-  new GatewayError('MISSING_CLIENT_CAPABILITY', `Missing required client capability: the ${TASKS_EXTENSION} extension`, {
-    data: { requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } } },
-  });
 
 const unknownTask = () => new GatewayError('UNKNOWN_TASK', 'Failed to retrieve task: Task not found');
 
@@ -82,7 +78,7 @@ export class TaskScope {
     // 2026: the server decides per request. Only a tool that cannot run without a task gets one;
     // an optional one runs synchronously, which every client can take.
     if (support !== 'required') return forward(withoutTask(params));
-    if (!declaresTasksExtension(call.meta)) throw MISSING_EXTENSION();
+    if (!declaresTasksExtension(call.meta)) throw missingTasksExtension();
     this.options.table.assertRoom(this.options.owner);
     return forward({ ...params, task: {} }, (link, result) => {
       const created = createdTaskOf(result);
@@ -121,7 +117,7 @@ export class TaskScope {
     if (method !== 'tasks/get' && method !== 'tasks/cancel' && method !== 'tasks/update') {
       throw new GatewayError('NOT_SUPPORTED', `Method not found: ${method}`);
     }
-    if (!declaresTasksExtension(call.meta)) throw MISSING_EXTENSION();
+    if (!declaresTasksExtension(call.meta)) throw missingTasksExtension();
     const record = this.find(params);
     switch (method) {
       case 'tasks/get':
@@ -250,13 +246,6 @@ export class TaskScope {
 
 /** Tasks whose input `tasks/result` was opened to refuse (weak: a forgotten task leaves it). */
 const drainedTasks = new WeakSet<TaskRecord>();
-
-/** A sink for gateway-originated requests upstream: nothing is relayed, every request refused. */
-const REFUSING_SINK: DownstreamSink = {
-  canRequest: false,
-  request: () => Promise.reject(new Error('no client to ask')),
-  notify: () => Promise.resolve(),
-};
 
 function withoutTask(params: Json): Json {
   if (!('task' in params)) return params;

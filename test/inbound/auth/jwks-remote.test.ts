@@ -108,8 +108,8 @@ describe('JWT authentication with a remote JWKS through the egress guard', () =>
   it('fetches the key set from a loopback server when allowPrivateNetwork is true, once', async () => {
     const { authenticator } = remote(url('http'), true);
     expect(keys.requests).toBe(0); // nothing is fetched at boot
-    expect(await authenticator.authenticate([`Bearer ${await token()}`])).toEqual({ ok: true, principal: 'svc-1' });
-    expect(await authenticator.authenticate([`Bearer ${await token()}`])).toEqual({ ok: true, principal: 'svc-1' });
+    expect(await authenticator.authenticate([`Bearer ${await token()}`])).toMatchObject({ ok: true, principal: 'svc-1', claims: expect.objectContaining({ sub: expect.any(String) }) });
+    expect(await authenticator.authenticate([`Bearer ${await token()}`])).toMatchObject({ ok: true, principal: 'svc-1', claims: expect.objectContaining({ sub: expect.any(String) }) });
     expect(keys.requests).toBe(1);
   });
 
@@ -184,7 +184,7 @@ describe('JWT authentication with a remote JWKS through the egress guard', () =>
         return new Response(JSON.stringify({ keys: [jwk] }), { status: 200, headers: { 'content-type': 'application/json' } });
       },
     });
-    expect(await authenticator.authenticate([`Bearer ${await token()}`])).toEqual({ ok: true, principal: 'svc-1' });
+    expect(await authenticator.authenticate([`Bearer ${await token()}`])).toMatchObject({ ok: true, principal: 'svc-1', claims: expect.objectContaining({ sub: expect.any(String) }) });
     expect(fetched).toEqual(['https://idp.example.test/jwks.json']);
   });
 });

@@ -7,7 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { Cleanup, connectClient, errorOf, startTestGateway } from '../harness.js';
+import { Cleanup, connectClient, errorOf, MCP_POST_HEADERS, messagesOf, MODERN_VERSION, rawRequest, startTestGateway } from '../harness.js';
 import { everythingServer, modernRequest, RESEARCH_TOOL, TASKS_EXTENSION, untilTerminal } from './everything.js';
 
 const suite = new Cleanup();
@@ -23,7 +23,45 @@ afterAll(() => suite.run());
 type Json = Record<string, unknown>;
 const withExtension = { extensions: { [TASKS_EXTENSION]: {} } };
 
+/** A raw `subscriptions/listen` naming `taskIds`, with or without the extension declared; every message it got. */
+async function listenForTasks(taskIds: string[], declared: boolean) {
+  const body = {
+    jsonrpc: '2.0',
+    id: 'tasks-listen',
+    method: 'subscriptions/listen',
+    params: {
+      notifications: { taskIds },
+      _meta: {
+        'io.modelcontextprotocol/protocolVersion': MODERN_VERSION,
+        'io.modelcontextprotocol/clientInfo': { name: 'raw-2026', version: '1.0.0' },
+        'io.modelcontextprotocol/clientCapabilities': declared ? withExtension : {},
+      },
+    },
+  };
+  const response = await rawRequest(url, {
+    headers: { ...MCP_POST_HEADERS, 'mcp-protocol-version': MODERN_VERSION, 'mcp-method': 'subscriptions/listen' },
+    body: JSON.stringify(body),
+  });
+  return { status: response.status, messages: messagesOf(response) };
+}
+
 describe('the tasks extension for 2026-07-28 clients', () => {
+  it('refuses task status notifications on subscriptions/listen to a client without the extension (-32021)', async () => {
+    const refused = await listenForTasks(['any'], false);
+    expect(refused.status).toBe(400);
+    expect(refused.messages[0]).toMatchObject({ id: 'tasks-listen', error: { code: -32021, data: { requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } } } } });
+  });
+
+  it('acknowledges no taskIds to a client with the extension (status is not pushed: the client polls tasks/get)', async () => {
+    const created = await modernRequest(url, 'tools/call', { name: RESEARCH_TOOL, arguments: { topic: `listen-${randomUUID()}` } }, withExtension);
+    const taskId = created.result!.taskId as string;
+    const { messages } = await listenForTasks([taskId], true);
+    const ack = messages.find((m) => m.method === 'notifications/subscriptions/acknowledged');
+    expect((ack?.params as Json | undefined)?.notifications).toEqual({});
+    // Nothing else was honoured, so the stream closed gracefully at once (the spec's empty result).
+    expect(messages.find((m) => m.id === 'tasks-listen')).toMatchObject({ result: { resultType: 'complete' } });
+  });
+
   it('advertises the extension, not the 2025 capability, and lists tools without execution.taskSupport', async () => {
     const { client } = await connectClient(perTest, url, '2026');
     expect(client.getNegotiatedProtocolVersion()).toBe('2026-07-28');

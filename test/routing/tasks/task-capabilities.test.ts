@@ -6,7 +6,6 @@ import {
   mergeTaskCapability,
   presentTaskSupport,
   taskSupportOf,
-  withoutTasksExtension,
 } from '../../../src/routing/tasks/task-capabilities.js';
 
 const takesCalls = { tasks: { requests: { tools: { call: {} } } } };
@@ -87,12 +86,5 @@ describe('the tasks extension in a 2026 request _meta', () => {
     [{ [KEY]: { extensions: { [EXT]: {} } } }, true],
   ])('%j declares it: %s', (meta, expected) => {
     expect(declaresTasksExtension(meta as never)).toBe(expected);
-  });
-
-  it('is removed before a request goes upstream, every other capability kept', () => {
-    const meta = { progressToken: 1, [KEY]: { elicitation: {}, extensions: { [EXT]: {}, other: { a: 1 } } } };
-    expect(withoutTasksExtension(meta)).toEqual({ progressToken: 1, [KEY]: { elicitation: {}, extensions: { other: { a: 1 } } } });
-    const without = { [KEY]: { extensions: { other: {} } } };
-    expect(withoutTasksExtension(without)).toBe(without);
   });
 });

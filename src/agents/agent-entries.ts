@@ -1,0 +1,34 @@
+/**
+ * The agents as the aggregate endpoint offers them (routing/gateway-entries.ts): a prompt
+ * `agent:<name>` for each enabled agent a user may invoke, and the `portcullis://agents`
+ * resource — the `AgentCustomization`s of the customisation list (same ids), each with
+ * `enabled: false` when it is not served now (its own decision or its plugin's).
+ */
+import type { AgentCustomization, Customization } from '../customizations/types.js';
+import type { AgentSet } from '../plugins/agent-set.js';
+import type { AgentPrompt } from '../routing/gateway-entries.js';
+
+export function agentPrompts(set: AgentSet): AgentPrompt[] {
+  return set
+    .enabledAgents()
+    .filter((agent) => agent.declaration.disableUserInvocation !== true)
+    .map(({ declaration }) => ({
+      name: declaration.name,
+      ...(declaration.description === undefined ? {} : { description: declaration.description }),
+      body: declaration.body,
+    }));
+}
+
+/** Every agent item of a customisation list (top level and plugin children), in list order. */
+export function agentItems(items: readonly Customization[], set: AgentSet): AgentCustomization[] {
+  const out: AgentCustomization[] = [];
+  const add = (item: AgentCustomization) => {
+    const { enabled: _own, ...rest } = item;
+    out.push(set.enabled(item.name) ? rest : { ...rest, enabled: false });
+  };
+  for (const item of items) {
+    if (item.type === 'agent') add(item);
+    else if (item.type === 'plugin') for (const child of item.children ?? []) if (child.type === 'agent') add(child);
+  }
+  return out;
+}

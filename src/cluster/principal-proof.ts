@@ -1,0 +1,91 @@
+/**
+ * How a forwarded request tells the owning replica who the client is. The client's credential
+ * stops at the edge of the replica it reached (it is never forwarded), so that replica, having
+ * authenticated the request, attaches a proof: the principal, bound to the session id, the HTTP
+ * method and path, a few seconds of validity and a one-time nonce, MACed with the cluster secret
+ * (HMAC-SHA256). The owner accepts the principal only with a valid proof: a request claiming to be
+ * forwarded without one — or with one for another session, path or method, expired, replayed, or
+ * MACed with another key — is refused.
+ *
+ * Proofs are short-lived and single-use, so one seen on the wire between replicas cannot be
+ * presented again; between replicas use `https:` (or a private network) all the same, since a
+ * forwarded request carries the client's session and its body.
+ */
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+
+export const PROOF_HEADER = 'x-portcullis-principal-proof';
+
+/** How long a proof is good for: a forward is one hop on a private network. */
+export const PROOF_TTL_MS = 5_000;
+
+export interface ProofBinding {
+  sessionId: string;
+  method: string;
+  path: string;
+}
+
+interface ProofBody {
+  /** The principal; absent for an unauthenticated caller (auth off). */
+  p?: string;
+  s: string;
+  m: string;
+  u: string;
+  /** Expiry, ms since the epoch. */
+  e: number;
+  n: string;
+}
+
+function mac(secret: string, payload: string): Buffer {
+  return createHmac('sha256', secret).update(payload).digest();
+}
+
+export function mintProof(secret: string, principal: string | undefined, binding: ProofBinding, now = Date.now()): string {
+  const body: ProofBody = {
+    ...(principal === undefined ? {} : { p: principal }),
+    s: binding.sessionId,
+    m: binding.method,
+    u: binding.path,
+    e: now + PROOF_TTL_MS,
+    n: randomBytes(12).toString('base64url'),
+  };
+  const payload = Buffer.from(JSON.stringify(body)).toString('base64url');
+  return `${payload}.${mac(secret, payload).toString('base64url')}`;
+}
+
+export type ProofVerdict = { ok: true; principal: string | undefined } | { ok: false; reason: string };
+
+const MAX_PROOF_LENGTH = 4096;
+const SEEN_MAX = 100_000;
+
+/** A verifier remembering the nonces it accepted until they expire (bounded). */
+export function proofVerifier(secret: string, now: () => number = Date.now): (proof: string, binding: ProofBinding) => ProofVerdict {
+  const seen = new Map<string, number>();
+  const forget = (at: number) => {
+    for (const [nonce, expiry] of seen) {
+      if (expiry > at && seen.size < SEEN_MAX) break;
+      seen.delete(nonce);
+    }
+  };
+  return function verifyProof(proof, binding) {
+    if (proof.length > MAX_PROOF_LENGTH) return { ok: false, reason: 'proof too long' };
+    const dot = proof.indexOf('.');
+    if (dot <= 0) return { ok: false, reason: 'malformed proof' };
+    const payload = proof.slice(0, dot);
+    const given = Buffer.from(proof.slice(dot + 1), 'base64url');
+    const expected = mac(secret, payload);
+    if (given.length !== expected.length || !timingSafeEqual(given, expected)) return { ok: false, reason: 'proof not signed with the cluster secret' };
+    let body: ProofBody;
+    try {
+      body = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as ProofBody;
+    } catch {
+      return { ok: false, reason: 'malformed proof' };
+    }
+    const at = now();
+    if (typeof body.e !== 'number' || body.e <= at || body.e > at + 2 * PROOF_TTL_MS) return { ok: false, reason: 'proof expired' };
+    if (body.s !== binding.sessionId || body.m !== binding.method || body.u !== binding.path) return { ok: false, reason: 'proof is for another request' };
+    if (typeof body.n !== 'string' || seen.has(body.n)) return { ok: false, reason: 'proof replayed' };
+    forget(at);
+    seen.set(body.n, body.e);
+    return { ok: true, principal: typeof body.p === 'string' ? body.p : undefined };
+  };
+}

@@ -1,0 +1,149 @@
+/**
+ * The gateway's MCP endpoints: the aggregate (every server, namespaced names) and one side
+ * channel per server (`/mcp/servers/<name>`, unprefixed names), all sharing one session budget,
+ * one event store and one way of sharing sessions beyond this process.
+ */
+import type { GatewayConfig } from '../config/schema.js';
+import type { VisibilityFilter } from '../catalogue/merge.js';
+import { compileToolSurfaceOptions } from '../catalogue/surface/surface-options.js';
+import { ToolSurface } from '../catalogue/surface/tool-surface.js';
+import { McpEndpoint, type EndpointOptions } from '../inbound/endpoint.js';
+import { AgentEndpoints } from '../agents/agent-endpoints.js';
+import { agentItems, agentPrompts } from '../agents/agent-entries.js';
+import { agentMeta, agentToolFilter } from '../agents/agent-scope.js';
+import { announcedServer, type canonicalUrls } from '../inbound/announced-server.js';
+import type { loadAgents } from '../plugins/agent-set.js';
+import type { CustomizationList } from '../customizations/customization-list.js';
+import type { Logger } from '../observability/logger.js';
+import type { GatewayMetrics } from '../observability/metrics.js';
+import type { ScopeOptions, SessionServersOptions } from '../routing/scopes.js';
+import { agentEndpointGate, compileSessionServersGate, sideChannelGate } from '../config/session-servers.js';
+import { compileDeniedTools } from '../policy/denied-tools.js';
+import type { RequestLimiter } from '../policy/request-limits.js';
+import type { GatewayEventStore } from '../session/event-store.js';
+import type { SessionAdmission } from '../session/session-admission.js';
+import type { SessionSharing } from '../session/session-hooks.js';
+import type { UpstreamRegistry } from '../upstream/registry.js';
+
+export interface EndpointsDeps {
+  config: Readonly<GatewayConfig>;
+  version: string;
+  registry: UpstreamRegistry;
+  toolFilter: VisibilityFilter;
+  admission: SessionAdmission;
+  eventStore: GatewayEventStore;
+  sharing: SessionSharing;
+  logger: Logger;
+  metrics: GatewayMetrics;
+  /** The policy's request rates, shared by every endpoint; absent: not limited. */
+  limiter?: RequestLimiter;
+  /** The plugins' and the gateway's agents: one endpoint each, and prompts/resource on the aggregate. */
+  agents: Awaited<ReturnType<typeof loadAgents>>;
+  customizations: CustomizationList;
+  /** The canonical URLs clients are told (`listen.publicUrl`, else the bound address). */
+  urls: ReturnType<typeof canonicalUrls>;
+}
+
+export interface Endpoints {
+  readonly aggregate: McpEndpoint;
+  readonly sideChannels: ReadonlyMap<string, McpEndpoint>;
+  readonly agents: AgentEndpoints;
+  /** 2025 sessions open on every endpoint. */
+  sessionCount(): number;
+  close(): Promise<void>;
+}
+
+/** What one endpoint adds to the shared options: an agent's name, body and allowlist; the aggregate's persona and entries. */
+type EndpointExtras = Partial<Pick<EndpointOptions, 'name' | 'instructions' | 'persona' | 'entries' | 'handshakeMeta' | 'instructionsLead'>> & {
+  toolFilter?: VisibilityFilter;
+  /** Servers its 2025 clients may bring (session-servers-scope.ts); only the aggregate takes any. */
+  sessionServers: SessionServersOptions;
+};
+
+export function buildEndpoints(deps: EndpointsDeps): Endpoints {
+  const { config, registry, logger } = deps;
+  const surfaceOptions = compileToolSurfaceOptions(config);
+  const initOptions = { persona: config.policy.agentPersona, eventStoreLimit: config.eventStore.limit };
+  const policyAllows = compileDeniedTools(config.policy.deniedTools);
+  const judgedBy = (gate: SessionServersOptions['gate']): SessionServersOptions => ({ gate, policyAllows });
+  const endpoint = (servers: string[], separator: string | null, label: string, extras: EndpointExtras) => {
+    const { toolFilter: narrowed, sessionServers, ...endpointExtras } = extras;
+    const tools = new ToolSurface(surfaceOptions, {
+      servers,
+      instructionsOf: (server) => registry.entry(server).primary.current?.instructions,
+    });
+    const scope: ScopeOptions = {
+      registry,
+      servers,
+      catalogue: { separator, toolFilter: narrowed ?? deps.toolFilter },
+      tools,
+      logger,
+      inputTtlMs: config.statelessPool.inputTtlMs,
+      ...(deps.limiter === undefined ? {} : { limiter: deps.limiter }),
+      sessionServers,
+    };
+    return new McpEndpoint({
+      name: config.name,
+      version: deps.version,
+      instructions: config.instructions,
+      scope,
+      sessions: config.sessions,
+      admission: deps.admission,
+      limits: { maxBytes: config.limits.maxBodyBytes, maxDepth: config.limits.maxJsonDepth },
+      logger,
+      eventStore: deps.eventStore,
+      sessionHooks: deps.sharing.forEndpoint(label),
+      pollAfterMs: config.eventStore.pollAfterMs,
+      streamAfterMs: config.eventStore.streamAfterMs,
+      tasks: config.tasks,
+      metrics: deps.metrics,
+      initOptions,
+      ...endpointExtras,
+    });
+  };
+  const { agents, customizations, urls } = deps;
+  const serverNames = [...registry.entries.keys()];
+  const dataMode = config.catalogue.dataMode;
+  const aggregate = endpoint(serverNames, config.catalogue.separator, 'aggregate', {
+    ...(config.persona === undefined ? {} : { persona: config.persona }),
+    handshakeMeta: announcedServer(config.name, urls.aggregate),
+    sessionServers: judgedBy(compileSessionServersGate(config.policy)),
+    entries: {
+      dataMode,
+      ...(agents.agents.length === 0
+        ? {}
+        : { agentPrompts: () => agentPrompts(agents), agentsResource: () => JSON.stringify({ items: agentItems(customizations.snapshot().items, agents) }) }),
+    },
+  });
+  const sideChannels = new Map(
+    serverNames.map((name) => [
+      name,
+      endpoint([name], null, `servers/${name}`, {
+        handshakeMeta: announcedServer(name, urls.sideChannel(name)),
+        entries: { dataMode },
+        sessionServers: judgedBy(sideChannelGate),
+      }),
+    ]),
+  );
+  // An agent endpoint: every server, the aggregate's names, the agent's allowlist on top.
+  const agentEndpoints = new AgentEndpoints(agents, (agent) =>
+    endpoint(serverNames, config.catalogue.separator, `agents/${agent.declaration.name}`, {
+      name: agent.declaration.name,
+      instructions: agent.declaration.body,
+      instructionsLead: true,
+      handshakeMeta: { ...announcedServer(agent.declaration.name, urls.agent(agent.declaration.name)), ...agentMeta(agent) },
+      toolFilter: agentToolFilter(deps.toolFilter, agent),
+      sessionServers: judgedBy(agentEndpointGate),
+    }),
+  );
+  const all = [aggregate, ...sideChannels.values()];
+  return {
+    aggregate,
+    sideChannels,
+    agents: agentEndpoints,
+    sessionCount: () => all.reduce((sum, e) => sum + e.sessionCount, agentEndpoints.sessionCount),
+    close: async () => {
+      await Promise.all([...all.map((e) => e.close()), agentEndpoints.close()]);
+    },
+  };
+}

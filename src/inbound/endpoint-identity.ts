@@ -1,0 +1,50 @@
+/**
+ * What an endpoint tells a client it is (the `initialize` / `server/discover` answer): the
+ * gateway's name and version, the capabilities merged from the primaries that are up right now,
+ * and the instructions — for a side channel its one server's, for the aggregate the gateway's
+ * own followed by each upstream's.
+ */
+import type { ServerCapabilities } from '@modelcontextprotocol/server';
+import { mergeCapabilities, mergeInstructions } from '../catalogue/merge.js';
+import { primaryInfo } from '../routing/primaries.js';
+import { mergeTaskCapability, TASKS_EXTENSION } from '../routing/tasks/task-capabilities.js';
+import type { ScopeOptions } from '../routing/scopes.js';
+import type { Era } from './gateway-server.js';
+
+export interface EndpointIdentity {
+  name: string;
+  version: string;
+  capabilities: ServerCapabilities;
+  instructions: string | undefined;
+}
+
+export interface IdentitySource {
+  registry: ScopeOptions['registry'];
+  servers: ScopeOptions['servers'];
+  name: string;
+  version: string;
+  /** The gateway's own instructions (persona text), placed before each upstream's. */
+  instructions: string | undefined;
+  /** The endpoint tracks tasks (routing/tasks/): offered when some upstream takes tool tasks. */
+  tasks: boolean;
+  /** The instructions from the upstreams' (the persona and labels: endpoint-extras.ts); default: merged after `instructions`. */
+  instructionsFor?: (parts: ReturnType<typeof primaryInfo>) => string | undefined;
+}
+
+export function endpointIdentity(source: IdentitySource, era: Era): EndpointIdentity {
+  const parts = primaryInfo(source.registry, source.servers);
+  const capabilities = mergeCapabilities(parts);
+  // The gateway relays logging and list changes itself, whatever each upstream declared.
+  capabilities.logging = {};
+  for (const key of ['tools', 'prompts', 'resources'] as const) {
+    if (capabilities[key] !== undefined) capabilities[key] = { ...capabilities[key], listChanged: true };
+  }
+  // Tasks: the 2025 capability or the 2026 extension, when some upstream takes tool tasks.
+  const tasks = source.tasks ? mergeTaskCapability(parts) : undefined;
+  if (tasks !== undefined && era === 'legacy') capabilities.tasks = tasks;
+  if (tasks !== undefined && era === 'modern') capabilities.extensions = { ...capabilities.extensions, [TASKS_EXTENSION]: {} };
+  const instructions =
+    source.instructionsFor?.(parts) ??
+    (source.servers.length === 1 ? (parts[0]?.instructions ?? source.instructions) : mergeInstructions(source.instructions, parts));
+  return { name: source.name, version: source.version, capabilities, instructions };
+}

@@ -1,0 +1,71 @@
+/**
+ * Request rate limits per principal (the policy's `rateLimits`): a token bucket of every MCP
+ * request a principal sends, and one per principal × tool for `tools/call`. The buckets live in
+ * a {@link BucketStore} — this process's memory, or Redis when replicas share the limits — and
+ * this module decides only which buckets a request spends from and what a refusal says.
+ *
+ * Keys are built from the principal and catalogue names only (a tool name the catalogue does not
+ * list spends from the principal's bucket alone), so a client cannot grow the key set with names
+ * of its own. Without authentication every caller is one anonymous principal: the limits are then
+ * the gateway's total.
+ */
+import { GatewayError } from '../errors.js';
+import type { RateDecision } from './token-bucket.js';
+
+export interface RateSpec {
+  perMinute: number;
+  burst?: number | undefined;
+}
+
+export interface RateLimitsPolicy {
+  requests?: RateSpec | undefined;
+  toolCalls?: RateSpec | undefined;
+}
+
+/** Where buckets live: spend one token of `key` under `spec`. */
+export interface BucketStore {
+  take(key: string, spec: RateSpec): Promise<RateDecision>;
+  close?(): Promise<void>;
+}
+
+/** What one request spends from: the principal, and the catalogue's name of the tool it calls. */
+export interface LimitedRequest {
+  principal: string | undefined;
+  method: string;
+  /** The exposed tool name of a `tools/call`, only when the catalogue lists it. */
+  tool?: string | undefined;
+}
+
+export interface RequestLimiter {
+  /** Throws `RATE_LIMITED` (with `retryAfterMs`) when a bucket of the request is empty. */
+  admit(request: LimitedRequest): Promise<void>;
+}
+
+const ANONYMOUS = '\u0000anonymous';
+
+function refuse(what: string, spec: RateSpec, retryAfterMs: number): GatewayError {
+  const seconds = Math.max(1, Math.ceil(retryAfterMs / 1000));
+  return new GatewayError('RATE_LIMITED', `rate limit reached: ${what} is limited to ${spec.perMinute} a minute; retry in ${seconds} s`, {
+    retryAfterMs,
+    data: { retryAfterMs, limit: { perMinute: spec.perMinute, burst: spec.burst ?? spec.perMinute } },
+  });
+}
+
+/** The limiter of a policy's `rateLimits`, or undefined when it sets none. */
+export function compileRequestLimiter(policy: RateLimitsPolicy, store: BucketStore): RequestLimiter | undefined {
+  const { requests, toolCalls } = policy;
+  if (requests === undefined && toolCalls === undefined) return undefined;
+  return {
+    async admit({ principal, method, tool }) {
+      const who = principal ?? ANONYMOUS;
+      if (requests !== undefined) {
+        const decision = await store.take(`requests\u0000${who}`, requests);
+        if (!decision.ok) throw refuse('every request of this principal', requests, decision.retryAfterMs);
+      }
+      if (toolCalls !== undefined && method === 'tools/call' && tool !== undefined) {
+        const decision = await store.take(`tool\u0000${who}\u0000${tool}`, toolCalls);
+        if (!decision.ok) throw refuse(`calling ${tool}`, toolCalls, decision.retryAfterMs);
+      }
+    },
+  };
+}

@@ -1,0 +1,114 @@
+/**
+ * What the gateway itself adds to an endpoint's catalogue, in front of the router (router.ts
+ * stays the upstreams' dispatch):
+ *
+ * - one prompt `agent:<name>` per agent a user may invoke, whose `prompts/get` answers the
+ *   agent's system prompt, so clients with prompt pickers offer it;
+ * - the resource `portcullis://agents`: the agents as `AgentCustomization`s (JSON), for hosts
+ *   that delegate to sub-agents (they read `disableModelInvocation`);
+ * - the data tools of data mode `tools` (data-tools.ts).
+ *
+ * The gateway's names win over an upstream's that happen to be equal (an upstream prompt or
+ * resource shadowed is left out of the list and unreachable here), except data tools, which
+ * yield to an upstream's tool of the same name (data-tools.ts says why).
+ */
+import type { Prompt, Resource } from '@modelcontextprotocol/server';
+import { GatewayError } from '../errors.js';
+import type { InitOptions } from '../rpc/init-options.js';
+import { callDataTool, dataToolsOf } from './data-tools.js';
+import { routeRequest, type CallContext, type RouteScope } from './router.js';
+
+type Params = Record<string, unknown>;
+type Result = Record<string, unknown>;
+
+export const AGENTS_RESOURCE_URI = 'portcullis://agents';
+export const AGENT_PROMPT_PREFIX = 'agent:';
+
+/** One agent as a prompt: its published name, description and system prompt. */
+export interface AgentPrompt {
+  readonly name: string;
+  readonly description?: string;
+  readonly body: string;
+}
+
+export interface GatewayEntries {
+  /** The agents users may invoke now (enabled, `disableUserInvocation` not true). */
+  agentPrompts?(): readonly AgentPrompt[];
+  /** The JSON text of `portcullis://agents` now (`{ "items": AgentCustomization[] }`). */
+  agentsResource?(): string;
+  /** The data mode when the client chose none (config `catalogue.dataMode`). */
+  readonly dataMode: 'resources' | 'tools';
+}
+
+const AGENTS_RESOURCE: Resource = {
+  uri: AGENTS_RESOURCE_URI,
+  name: 'agents',
+  title: 'Agents served by this gateway',
+  description: 'The custom agents of this gateway as AgentCustomization objects (JSON: { "items": [...] })',
+  mimeType: 'application/json',
+};
+
+function promptsOf(entries: GatewayEntries): Map<string, AgentPrompt> {
+  return new Map((entries.agentPrompts?.() ?? []).map((agent) => [`${AGENT_PROMPT_PREFIX}${agent.name}`, agent]));
+}
+
+/**
+ * Dispatches one request: the gateway's own entries first, everything else through the router.
+ * `options` are the client's init options for this request (its session's, or this request's).
+ */
+export async function routeWithEntries(
+  entries: GatewayEntries | undefined,
+  scope: RouteScope,
+  method: string,
+  params: Params | undefined,
+  call: CallContext,
+  options: InitOptions,
+): Promise<Result> {
+  const next = (m: string, p: Params | undefined) => routeRequest(scope, m, p, call);
+  if (entries === undefined) return next(method, params);
+  const p = params ?? {};
+  switch (method) {
+    case 'prompts/list': {
+      const agents = promptsOf(entries);
+      if (agents.size === 0) return next(method, params);
+      const result = await next(method, params);
+      const upstream = ((result.prompts as Prompt[] | undefined) ?? []).filter((prompt) => !agents.has(prompt.name));
+      const own: Prompt[] = [...agents].map(([name, agent]) => ({ name, ...(agent.description === undefined ? {} : { description: agent.description }) }));
+      return { ...result, prompts: [...upstream, ...own] };
+    }
+    case 'prompts/get': {
+      const agent = typeof p.name === 'string' ? promptsOf(entries).get(p.name) : undefined;
+      if (agent === undefined) return next(method, params);
+      return {
+        ...(agent.description === undefined ? {} : { description: agent.description }),
+        messages: [{ role: 'user', content: { type: 'text', text: agent.body } }],
+      };
+    }
+    case 'resources/list': {
+      if (entries.agentsResource === undefined) return next(method, params);
+      const result = await next(method, params);
+      const upstream = ((result.resources as Resource[] | undefined) ?? []).filter((resource) => resource.uri !== AGENTS_RESOURCE_URI);
+      return { ...result, resources: [...upstream, AGENTS_RESOURCE] };
+    }
+    case 'resources/read':
+      if (entries.agentsResource === undefined || p.uri !== AGENTS_RESOURCE_URI) return next(method, params);
+      return { contents: [{ uri: AGENTS_RESOURCE_URI, mimeType: 'application/json', text: entries.agentsResource() }] };
+    case 'tools/list': {
+      if ((options.dataMode ?? entries.dataMode) !== 'tools') return next(method, params);
+      const result = await next(method, params);
+      if (result.nextCursor !== undefined) return result; // added once, to the last page
+      const data = await dataToolsOf(scope);
+      return data.size === 0 ? result : { ...result, tools: [...((result.tools as unknown[]) ?? []), ...[...data.values()].map((entry) => entry.tool)] };
+    }
+    case 'tools/call': {
+      if ((options.dataMode ?? entries.dataMode) !== 'tools' || typeof p.name !== 'string') return next(method, params);
+      const entry = (await dataToolsOf(scope)).get(p.name);
+      if (entry === undefined) return next(method, params);
+      const args = p.arguments ?? {};
+      if (typeof args !== 'object' || args === null || Array.isArray(args)) throw new GatewayError('INVALID_PARAMS', '"arguments" must be an object');
+      return callDataTool(scope, entry, args as Params, (m, mp) => next(m, mp));
+    }
+    default:
+      return next(method, params);
+  }
+}

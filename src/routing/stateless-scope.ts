@@ -1,0 +1,156 @@
+/**
+ * The routing scope of 2026-era requests (scopes.ts has the 2025 session's): no session; lists
+ * come from the primaries' caches and each call leases a connection for its duration, charged to
+ * the principal that made the request; an `isolation: "principal"` server is reached through the
+ * connection of the request's principal and workspace.
+ */
+import { LRUCache } from 'lru-cache';
+import { Catalogue } from '../catalogue/catalogue.js';
+import type { ToolsView } from '../catalogue/surface/tool-surface.js';
+import type { Logger } from '../observability/logger.js';
+import type { UpstreamLink } from '../upstream/link.js';
+import { connectionKeyId, type ConnectionKey } from '../upstream/principal-connections.js';
+import type { UpstreamRegistry } from '../upstream/registry.js';
+import { primaryHeld, principalHeld, principalServersOf, takesTasksVia, withReinitialise } from './held-link.js';
+import { InputBridge } from './input-bridge.js';
+import { ListingConnections, listingSet } from './listing-connections.js';
+import type { ClientCapabilities } from '@modelcontextprotocol/client';
+import type { RouteScope } from './router.js';
+import type { ScopeOptions } from './scopes.js';
+import { admitFor } from './admit.js';
+import type { AccessProfile } from '../policy/access-policy.js';
+import { narrowedView } from './access-view.js';
+import { TaskScope } from './tasks/task-scope.js';
+import type { TaskTable } from './tasks/task-table.js';
+
+/** A 2026 request's capability set, as the list-only connections are keyed (listing-connections.ts). */
+type ListingSet = NonNullable<ReturnType<typeof listingSet>>;
+
+/**
+ * The routing scope of 2026-era requests. It is shared by every request of the endpoint; each
+ * request routes through `forPrincipal`, the view of the principal that made it, so its leases
+ * count against that principal (lease-pool.ts) and only that principal can resume the calls it
+ * suspended for input.
+ */
+export class StatelessScope {
+  readonly servers: readonly string[];
+  /** The view over the primaries: every caller's when no server is isolated per principal. */
+  readonly catalogue: Catalogue;
+  private readonly tools: ToolsView | undefined;
+  private readonly inputBridge: InputBridge;
+  private readonly registry: UpstreamRegistry;
+  private readonly logger: Logger;
+  private readonly options: ScopeOptions;
+  private readonly principalServers: Set<string>;
+  /**
+   * Views of callers with principal connections, capability-tailored lists or an access profile,
+   * by key, capability set and profile; bounded (an evicted view is rebuilt from the link caches).
+   */
+  private readonly views = new LRUCache<string, Catalogue>({ max: 1024 });
+  /** List-only connections initialised with a 2026 request's capabilities (listing-connections.ts). */
+  private readonly listings: ListingConnections;
+  /** The servers whose 2026 lists follow the request's capabilities (`isolation: "session"`). */
+  private readonly tailored: readonly string[];
+  private readonly taskTable: TaskTable | undefined;
+
+  constructor(options: ScopeOptions) {
+    this.servers = options.servers;
+    this.registry = options.registry;
+    this.logger = options.logger;
+    this.options = options;
+    this.principalServers = principalServersOf(options.registry, options.servers);
+    this.taskTable = options.tasks;
+    this.inputBridge = new InputBridge({ max: 1000, ttlMs: options.inputTtlMs ?? 5 * 60_000 });
+    this.listings = new ListingConnections({ registry: options.registry, logger: options.logger });
+    this.tailored = options.servers.filter((s) => options.registry.entry(s).config.isolation === 'session');
+    this.tools = options.tools?.view();
+    this.catalogue = new Catalogue(
+      { servers: this.servers, linkFor: (s) => options.registry.entry(s).primary.get(), perCaller: (s) => this.principalServers.has(s) },
+      { ...options.catalogue, logger: options.logger },
+    );
+  }
+
+  /**
+   * The scope as the requests of `principal` (undefined without authentication) see it, in
+   * `workspace` (the request's `_meta["portcullis/workspace"]`, if any).
+   */
+  forPrincipal(principal: string | undefined, workspace?: string, clientCapabilities?: ClientCapabilities, access?: AccessProfile): RouteScope {
+    const key: ConnectionKey = { principal, workspace };
+    const set = this.tailored.length === 0 ? undefined : listingSet(clientCapabilities);
+    return {
+      servers: this.servers,
+      catalogue: this.catalogueFor(key, access, set),
+      ...(this.tools === undefined ? {} : { tools: this.tools }),
+      inputBridge: this.inputBridge.for(principal),
+      admit: admitFor(this.options.limiter, principal),
+      withLink: (server, fn) => this.withLink(server, key, fn),
+      ...(this.taskTable === undefined
+        ? {}
+        : {
+            // Tasks are the principal's (no session to bind them to) and live on the server's
+            // primary connection, which no idle reaping or lease hands to anyone else.
+            tasks: new TaskScope({
+              table: this.taskTable,
+              owner: `principal:${JSON.stringify(principal ?? null)}`,
+              era: 'modern',
+              takesTasks: takesTasksVia(this.registry),
+            }),
+            withTaskLink: (server, fn) => this.withPrimary(server, fn),
+          }),
+    };
+  }
+
+  /**
+   * The catalogue over the primaries as a caller with `access` sees it: the endpoint's own when
+   * nothing is hidden from it, else one per access profile — callers matching the same rules share
+   * it, no other caller ever reads it. A 2025 session with no connection of its own lists from it.
+   */
+  catalogueFor(key: ConnectionKey | undefined, access: AccessProfile | undefined, set?: ListingSet): Catalogue {
+    const narrowed = access !== undefined && !access.unrestricted;
+    const perCaller = key !== undefined && this.principalServers.size > 0;
+    if (!narrowed && !perCaller && set === undefined) return this.catalogue;
+    return this.viewOf(perCaller ? key : undefined, narrowed ? access : undefined, set);
+  }
+
+  /**
+   * The catalogue of one caller: principal servers listed from its own connection once open,
+   * `session` servers from a connection declaring the request's capability set (if any), all
+   * narrowed to its access profile (if any).
+   */
+  private viewOf(key: ConnectionKey | undefined, access: AccessProfile | undefined, set: ListingSet | undefined): Catalogue {
+    const id = `${key === undefined ? '' : connectionKeyId(key)}\n${set?.key ?? ''}#${access?.key ?? ''}`;
+    let view = this.views.get(id);
+    if (view === undefined) {
+      const registry = this.registry;
+      view = new Catalogue(
+        {
+          servers: this.servers,
+          linkFor: async (s) =>
+            (key === undefined ? undefined : registry.entry(s).principals?.current(key)) ?? this.listings.linkFor(s, set) ?? registry.entry(s).primary.get(),
+          perCaller: (s) => this.principalServers.has(s),
+        },
+        { ...narrowedView(this.options.catalogue, access), logger: this.logger },
+      );
+      this.views.set(id, view);
+    }
+    return view;
+  }
+
+  /** Closes the list-only connections this scope opened (the registry's own close the rest). */
+  close(): Promise<void> {
+    return this.listings.close();
+  }
+
+  private withPrimary<T>(server: string, fn: (link: UpstreamLink) => Promise<T>): Promise<T> {
+    return withReinitialise(server, this.registry, this.logger, primaryHeld(this.registry, server), fn);
+  }
+
+  private withLink<T>(server: string, key: ConnectionKey, fn: (link: UpstreamLink) => Promise<T>): Promise<T> {
+    if (this.principalServers.has(server)) return withReinitialise(server, this.registry, this.logger, principalHeld(this.registry, server, key), fn);
+    const principal = key.principal;
+    return withReinitialise(server, this.registry, this.logger, async () => {
+      const lease = await this.registry.lease(server, principal);
+      return { link: lease.link, drop: async () => lease.discard(), release: () => lease.release() };
+    }, fn);
+  }
+}

@@ -1,0 +1,57 @@
+/**
+ * A client request's `_meta`, as one value from where the request arrives to the upstream link
+ * that forwards it. The inbound server reads it once (the SDK lifts the 2026 envelope out of
+ * `params`; inbound/gateway-server.ts puts it back) and freezes it; routing hands it on untouched,
+ * and the link writes the upstream request's `_meta` from it in one step (`upstreamMeta`).
+ */
+import type { ClientCapabilities } from '@modelcontextprotocol/client';
+import { CLIENT_CAPABILITIES_META_KEY } from './client-capabilities.js';
+
+/** Every `_meta` field of one client request, as sent. Frozen: nothing on the way rebuilds it. */
+export type RequestMeta = Readonly<Record<string, unknown>>;
+
+/** The gateway's own init options (catalogue/surface/session-option.ts): for the gateway, never for upstreams. */
+export const OPTIONS_META_KEY = 'portcullis/options';
+
+/** Envelope keys of the 2026 revision; a 2025 upstream must not see them (it would answer 400). */
+const ENVELOPE_PREFIX = 'io.modelcontextprotocol/';
+
+/** `fields` as one request's meta, or undefined when there are none. */
+export function requestMeta(fields: Record<string, unknown>): RequestMeta | undefined {
+  return Object.keys(fields).length === 0 ? undefined : Object.freeze(fields);
+}
+
+/** The progress token the client asked its progress under, if any. */
+export function progressTokenOf(meta: RequestMeta | undefined): string | number | undefined {
+  const token = meta?.progressToken;
+  return typeof token === 'string' || typeof token === 'number' ? token : undefined;
+}
+
+export interface UpstreamMetaOptions {
+  /** The connection speaks 2026-07-28: the envelope goes with the request, with the client's capabilities. */
+  modern: boolean;
+  /** The requesting client's capabilities (sent per request to a 2026 upstream). */
+  clientCapabilities: ClientCapabilities | undefined;
+  /** The link's own token for this call (progress is mapped back to the client's). */
+  progressToken: string | number | undefined;
+}
+
+/**
+ * The `_meta` an upstream request carries: the client's fields without its progress token (the
+ * link sends its own) and without the gateway's options; the 2026 envelope only to a 2026
+ * upstream, whose capabilities key is the requesting client's (MCP 2026-07-28, "Request
+ * Metadata": declared per request). Undefined when nothing is left.
+ */
+export function upstreamMeta(meta: RequestMeta | undefined, options: UpstreamMetaOptions): Record<string, unknown> | undefined {
+  const out: Record<string, unknown> = {};
+  if (meta !== undefined) {
+    for (const key of Object.keys(meta)) {
+      if (key === 'progressToken' || key === OPTIONS_META_KEY) continue;
+      if (!options.modern && key.startsWith(ENVELOPE_PREFIX)) continue;
+      out[key] = meta[key];
+    }
+  }
+  if (options.modern && options.clientCapabilities !== undefined) out[CLIENT_CAPABILITIES_META_KEY] = options.clientCapabilities;
+  if (options.progressToken !== undefined) out.progressToken = options.progressToken;
+  return Object.keys(out).length === 0 ? undefined : out;
+}

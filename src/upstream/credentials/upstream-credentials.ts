@@ -1,0 +1,48 @@
+/**
+ * The token sources of every server with `upstreamAuth`, built once per server on first use, each
+ * with its own egress dispatcher to its token endpoint (an infrastructure connection: the
+ * entry's `allowPrivateNetwork`, plaintext only off the public internet), closed with the gateway.
+ */
+import type { Dispatcher } from 'undici';
+import type { Logger } from '../../observability/logger.js';
+import type { RemoteServerConfig } from '../../config/schema.js';
+import { createEgressDispatcher, createGuardedFetch } from '../../net/egress-guard.js';
+import { clientCredentialsSource, type UpstreamTokenSource } from './client-credentials.js';
+
+const TOKEN_CONNECT_TIMEOUT_MS = 5_000;
+const TOKEN_BODY_BYTES = 64 * 1024;
+
+export interface UpstreamCredentials {
+  tokenSourceFor(server: string, config: RemoteServerConfig): UpstreamTokenSource | undefined;
+  close(): Promise<void>;
+}
+
+export function upstreamCredentials(readEnv: (name: string) => string | undefined, logger: Logger): UpstreamCredentials {
+  const sources = new Map<string, UpstreamTokenSource>();
+  const dispatchers: Dispatcher[] = [];
+  return {
+    tokenSourceFor(server, config) {
+      const auth = config.upstreamAuth;
+      if (auth === undefined) return undefined;
+      let source = sources.get(server);
+      if (source === undefined) {
+        const field = `${server}.upstreamAuth`;
+        const dispatcher = createEgressDispatcher({
+          server: field,
+          allowPrivateNetwork: auth.allowPrivateNetwork,
+          allowPublic: new URL(auth.tokenUrl).protocol === 'https:',
+          connectTimeoutMs: TOKEN_CONNECT_TIMEOUT_MS,
+          logger,
+        });
+        dispatchers.push(dispatcher);
+        const fetch = createGuardedFetch({ server: field, dispatcher, logger, limits: { maxMessageBytes: TOKEN_BODY_BYTES, maxOtherBodyBytes: TOKEN_BODY_BYTES } });
+        source = clientCredentialsSource({ server, upstreamUrl: config.url, config: auth, readEnv, fetch });
+        sources.set(server, source);
+      }
+      return source;
+    },
+    async close() {
+      await Promise.all(dispatchers.splice(0).map((d) => d.close().catch(() => undefined)));
+    },
+  };
+}

@@ -1,0 +1,50 @@
+/**
+ * What an upstream request's `_meta` holds, written in one step from the client's (request-meta.ts):
+ * the link's own progress token in place of the client's, the gateway's options never, the 2026
+ * envelope only to a 2026 upstream, with the requesting client's capabilities.
+ */
+import { describe, expect, it } from 'vitest';
+import { progressTokenOf, requestMeta, upstreamMeta } from '../../src/rpc/request-meta.js';
+
+const CAPS = 'io.modelcontextprotocol/clientCapabilities';
+const client = requestMeta({
+  progressToken: 'client-token',
+  'portcullis/options': { deferTools: true },
+  traceparent: '00-abc-def-01',
+  [CAPS]: { sampling: {} },
+  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+});
+
+describe('request meta', () => {
+  it('is frozen, and absent when the client sent none', () => {
+    expect(Object.isFrozen(client)).toBe(true);
+    expect(requestMeta({})).toBeUndefined();
+  });
+
+  it('reads the client’s progress token only when it is a string or a number', () => {
+    expect(progressTokenOf(client)).toBe('client-token');
+    expect(progressTokenOf(requestMeta({ progressToken: 3 }))).toBe(3);
+    expect(progressTokenOf(requestMeta({ progressToken: {} }))).toBeUndefined();
+    expect(progressTokenOf(undefined)).toBeUndefined();
+  });
+
+  it('gives a 2025 upstream the client’s own fields and the link’s token: no envelope, no gateway options', () => {
+    expect(upstreamMeta(client, { modern: false, clientCapabilities: { roots: {} }, progressToken: 41 })).toEqual({
+      traceparent: '00-abc-def-01',
+      progressToken: 41,
+    });
+  });
+
+  it('gives a 2026 upstream the envelope with the requesting client’s capabilities', () => {
+    expect(upstreamMeta(client, { modern: true, clientCapabilities: { elicitation: {} }, progressToken: undefined })).toEqual({
+      traceparent: '00-abc-def-01',
+      [CAPS]: { elicitation: {} },
+      'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+    });
+  });
+
+  it('leaves `_meta` out when nothing is left to send', () => {
+    expect(upstreamMeta(requestMeta({ progressToken: 1, 'portcullis/options': {} }), { modern: false, clientCapabilities: undefined, progressToken: undefined })).toBeUndefined();
+    expect(upstreamMeta(undefined, { modern: false, clientCapabilities: {}, progressToken: undefined })).toBeUndefined();
+  });
+});
