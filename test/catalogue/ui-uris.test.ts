@@ -4,7 +4,7 @@
  * URI a rewrite would pick, and the deprecated flat `_meta["ui/resourceUri"]`.
  */
 import { describe, expect, it } from 'vitest';
-import { exposeReadResult, exposeResource, exposeUiMeta, mergeUiExtension, planUiUris, uiUrisOfMeta } from '../../src/catalogue/ui-uris.js';
+import { exposeReadResult, exposeResource, exposeUiMeta, mergeUiExtension, narrowedPlan, planUiUris, uiUrisOfMeta } from '../../src/catalogue/ui-uris.js';
 
 const tool = (uri: string) => ({ name: 't', inputSchema: {}, _meta: { ui: { resourceUri: uri, visibility: ['app'] } } });
 
@@ -19,6 +19,20 @@ describe('planUiUris', () => {
     expect(plan.target('ui://dash')).toEqual({ server: 'a', uri: 'ui://dash' });
     expect(plan.target('ui://c/dash')).toEqual({ server: 'c', uri: 'ui://dash' });
     expect(plan.empty).toBe(false);
+  });
+
+  it('gives a caller no owner for a server its access profile hides, while exposing URIs as for everyone', () => {
+    const plan = planUiUris([
+      { server: 'a', tools: [], resources: [{ uri: 'ui://dash' }] },
+      { server: 'hidden', tools: [tool('ui://dash'), tool('ui://own')], resources: [] },
+    ]);
+    const narrowed = narrowedPlan(plan, (server) => server !== 'hidden');
+    expect(narrowed.exposed('hidden', 'ui://dash')).toBe(plan.exposed('hidden', 'ui://dash'));
+    expect(narrowed.target('ui://dash')).toEqual({ server: 'a', uri: 'ui://dash' });
+    expect(plan.target('ui://hidden/dash')).toEqual({ server: 'hidden', uri: 'ui://dash' });
+    expect(narrowed.target('ui://hidden/dash')).toBeUndefined();
+    expect(narrowed.target('ui://own')).toBeUndefined();
+    expect(narrowedPlan(plan, undefined)).toBe(plan);
   });
 
   it('never picks a URI another server already uses', () => {

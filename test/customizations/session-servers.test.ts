@@ -159,6 +159,22 @@ describe('servers a client brings', () => {
       await waitUntil(() => processesWithMarker(marker).length === 0, 'brought child reaped');
     });
 
+    it("spends the session's request rate on calls of the servers it brought, as on any other", async () => {
+      const marker = newMarker();
+      const { gateway } = await startPluginGateway(cleanup, { servers: { cfg: APPS_CFG } }, {
+        ...allowing({ stdio: true }),
+        rateLimits: { toolCalls: { perMinute: 1, burst: 1 } },
+      });
+      const mine = await openSessionWith(gateway.url, {
+        mine: { transport: 'stdio', command: process.execPath, args: [APPS, 'mine'], env: { [MARKER_VAR]: marker } },
+      });
+      const call = (id: number) => mine.post({ id, method: 'tools/call', params: { name: 'session.mine__show', arguments: {} } });
+      expect((answerOf(await call(2)).result as { content: Array<{ text: string }> }).content[0]!.text).toBe('mine show');
+      const refused = answerOf(await call(3));
+      expect(refused.error?.code).toBe(-32600);
+      expect(refused.error?.message).toMatch(/rate/i);
+    });
+
     it('runs the ones it accepts for that session only, filtered, and reaps them with the session', async () => {
       const marker = newMarker();
       const { gateway } = await startPluginGateway(cleanup, { servers: { cfg: APPS_CFG } }, { ...allowing({ stdio: true }), deniedTools: ['session.mine__widget'] });
