@@ -18,6 +18,7 @@ import type { Authenticator } from './inbound/auth/authenticate.js';
 import type { UpstreamRegistry } from './upstream/registry.js';
 import { sessionTag } from './observability/session-tag.js';
 import type { CustomizationList } from './customizations/customization-list.js';
+import type { PluginCustomization } from './customizations/types.js';
 import { mountCustomizations } from './customizations/routes.js';
 import type { TogglePermissions } from './customizations/toggle-check.js';
 import type { GatewayMetrics } from './observability/metrics.js';
@@ -48,6 +49,8 @@ export interface AppOptions {
   customizations?: CustomizationList;
   /** Who may set workspace and global decisions (`POST <path>/customizations/toggle`); absent: nobody. */
   togglePermissions?: TogglePermissions;
+  /** The client plugin of a caller's session (servers its client brought), for its list only. */
+  sessionPlugin?: (sessionId: string, principal: string | undefined) => PluginCustomization | undefined;
   /** Served at `/metrics` in the Prometheus text format; absent: not served. */
   metrics?: GatewayMetrics;
   /** The `oauth` auth block: protected resource metadata is served and tokens bound to endpoints. */
@@ -157,7 +160,21 @@ export function createApp(options: AppOptions): Hono {
   }
   if (options.customizations !== undefined) {
     const permissions = options.togglePermissions ?? { admins: new Set<string>(), openToLocal: false };
-    mountCustomizations(app, { base, list: options.customizations, principalOf, permissions });
+    const ownPlugin = options.sessionPlugin;
+    mountCustomizations(app, {
+      base,
+      list: options.customizations,
+      principalOf,
+      permissions,
+      ...(ownPlugin === undefined
+        ? {}
+        : {
+            sessionPlugin: (c: Context) => {
+              const sessionId = c.req.header('mcp-session-id');
+              return sessionId === undefined ? undefined : ownPlugin(sessionId, principalOf(c));
+            },
+          }),
+    });
   }
   app.all(base || '/', (c) => serve(options.aggregate, c));
   app.all(`${base}/servers/:name`, (c) => {

@@ -35,6 +35,7 @@ export type GatewayErrorCode =
   | 'UPSTREAM_BLOCKED'
   | 'UPSTREAM_BUSY'
   | 'UPSTREAM_MESSAGE_TOO_LARGE'
+  | 'UPSTREAM_AUTH_REQUIRED'
   | 'UNKNOWN_TOOL'
   | 'UNKNOWN_PROMPT'
   | 'UNKNOWN_RESOURCE'
@@ -180,6 +181,7 @@ export const taxonomy: Readonly<Record<GatewayErrorCode, readonly [rpc: number, 
   UPSTREAM_BLOCKED: [WireCode.Unavailable, 502],
   UPSTREAM_BUSY: [WireCode.Unavailable, 503],
   UPSTREAM_MESSAGE_TOO_LARGE: [WireCode.Unavailable, 502],
+  UPSTREAM_AUTH_REQUIRED: [WireCode.Unavailable, 502],
   SESSION_LIMIT: [WireCode.Unavailable, 503],
   SESSION_CHILD_LIMIT: [WireCode.Unavailable, 503],
   PRINCIPAL_CONNECTION_LIMIT: [WireCode.Unavailable, 503],

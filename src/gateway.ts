@@ -26,6 +26,7 @@ import { warnAboutMissingEnabledTools } from './upstream/enabled-tools-check.js'
 import { UpstreamRegistry } from './upstream/registry.js';
 import { loadPlugins } from './plugins/plugin-servers.js';
 import { customizationsFor, readEnablement } from './customizations/from-gateway.js';
+import { sessionPlugin } from './customizations/session-plugin.js';
 import { GatewayMetrics } from './observability/metrics.js';
 import { countRestarts } from './upstream/restart-counter.js';
 import { Closers } from './composition/closers.js';
@@ -209,6 +210,11 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       logger,
       customizations: customizations.list,
       togglePermissions: customizations.permissions(address.address),
+      // The session's list shows the servers its client brought (customizations/session-plugin.ts).
+      sessionPlugin: (sessionId, principal) => {
+        const brought = endpoints.aggregate.broughtBy(sessionId, principal);
+        return brought === undefined ? undefined : sessionPlugin(sessionId, brought, customizations.list);
+      },
       metrics,
       ...(telemetry.audit === undefined ? {} : { audit: telemetry.audit }),
       ...(config.auth?.kind === 'oauth' ? { oauth: config.auth } : {}),

@@ -17,8 +17,10 @@ import type { CustomizationList } from '../customizations/customization-list.js'
 import type { Logger } from '../observability/logger.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
 import type { GatewayResources } from '../routing/gateway-resources.js';
-import type { ScopeOptions } from '../routing/scopes.js';
+import type { ScopeOptions, SessionServersOptions } from '../routing/scopes.js';
 import type { ServerVisibility } from '../routing/visibility.js';
+import { agentEndpointGate, compileSessionServersGate, sideChannelGate } from '../config/session-servers.js';
+import { compileDeniedTools } from '../policy/denied-tools.js';
 import type { RequestLimiter } from '../policy/request-limits.js';
 import type { GatewayEventStore } from '../session/event-store.js';
 import type { SessionAdmission } from '../session/session-admission.js';
@@ -66,6 +68,8 @@ type EndpointExtras = Partial<Pick<EndpointOptions, 'name' | 'instructions' | 'p
   gatewayResources?: GatewayResources;
   /** A side channel's one server: its names are unprefixed (for the audit's hidden-name reason). */
   server?: string;
+  /** Servers its 2025 clients may bring (session-servers-scope.ts); only the aggregate takes any. */
+  sessionServers: SessionServersOptions;
 };
 
 /** The endpoint as audit lines name it: `aggregate`, `server:<name>`, `agent:<name>`. */
@@ -79,8 +83,10 @@ export function buildEndpoints(deps: EndpointsDeps): Endpoints {
   const { config, registry, logger } = deps;
   const surfaceOptions = compileToolSurfaceOptions(config);
   const initOptions = { persona: config.policy.agentPersona, eventStoreLimit: config.eventStore.limit };
-  const endpoint = (servers: string[], separator: string | null, label: string, extras: EndpointExtras = {}) => {
-    const { toolFilter: narrowed, gatewayResources, server, ...endpointExtras } = extras;
+  const policyAllows = compileDeniedTools(config.policy.deniedTools);
+  const judgedBy = (gate: SessionServersOptions['gate']): SessionServersOptions => ({ gate, policyAllows });
+  const endpoint = (servers: string[], separator: string | null, label: string, extras: EndpointExtras) => {
+    const { toolFilter: narrowed, gatewayResources, server, sessionServers, ...endpointExtras } = extras;
     const observers = deps.telemetry.observersFor(auditName(label), separator, server);
     const tools = new ToolSurface(surfaceOptions, {
       servers,
@@ -96,6 +102,7 @@ export function buildEndpoints(deps: EndpointsDeps): Endpoints {
       ...(deps.limiter === undefined ? {} : { limiter: deps.limiter }),
       ...(deps.visibility === undefined ? {} : { visibility: deps.visibility }),
       ...(gatewayResources === undefined ? {} : { gatewayResources }),
+      sessionServers,
     };
     return new McpEndpoint({
       name: config.name,
@@ -124,6 +131,7 @@ export function buildEndpoints(deps: EndpointsDeps): Endpoints {
     ...(config.persona === undefined ? {} : { persona: config.persona }),
     handshakeMeta: announcedServer(config.name, urls.aggregate),
     ...(deps.gatewayResources === undefined ? {} : { gatewayResources: deps.gatewayResources }),
+    sessionServers: judgedBy(compileSessionServersGate(config.policy)),
     entries: {
       dataMode,
       ...(agents.agents.length === 0
@@ -134,7 +142,12 @@ export function buildEndpoints(deps: EndpointsDeps): Endpoints {
   const sideChannels = new Map(
     serverNames.map((name) => [
       name,
-      endpoint([name], null, `servers/${name}`, { server: name, handshakeMeta: announcedServer(name, urls.sideChannel(name)), entries: { dataMode } }),
+      endpoint([name], null, `servers/${name}`, {
+        server: name,
+        handshakeMeta: announcedServer(name, urls.sideChannel(name)),
+        entries: { dataMode },
+        sessionServers: judgedBy(sideChannelGate),
+      }),
     ]),
   );
   // An agent endpoint: every server, the aggregate's names, the agent's allowlist on top.
@@ -145,6 +158,7 @@ export function buildEndpoints(deps: EndpointsDeps): Endpoints {
       instructionsLead: true,
       handshakeMeta: { ...announcedServer(agent.declaration.name, urls.agent(agent.declaration.name)), ...agentMeta(agent) },
       toolFilter: agentToolFilter(deps.toolFilter, agent),
+      sessionServers: judgedBy(agentEndpointGate),
     }),
   );
   const all = [aggregate, ...sideChannels.values()];

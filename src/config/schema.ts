@@ -16,6 +16,9 @@ const serverName = z
   .string()
   .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,47}$/, 'must be 1-48 chars of letters, digits, "_", "." or "-"');
 
+/** A server's name (config key, plugin server, session-supplied server). */
+export { serverName as serverNameSchema };
+
 const toolList = z.array(z.string().min(1)).default([]);
 
 const common = {

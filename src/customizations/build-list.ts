@@ -19,6 +19,7 @@ import type {
   Customization,
   CustomizationEnablement,
   Icon,
+  McpAppInfo,
   McpServerCustomization,
   McpServerState,
   PluginCustomization,
@@ -46,6 +47,8 @@ export interface LiveView {
   channelOf(server: string): string;
   /** The item's enablement entries for the asking viewer, sorted session, workspace, global; empty: none. */
   enablementOf(key: string): readonly CustomizationEnablement[];
+  /** What the side channel proxies for the server's MCP Apps, when it serves any (mcp-app.ts). */
+  appOf?(server: string): McpAppInfo | undefined;
 }
 
 function enablement(view: LiveView, key: string): { enablement?: readonly CustomizationEnablement[] } {
@@ -60,6 +63,7 @@ function runningServer(
   view: LiveView,
 ): McpServerCustomization {
   const icons = state.kind === 'stopped' ? undefined : view.iconsOf(base.name);
+  const app = state.kind === 'ready' ? view.appOf?.(base.name) : undefined;
   return {
     type: 'mcpServer',
     ...base,
@@ -67,6 +71,7 @@ function runningServer(
     ...enablement(view, key),
     state,
     ...(state.kind === 'ready' ? { channel: view.channelOf(base.name) } : {}),
+    ...(app === undefined ? {} : { mcpApp: app }),
   };
 }
 

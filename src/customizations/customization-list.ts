@@ -13,6 +13,7 @@ import type { Viewer } from './enablement/decisions.js';
 import type { Enablement } from './enablement/enablement.js';
 import { buildCustomizations, type ListSources, type LiveView } from './build-list.js';
 import type { IdMinter } from './ids.js';
+import { mcpAppOf } from './mcp-app.js';
 import { serverState } from './server-state.js';
 import type { Customization } from './types.js';
 import { upstreamIcons } from './upstream-icons.js';
@@ -67,6 +68,11 @@ export class CustomizationList {
   setChannelBase(mcpUrl: string): void {
     this.channelBase = `${mcpUrl}/servers/`;
     this.refresh();
+  }
+
+  /** The opaque id of a durable key, minted like every id of this list (session-plugin.ts). */
+  idFor(key: string): string {
+    return this.options.ids.idFor(key);
   }
 
   get closed(): boolean {
@@ -160,6 +166,7 @@ export class CustomizationList {
       iconsOf: (server) => upstreamIcons(registry.entries.get(server)?.primary.current?.serverInfo),
       channelOf: (server) => `${this.channelBase ?? '/servers/'}${encodeURIComponent(server)}`,
       enablementOf: (key) => enablement?.entries(key, viewer) ?? [],
+      appOf: (server) => mcpAppOf(registry.entries.get(server)?.primary.current?.capabilities),
     };
     const items = buildCustomizations(sources, view, ids);
     return { version, items, json: JSON.stringify({ items }) };

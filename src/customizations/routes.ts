@@ -4,7 +4,8 @@
  * after them):
  *
  * - `GET <path>/customizations` → `{ "items": Customization[] }`, resolved for the caller
- *   (caller-view.ts: its session with `Mcp-Session-Id`, else `?workspace=`, else global only);
+ *   (caller-view.ts: its session with `Mcp-Session-Id`, else `?workspace=`, else global only),
+ *   plus that session's client plugin (the servers its client brought), for that session only;
  * - `GET <path>/customizations?watch=1` → `text/event-stream`: the caller's current list at
  *   once, then its whole list again (`event: customizationsChanged`, `data: {"items": […]}`)
  *   whenever anything in it changes. Pull-driven: a watcher that does not read holds one pending
@@ -18,6 +19,7 @@ import { errorResponse, GatewayError } from '../errors.js';
 import { callerView, type CallerView } from './caller-view.js';
 import type { CustomizationList, ListSnapshot } from './customization-list.js';
 import { mountToggle, type ToggleRouteOptions } from './toggle-route.js';
+import type { PluginCustomization } from './types.js';
 
 /** Concurrent watch streams per gateway; each holds one socket and one waiter. */
 export const MAX_WATCHERS = 256;
@@ -30,6 +32,8 @@ export interface CustomizationRoutesOptions extends Omit<ToggleRouteOptions, 'pa
   readonly list: CustomizationList;
   /** Who authentication says is calling (undefined when auth is off). */
   principalOf(c: Context): string | undefined;
+  /** The client plugin of the caller's session (the servers its client brought), if any (session-plugin.ts). */
+  readonly sessionPlugin?: (c: Context) => PluginCustomization | undefined;
 }
 
 const encoder = new TextEncoder();
@@ -120,7 +124,11 @@ export function mountCustomizations(app: Hono, options: CustomizationRoutesOptio
     if (caller instanceof GatewayError) return errorResponse(caller);
     const mode = c.req.query('watch');
     if (mode === '1' || mode === 'true') return watch(c, caller);
-    return new Response(list.viewFor(caller.viewer()).json, { status: 200, headers: { 'content-type': 'application/json', 'cache-control': 'no-store' } });
+    // The caller's own session adds its client plugin (servers its client brought); nobody else's.
+    const own = options.sessionPlugin?.(c);
+    const view = list.viewFor(caller.viewer());
+    const json = own === undefined ? view.json : JSON.stringify({ items: [...view.items, own] });
+    return new Response(json, { status: 200, headers: { 'content-type': 'application/json', 'cache-control': 'no-store' } });
   });
   app.all(path, () => errorResponse(new GatewayError('METHOD_NOT_ALLOWED', 'the customisation list is read with GET')));
   mountToggle(app, { ...options, path: `${path}/toggle` });

@@ -359,6 +359,15 @@ export class McpEndpoint {
     });
   }
 
+  /**
+   * The servers the client of session `sessionId` brought, for that session's customisation
+   * list; undefined for an unknown session, one held by another principal, or one that brought none.
+   */
+  broughtBy(sessionId: string, principal: string | undefined): ReturnType<LegacySession['broughtServers']> {
+    const session = this.sessions.get(sessionId);
+    return session === undefined || session.principal !== principal ? undefined : session.broughtServers();
+  }
+
   /** The handshake completion and the gateway's own entries, for every `Server` of this endpoint. */
   private extras(): { handshake?: Handshake; entries?: GatewayEntries } {
     return endpointExtras(this.options, () => primaryInfo(this.options.scope.registry, this.options.scope.servers));

@@ -233,6 +233,19 @@ export const policySchema = z.strictObject({
       toolCalls: rateSpec.optional(),
     })
     .prefault({}),
+  /**
+   * Servers a 2025-era client brings in its `initialize` (`_meta["portcullis/servers"]`, the
+   * least trusted layer): `allow` accepts any at all (default: no), `stdio` lets them run
+   * commands on the gateway's host (default: no; `streamableHttp` only), `maxPerSession` bounds
+   * them. They never reach a private network, and every rule above applies to them.
+   */
+  sessionServers: z
+    .strictObject({
+      allow: z.boolean().default(false),
+      stdio: z.boolean().default(false),
+      maxPerSession: z.number().int().min(1).max(64).default(4),
+    })
+    .prefault({}),
   /** Ceilings: a config value may be lower, never higher; an absent config value takes these. */
   limits: z
     .strictObject({

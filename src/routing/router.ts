@@ -11,6 +11,7 @@ import type { Catalogue } from '../catalogue/catalogue.js';
 import type { MergedTools } from '../catalogue/merge.js';
 import type { ToolsView } from '../catalogue/surface/tool-surface.js';
 import { routeResourceUri } from '../catalogue/build-index.js';
+import { exposeReadResult, exposeUiMeta } from '../catalogue/ui-uris.js';
 import { checkServerRequest } from '../rpc/client-capabilities.js';
 import type { UpstreamLink } from '../upstream/link.js';
 import type { ListKind } from '../upstream/list-cache.js';
@@ -126,11 +127,14 @@ const handlers: Record<string, Handler> = {
     return forward(scope, target.server, 'prompts/get', { ...params, name: target.name }, call);
   },
 
+  // A `ui://` URI the gateway rewrote goes to its owner as the owner knows it (ui-uris.ts).
   'resources/read': async (scope, params, call) => {
     const uri = stringParam(params, 'uri');
     const own = scope.gatewayResources;
     if (own?.owns(uri) === true) return own.read(uri);
-    return forward(scope, await ownerOfUri(scope, uri), 'resources/read', params, call);
+    const target = await ownerOfUri(scope, uri);
+    const result = await forward(scope, target.server, 'resources/read', { ...params, uri: target.uri }, call);
+    return exposeReadResult(result, target.uri, uri);
   },
 
   'resources/subscribe': async (scope, params, call) => {
@@ -140,9 +144,9 @@ const handlers: Record<string, Handler> = {
       own.subscribe(uri);
       return {};
     }
-    const server = await ownerOfUri(scope, uri);
-    const result = await forward(scope, server, 'resources/subscribe', params, call);
-    scope.noteSubscription?.(server, uri, true);
+    const target = await ownerOfUri(scope, uri);
+    const result = await forward(scope, target.server, 'resources/subscribe', { ...params, uri: target.uri }, call);
+    scope.noteSubscription?.(target.server, target.uri, true);
     return result;
   },
 
@@ -153,9 +157,9 @@ const handlers: Record<string, Handler> = {
       own.unsubscribe(uri);
       return {};
     }
-    const server = await ownerOfUri(scope, uri);
-    scope.noteSubscription?.(server, uri, false);
-    return forward(scope, server, 'resources/unsubscribe', params, call);
+    const target = await ownerOfUri(scope, uri);
+    scope.noteSubscription?.(target.server, target.uri, false);
+    return forward(scope, target.server, 'resources/unsubscribe', { ...params, uri: target.uri }, call);
   },
 
   'completion/complete': async (scope, params, call) => {
@@ -169,7 +173,7 @@ const handlers: Record<string, Handler> = {
     if (ref?.type === 'ref/resource') {
       const uri = stringParam(ref, 'uri');
       const { routes } = await scope.catalogue.templates();
-      const owner = routes.find((r) => r.uriTemplate === uri)?.server ?? (await ownerOfUri(scope, uri));
+      const owner = routes.find((r) => r.uriTemplate === uri)?.server ?? (await ownerOfUri(scope, uri)).server;
       return forward(scope, owner, 'completion/complete', params, call);
     }
     throw new GatewayError('INVALID_PARAMS', 'completion/complete needs a ref of type ref/prompt or ref/resource');
@@ -220,9 +224,11 @@ async function callTool(scope: RouteScope, params: Params, call: CallContext): P
   }
   const upstreamParams = { ...params, name: target.name };
   const tasks = scope.tasks;
-  if (tasks === undefined) return forward(scope, target.server, 'tools/call', upstreamParams, call);
+  // A result pointing at a `ui://` App names it as the tool list did.
+  const expose = (result: Result) => exposeUiMeta(result, target.server, merged.ui);
+  if (tasks === undefined) return expose(await forward(scope, target.server, 'tools/call', upstreamParams, call));
   const tool = tasks.takesTasks(target.server) ? merged.tools.find((t) => t.name === exposed) : undefined;
-  return tasks.callTool(target.server, tool, upstreamParams, call, (p, observe) => forward(scope, target.server, 'tools/call', p, call, observe));
+  return expose(await tasks.callTool(target.server, tool, upstreamParams, call, (p, observe) => forward(scope, target.server, 'tools/call', p, call, observe)));
 }
 
 /**
@@ -302,11 +308,17 @@ async function fulfilInputRequests(result: Result, call: CallContext): Promise<P
   return next;
 }
 
-async function ownerOfUri(scope: RouteScope, uri: string): Promise<string> {
+/**
+ * The server that owns `uri`, and the URI it knows it by: a `ui://` URI of an App first (listed,
+ * or only named by a tool; rewritten when servers share it), then the listed and templated URIs.
+ */
+async function ownerOfUri(scope: RouteScope, uri: string): Promise<{ server: string; uri: string }> {
   const [resources, templates] = await Promise.all([scope.catalogue.resources(), scope.catalogue.templates()]);
+  const app = resources.ui.target(uri);
+  if (app !== undefined) return app;
   const owner = routeResourceUri(uri, resources.index, templates.routes);
   if (owner === undefined) throw new GatewayError('UNKNOWN_RESOURCE', `Resource not found: ${uri}`);
-  return owner;
+  return { server: owner, uri };
 }
 
 /** An optional parameter that, when present, must be a JSON object (not an array or scalar). */

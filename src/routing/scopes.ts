@@ -15,6 +15,8 @@ import type { ClientCapabilities } from '@modelcontextprotocol/client';
 import { Catalogue, type CatalogueOptions } from '../catalogue/catalogue.js';
 import { LoadedTools } from '../catalogue/surface/loaded-tools.js';
 import type { SessionTools, ToolSurface, ToolsView } from '../catalogue/surface/tool-surface.js';
+import type { SessionServersGate } from '../config/session-servers.js';
+import type { VisibilityFilter } from '../catalogue/merge.js';
 import type { Logger } from '../observability/logger.js';
 import type { UpstreamLink } from '../upstream/link.js';
 import { connectionKeyId, type ConnectionKey } from '../upstream/principal-connections.js';
@@ -52,8 +54,17 @@ export interface ScopeOptions {
   gatewayResources?: GatewayResources;
   /** The policy's request rates per principal; absent: not limited. */
   limiter?: RequestLimiter;
+  /** Judges and filters the servers a 2025 client brings in `initialize` (session-servers-scope.ts); absent: the default policy's (none). */
+  sessionServers?: SessionServersOptions;
 }
 
+/** What an endpoint knows about servers its 2025 clients may bring. */
+export interface SessionServersOptions {
+  /** The policy's judgement of an `initialize` (config/session-servers.ts). */
+  readonly gate: SessionServersGate;
+  /** The policy's denied-tool globs, for their tools as for every other. */
+  readonly policyAllows: VisibilityFilter;
+}
 
 /** What a session adds to its endpoint's scope options. */
 export interface SessionScopeOptions {
@@ -98,6 +109,8 @@ export class SessionScope implements RouteScope {
   private readonly principalServers: Set<string>;
   readonly tasks: TaskScope | undefined;
   readonly admit: RouteScope['admit'];
+  /** What the policy's `access` rules let the session's principal see; undefined: everything. */
+  readonly access: AccessProfile | undefined;
   private readonly taskTable: TaskTable | undefined;
   /** The session's key in the task table: random, never the session id itself. */
   private readonly taskOwner = `session:${randomUUID()}`;
@@ -127,6 +140,7 @@ export class SessionScope implements RouteScope {
       sink: this.owner,
     });
     this.admit = admitFor(options.limiter, this.key.principal);
+    this.access = session.access;
     const keyId = connectionKeyId(this.key);
     const surface = options.tools;
     this.toolState =
@@ -199,7 +213,7 @@ export class SessionScope implements RouteScope {
         get servers() {
           return scope.visibility.visibleServers();
         },
-        linkFor: async (s) => this.own.get(s)?.current ?? this.principalLink(s) ?? this.registry.entry(s).primary.get(),
+        linkFor: (s) => this.listLink(s),
         perCaller: (s) => this.principalServers.has(s),
       },
       { ...narrowedView(options.catalogue, session.access), logger: options.logger },
@@ -218,6 +232,11 @@ export class SessionScope implements RouteScope {
   /** The session's standalone stream is open: the gateway may now ask its client for roots. */
   streamOpened(): void {
     this.visibility.streamOpened();
+  }
+
+  /** The connection this session's lists of `server` come from: its own once open, else the primary. */
+  async listLink(server: string): Promise<UpstreamLink> {
+    return this.own.get(server)?.current ?? this.principalLink(server) ?? this.registry.entry(server).primary.get();
   }
 
   /** This session's principal connection to `server`, if it is one and open now. */

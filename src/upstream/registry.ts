@@ -300,6 +300,15 @@ export class UpstreamRegistry {
     }
   }
 
+  /**
+   * A registry of other servers under this one's settings and connector deps: the servers one
+   * session brings (routing/session-servers-scope.ts). Its children are counted apart from this
+   * registry's; closing it reaps them.
+   */
+  sibling(servers: Readonly<Record<string, ServerConfig>>): UpstreamRegistry {
+    return new UpstreamRegistry({ ...this.options, servers });
+  }
+
   /** Live stdio children of this registry, by server. */
   stdioChildren(): ReadonlyMap<string, number> {
     return this.census.snapshot();

@@ -18,6 +18,7 @@ import { answerAsResponse, withFetchDefaults } from '../net/dispatch-hop.js';
 import { createGuardedFetch, createGuardedRequest, type GuardedFetch } from '../net/guarded-fetch.js';
 import type { Logger } from '../observability/logger.js';
 import { compileOutboundHeaders } from '../policy/outbound-headers.js';
+import { readingAuthChallenges } from './auth-required.js';
 import type { UpstreamTokenSource } from './credentials/client-credentials.js';
 import { LeanHttpTransport, type LeanPost } from './lean-http-transport.js';
 import { oversizedAnswers } from './oversized-answer.js';
@@ -49,7 +50,9 @@ interface UpstreamHttp {
 /**
  * What every HTTP upstream kind sends through: the request's headers rebuilt from what the
  * transport set plus `headers` and `envHeaders`, then the redirect policy over the server's egress
- * dispatcher (`dispatcher`, default `deps.dispatcherFor`); as a `fetch`, and as raw hops.
+ * dispatcher (`dispatcher`, default `deps.dispatcherFor`); as a `fetch`, and as raw hops. A 401/403
+ * that asks for authorization (naming protected resource metadata) rejects with
+ * `UpstreamAuthRequired` (auth-required.ts), on either.
  */
 function createUpstreamHttp(server: string, config: RemoteServerConfig, deps: HttpConnectorDeps, logger: Logger, dispatcher: Dispatcher): UpstreamHttp {
   const outbound = compileOutboundHeaders({
@@ -83,7 +86,8 @@ function createUpstreamHttp(server: string, config: RemoteServerConfig, deps: Ht
 
   const https = new URL(config.url).protocol === 'https:';
   return {
-    async fetch(url, init) {
+    // Outermost, so a refused token is invalidated before the refusal becomes `UpstreamAuthRequired`.
+    fetch: readingAuthChallenges(async function fetchUpstream(url: string | URL, init?: RequestInit): Promise<Response> {
       // The SDK hands a `Headers` already; it is only read here, never changed.
       const given = init?.headers;
       const headers = outboundHeaders(given instanceof Headers ? given : new Headers(given));
@@ -98,7 +102,7 @@ function createUpstreamHttp(server: string, config: RemoteServerConfig, deps: Ht
       // Refused: the next request fetches a fresh token (this one's 401 reaches the SDK as it is).
       if (response.status === 401) tokens.invalidate(token);
       return response;
-    },
+    }, { server, upstreamUrl: config.url, dispatcher, logger }),
     lean: {
       server,
       request: createGuardedRequest(guardOptions),
