@@ -2,6 +2,7 @@
  * The paths the bench drives, each started on 127.0.0.1 only:
  *
  * - `direct`: the SDK echo server over Streamable HTTP (JSON responses), no proxy;
+ * - `passthrough`: a byte relay (node:http, `servers/passthrough.ts`) in front of that server;
  * - `portcullis-http` / `portcullis-stdio`: the gateway (default config) fronting that HTTP
  *   server, or a stdio echo child;
  * - `mcp-proxy` / `supergateway`: the popular npm proxies fronting the same stdio echo.
@@ -18,12 +19,13 @@ import { freeLoopbackPort } from './lib/ports.js';
 import { spawnTracked, type TrackedProcess } from './lib/processes.js';
 import { rivalFile } from './lib/rivals.js';
 
-export type PathId = 'direct' | 'portcullis-http' | 'portcullis-stdio' | 'mcp-proxy' | 'supergateway';
+export type PathId = 'direct' | 'passthrough' | 'portcullis-http' | 'portcullis-stdio' | 'mcp-proxy' | 'supergateway';
 
-export const PATH_IDS: readonly PathId[] = ['direct', 'portcullis-http', 'portcullis-stdio', 'mcp-proxy', 'supergateway'];
+export const PATH_IDS: readonly PathId[] = ['direct', 'passthrough', 'portcullis-http', 'portcullis-stdio', 'mcp-proxy', 'supergateway'];
 
 export const PATH_LABELS: Readonly<Record<PathId, string>> = {
   direct: 'direct HTTP echo',
+  passthrough: 'byte passthrough → HTTP echo',
   'portcullis-http': 'Portcullis → HTTP echo',
   'portcullis-stdio': 'Portcullis → stdio echo',
   'mcp-proxy': 'mcp-proxy → stdio echo',
@@ -33,6 +35,7 @@ export const PATH_LABELS: Readonly<Record<PathId, string>> = {
 /** The echo tool's name as each path exposes it (Portcullis namespaces `<server>__<tool>`). */
 export const TOOL_NAME: Readonly<Record<PathId, string>> = {
   direct: 'echo',
+  passthrough: 'echo',
   'portcullis-http': 'echo__echo',
   'portcullis-stdio': 'echo__echo',
   'mcp-proxy': 'echo',
@@ -44,6 +47,7 @@ export const SCRIPTS = {
   gateway: join(ROOT, 'dist/src/main.js'),
   echoHttp: join(ROOT, 'dist/bench/servers/echo-http.js'),
   echoStdio: join(ROOT, 'dist/bench/servers/echo-stdio.js'),
+  passthrough: join(ROOT, 'dist/bench/servers/passthrough.js'),
   loopbackPreload: pathToFileURL(join(ROOT, 'dist/bench/lib/loopback-listen.js')).href,
   gcProbePreload: pathToFileURL(join(ROOT, 'dist/bench/lib/gc-probe.js')).href,
   mcpProxy: rivalFile('mcp-proxy', 'dist/bin/mcp-proxy.mjs'),
@@ -54,6 +58,8 @@ export interface BenchContext {
   logDir: string;
   /** The long-lived HTTP echo that `portcullis-http` fronts (and `direct` reuses when running). */
   upstreamUrl: string;
+  /** That echo's process id (a server process of every path that fronts it, for pinning and CPU). */
+  upstreamPid?: number;
   /** Extra node flags for Portcullis processes (e.g. `--cpu-prof`). */
   gatewayNodeFlags?: readonly string[];
 }
@@ -63,6 +69,12 @@ export interface StartedPath {
   url: string;
   /** The process whose memory is reported (the proxy; the echo server for `direct`). */
   process: TrackedProcess;
+  /**
+   * Every server process of the path (descendants are found when needed): the proxy and, for a
+   * path in front of the shared HTTP echo, that echo. They are pinned together and their CPU is
+   * the path's "whole path" CPU.
+   */
+  serverRoots: number[];
 }
 
 export type ServerEntries = Record<string, Record<string, unknown>>;
@@ -109,7 +121,7 @@ export async function startEchoHttp(ctx: BenchContext, port = 0): Promise<Starte
   const proc = spawnTracked(`echo-http-${++serial}`, [SCRIPTS.echoHttp, '--port', String(port)], { logDir: ctx.logDir, readStdout: true });
   const ready = await proc.waitForLine(/^ECHO_READY /, 30_000);
   await assertLoopbackOnly(proc);
-  return { id: 'direct', url: ready.line.slice('ECHO_READY '.length).trim(), process: proc };
+  return { id: 'direct', url: ready.line.slice('ECHO_READY '.length).trim(), process: proc, serverRoots: [proc.pid] };
 }
 
 /** Command line of each path's process for a given port (0 only where the tool reports it). */
@@ -117,6 +129,8 @@ function argvFor(id: PathId, ctx: BenchContext, port: number, configFile: string
   switch (id) {
     case 'direct':
       return [SCRIPTS.echoHttp, '--port', String(port)];
+    case 'passthrough':
+      return [SCRIPTS.passthrough, '--port', String(port), '--upstream', ctx.upstreamUrl];
     case 'portcullis-http':
     case 'portcullis-stdio':
       return [...(ctx.gatewayNodeFlags ?? []), SCRIPTS.gateway, '--config', configFile];
@@ -207,7 +221,9 @@ export async function startPath(id: PathId, ctx: BenchContext): Promise<StartedP
   const proc = spawnPath(id, ctx, port);
   await untilToolsList(proc, pathUrl(port), 30_000);
   await assertLoopbackOnly(proc);
-  return { id, url: pathUrl(port), process: proc };
+  const frontsSharedEcho = id === 'passthrough' || id === 'portcullis-http';
+  const serverRoots = frontsSharedEcho && ctx.upstreamPid !== undefined ? [proc.pid, ctx.upstreamPid] : [proc.pid];
+  return { id, url: pathUrl(port), process: proc, serverRoots };
 }
 
 /** Stops the bench if a process listens anywhere but loopback (read from /proc, not trusted). */

@@ -5,7 +5,7 @@
  *
  *   node dist/bench/run.js [--duration S] [--rounds N] [--concurrency 1,16,64]
  *                          [--paths direct,portcullis-http,…] [--sessions N] [--wait-quiet S]
- *                          [--quick] [--keep-logs]
+ *                          [--pin pinned,unpinned] [--phases search,cold,load,gateway] [--quick] [--keep-logs]
  *
  * Every process it starts is stopped by pid at the end, on failure, on SIGINT/SIGTERM, and by a
  * watchdog if the run overstays its estimate by half plus two minutes.
@@ -21,7 +21,8 @@ import { waitForQuiet } from './lib/cpu-noise.js';
 import { killAllNow, ownPids, stopAll } from './lib/processes.js';
 import { ensureRivals, rivalVersion, type RivalPackage } from './lib/rivals.js';
 import { median } from './lib/stats.js';
-import { judgeTargets, loadRows } from './lib/summary.js';
+import { judgeTargets, loadRowsByMode } from './lib/summary.js';
+import { canPin, type PinMode } from './lib/affinity.js';
 import { PATH_IDS, startEchoHttp, type BenchContext, type PathId } from './paths.js';
 import { coldStart, stdioEchoColdStart } from './phases/cold-start.js';
 import { runLoadPhase } from './phases/load.js';
@@ -30,6 +31,9 @@ import { measureIdleRss, measureSessionMemory, measureToolsList } from './phases
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const RESULTS = join(ROOT, 'bench/results');
+
+type Phase = 'search' | 'cold' | 'load' | 'gateway';
+const PHASES: readonly Phase[] = ['search', 'cold', 'load', 'gateway'];
 
 interface Plan {
   durationS: number;
@@ -44,6 +48,10 @@ interface Plan {
   quick: boolean;
   /** Longest wait, in seconds, for other processes to leave the CPU before starting. */
   waitQuietS: number;
+  /** Pin modes of the load rounds. */
+  modes: PinMode[];
+  /** Phases to run (default all): `search`, `cold`, `load`, `gateway` (tools/list and memory). */
+  phases: ReadonlySet<Phase>;
 }
 
 function readPlan(argv: string[]): Plan {
@@ -58,6 +66,8 @@ function readPlan(argv: string[]): Plan {
       quick: { type: 'boolean', default: false },
       'keep-logs': { type: 'boolean', default: false },
       'wait-quiet': { type: 'string' },
+      pin: { type: 'string' },
+      phases: { type: 'string' },
     },
   });
   const int = (text: string | undefined, fallback: number, min: number, max: number, name: string): number => {
@@ -67,11 +77,15 @@ function readPlan(argv: string[]): Plan {
     return value;
   };
   const quick = values.quick === true;
-  const concurrencies = (values.concurrency ?? '1,16,64').split(',').map((c) => int(c, 0, 1, 256, 'concurrency'));
+  const concurrencies = (values.concurrency ?? '16,64').split(',').map((c) => int(c, 0, 1, 256, 'concurrency'));
   const paths = (values.paths ?? PATH_IDS.join(',')).split(',') as PathId[];
   for (const path of paths) if (!PATH_IDS.includes(path)) throw new TypeError(`--paths: unknown path "${path}" (known: ${PATH_IDS.join(', ')})`);
   if (!paths.includes('direct')) paths.unshift('direct');
+  const modes = (values.pin ?? 'pinned,unpinned').split(',') as PinMode[];
+  for (const mode of modes) if (mode !== 'pinned' && mode !== 'unpinned') throw new TypeError(`--pin: unknown mode "${mode}" (known: pinned, unpinned)`);
   return {
+    modes,
+    phases: readPhases(values.phases),
     durationS: int(values.duration, quick ? 2 : 5, 1, 60, 'duration'),
     rounds: int(values.rounds, quick ? 1 : 3, 1, 10, 'rounds'),
     concurrencies,
@@ -85,6 +99,12 @@ function readPlan(argv: string[]): Plan {
     quick,
     waitQuietS: int(values['wait-quiet'], quick ? 0 : 30, 0, 600, 'wait-quiet'),
   };
+}
+
+function readPhases(text: string | undefined): ReadonlySet<Phase> {
+  const phases = (text ?? PHASES.join(',')).split(',') as Phase[];
+  for (const phase of phases) if (!PHASES.includes(phase)) throw new TypeError(`--phases: unknown phase "${phase}" (known: ${PHASES.join(', ')})`);
+  return new Set(phases);
 }
 
 function readOnlyGit(args: string[]): string {
@@ -105,11 +125,11 @@ function versionOf(pkg: string): string {
 
 /** Rough wall time of a plan, from measured runs on a 2-core machine (about 310 s for the default). */
 function estimateSeconds(plan: Plan): number {
-  const cold = plan.coldStarts * (plan.paths.length + 1) * 1.5;
-  const load = plan.paths.length * (plan.warmupS + 2) + plan.rounds * plan.concurrencies.length * plan.paths.length * (plan.durationS + 0.3);
-  const lists = 2 * (5 + (plan.rounds + 1) * 2 * plan.listDurationS);
-  const sessions = 2 * (5 + plan.sessions / 50);
-  const search = plan.quick ? 15 : 40;
+  const cold = plan.phases.has('cold') ? plan.coldStarts * (plan.paths.length + 1) * 1.5 : 0;
+  const load = !plan.phases.has('load') ? 0 : plan.paths.length * (plan.warmupS + 2) + plan.rounds * plan.modes.length * plan.concurrencies.length * plan.paths.length * (plan.durationS + 0.3);
+  const lists = !plan.phases.has('gateway') ? 0 : 2 * (5 + (plan.rounds + 1) * 2 * plan.listDurationS);
+  const sessions = !plan.phases.has('gateway') ? 0 : 2 * (5 + plan.sessions / 50);
+  const search = !plan.phases.has('search') ? 0 : plan.quick ? 15 : 40;
   return Math.round(plan.waitQuietS + cold + load + lists + sessions + search + 5);
 }
 
@@ -193,8 +213,13 @@ async function main(): Promise<number> {
   const logDir = mkdtempSync(join(tmpdir(), 'portcullis-bench-'));
   liveLogDir = logDir;
   mkdirSync(RESULTS, { recursive: true });
+  if (plan.modes.includes('pinned') && !canPin()) {
+    log('pinning needs two CPUs and taskset: running unpinned only');
+    plan.modes = plan.modes.filter((m) => m !== 'pinned');
+    if (plan.modes.length === 0) plan.modes = ['unpinned'];
+  }
   ensureRivals(plan.paths.filter((path): path is RivalPackage => path === 'mcp-proxy' || path === 'supergateway'));
-  log(`plan: ${plan.paths.join(', ')}; c=${plan.concurrencies.join('/')}; ${plan.rounds} round(s) × ${plan.durationS} s; about ${estimateSeconds(plan)} s in all`);
+  log(`plan: ${plan.paths.join(', ')}; c=${plan.concurrencies.join('/')}; ${plan.modes.join(' + ')}; ${plan.rounds} round(s) × ${plan.durationS} s; about ${estimateSeconds(plan)} s in all`);
   if (plan.waitQuietS > 0) {
     log(`waiting up to ${plan.waitQuietS} s for other processes to use < 10% of the CPU`);
     const share = await waitForQuiet(ownPids, 0.1, plan.waitQuietS * 1000);
@@ -212,26 +237,27 @@ async function main(): Promise<number> {
   let keepLogs = plan.keepLogs;
   try {
     log('tool search: recall, latency, index build and memory at ~5,000 tools');
-    const search = await attempt(problems, 'tool search', () => runSearchPhase({ quick: plan.quick }));
+    const search = !plan.phases.has('search') ? undefined : await attempt(problems, 'tool search', () => runSearchPhase({ quick: plan.quick }));
 
     const upstream = await startEchoHttp({ logDir, upstreamUrl: '' }, 0);
-    const ctx: BenchContext = { logDir, upstreamUrl: upstream.url };
+    const ctx: BenchContext = { logDir, upstreamUrl: upstream.url, upstreamPid: upstream.process.pid };
 
     log('cold starts');
-    const cold = await coldStartPhase(ctx, plan, problems);
+    const cold = plan.phases.has('cold') ? await coldStartPhase(ctx, plan, problems) : { results: {}, stdioEchoAloneMs: [] };
 
     log('tools/call load');
-    const load = await runLoadPhase(ctx, {
+    const load = !plan.phases.has('load') ? { rounds: {}, peakRss: {} } : await runLoadPhase(ctx, {
       paths: plan.paths,
       concurrencies: plan.concurrencies,
       rounds: plan.rounds,
       durationS: plan.durationS,
       warmupS: plan.warmupS,
-      onRound: (round, c, path) => log(`  round ${round}/${plan.rounds}  c=${c}  ${path}`),
+      modes: plan.modes,
+      onRound: (round, c, path, mode) => log(`  round ${round}/${plan.rounds}  ${mode}  c=${c}  ${path}`),
     });
-    const rows = loadRows(load.rounds);
+    const rows = loadRowsByMode(load.rounds);
 
-    const wantsGateway = plan.paths.some((p) => p.startsWith('portcullis'));
+    const wantsGateway = plan.phases.has('gateway') && plan.paths.some((p) => p.startsWith('portcullis'));
     const gateway = wantsGateway ? await gatewayPhase(ctx, plan, problems) : { toolsList: [], idleRss: undefined, sessionMemory: [] };
 
     const readyAfterUpstream = [
@@ -250,8 +276,10 @@ async function main(): Promise<number> {
         machine: `${cpus().length} × ${cpus()[0]?.model ?? 'unknown CPU'}`,
         node: process.version,
         commit: `${readOnlyGit(['rev-parse', '--short', 'HEAD'])}${readOnlyGit(['status', '--porcelain', '--', 'src']) === '' ? '' : ' (src/ has uncommitted changes)'}`,
-        plan: `c=${plan.concurrencies.join('/')}, ${plan.rounds} round(s) × ${plan.durationS} s per path and c, interleaved`,
-        'CPU taken by other processes during load rounds': foreignSummary(Object.values(load.rounds).flatMap((byC) => Object.values(byC).flat())),
+        plan: `c=${plan.concurrencies.join('/')}, ${plan.modes.join(' + ')}, ${plan.rounds} round(s) × ${plan.durationS} s per path, mode and c, interleaved`,
+        'CPU taken by other processes during load rounds': foreignSummary(
+          Object.values(load.rounds).flatMap((byPath) => Object.values(byPath ?? {}).flatMap((byC) => Object.values(byC).flat())),
+        ),
         versions: `mcp-proxy ${rivalVersion('mcp-proxy')}, supergateway ${rivalVersion('supergateway')}, autocannon ${versionOf('autocannon')}, @modelcontextprotocol/server ${versionOf('@modelcontextprotocol/server')}`,
         ...(problems.length === 0 ? {} : { problems: problems.join('; ') }),
       },
@@ -269,6 +297,10 @@ async function main(): Promise<number> {
         idleRss: gateway.idleRss,
         perSessionShared: gateway.sessionMemory.find((m) => m.isolation === 'shared')?.perSession,
         readyAfterUpstream,
+        coldStartMs:
+          cold.results['portcullis-stdio'] === undefined || cold.results['mcp-proxy'] === undefined
+            ? undefined
+            : { portcullisStdio: median(cold.results['portcullis-stdio'].toolsListMs), mcpProxy: median(cold.results['mcp-proxy'].toolsListMs) },
       }).concat(search?.targets ?? []),
     };
     const stamp = new Date(started).toISOString().replace(/[:.]/g, '-');

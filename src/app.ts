@@ -18,13 +18,17 @@ import type { Authenticator } from './inbound/auth/authenticate.js';
 import type { UpstreamRegistry } from './upstream/registry.js';
 import { sessionTag } from './observability/session-tag.js';
 import type { CustomizationList } from './customizations/customization-list.js';
+import type { PluginCustomization } from './customizations/types.js';
 import { mountCustomizations } from './customizations/routes.js';
+import type { TogglePermissions } from './customizations/toggle-check.js';
 import type { GatewayMetrics } from './observability/metrics.js';
 import type { OAuthAuthConfig } from './config/auth-schema.js';
 import { compileResourceRoutes, type ResourceRoutes } from './inbound/auth/oauth/resource-routes.js';
 import type { RequestLimiter } from './policy/request-limits.js';
 import type { CompiledAccess } from './policy/access-policy.js';
 import { mountAdmin, type AdminRoutesOptions } from './admin/admin-routes.js';
+import type { AuditLog } from './observability/audit-log.js';
+import { auditRefusals } from './inbound/audit-refusals.js';
 
 export interface AppOptions {
   path: string;
@@ -44,6 +48,10 @@ export interface AppOptions {
   logger: Logger;
   /** The customisation list served at `<path>/customizations`; absent: not served. */
   customizations?: CustomizationList;
+  /** Who may set workspace and global decisions (`POST <path>/customizations/toggle`); absent: nobody. */
+  togglePermissions?: TogglePermissions;
+  /** The client plugin of a caller's session (servers its client brought), for its list only. */
+  sessionPlugin?: (sessionId: string, principal: string | undefined) => PluginCustomization | undefined;
   /** Served at `/metrics` in the Prometheus text format; absent: not served. */
   metrics?: GatewayMetrics;
   /** The `oauth` auth block: protected resource metadata is served and tokens bound to endpoints. */
@@ -58,6 +66,8 @@ export interface AppOptions {
   forwarded?: AuthMiddlewareOptions['forwarded'];
   /** The admin page at `<path>/admin` (admin/admin-routes.ts); absent: not served. */
   admin?: Omit<AdminRoutesOptions, 'base'>;
+  /** Every refusal at the edge gets an audit line (inbound/audit-refusals.ts); absent: none. */
+  audit?: AuditLog;
 }
 
 const notFound = () => refusal('NOT_FOUND', 'Not found');
@@ -80,6 +90,20 @@ export function createApp(options: AppOptions): Hono {
       'http',
     );
   });
+
+  if (options.audit !== undefined) {
+    const agents = options.agents;
+    app.use(
+      '*',
+      auditRefusals({
+        audit: options.audit,
+        base,
+        sideChannels: new Set(options.sideChannels.keys()),
+        ...(agents === undefined ? {} : { hasAgent: (name: string) => agents.has(name) }),
+        principalOf,
+      }),
+    );
+  }
 
   // Every route is behind the Host and Origin guards: a DNS-rebinding page must not read
   // /readyz (server names and states) any more than it may call a tool.
@@ -137,7 +161,24 @@ export function createApp(options: AppOptions): Hono {
       return new Response(body, { status: 200, headers: { 'content-type': contentType, 'cache-control': 'no-store' } });
     });
   }
-  if (options.customizations !== undefined) mountCustomizations(app, { base, list: options.customizations });
+  if (options.customizations !== undefined) {
+    const permissions = options.togglePermissions ?? { admins: new Set<string>(), openToLocal: false };
+    const ownPlugin = options.sessionPlugin;
+    mountCustomizations(app, {
+      base,
+      list: options.customizations,
+      principalOf,
+      permissions,
+      ...(ownPlugin === undefined
+        ? {}
+        : {
+            sessionPlugin: (c: Context) => {
+              const sessionId = c.req.header('mcp-session-id');
+              return sessionId === undefined ? undefined : ownPlugin(sessionId, principalOf(c));
+            },
+          }),
+    });
+  }
   if (options.admin !== undefined) mountAdmin(app, { ...options.admin, base });
   app.all(base || '/', (c) => serve(options.aggregate, c));
   app.all(`${base}/servers/:name`, (c) => {

@@ -35,6 +35,7 @@ export type GatewayErrorCode =
   | 'UPSTREAM_BLOCKED'
   | 'UPSTREAM_BUSY'
   | 'UPSTREAM_MESSAGE_TOO_LARGE'
+  | 'UPSTREAM_AUTH_REQUIRED'
   | 'UNKNOWN_TOOL'
   | 'UNKNOWN_PROMPT'
   | 'UNKNOWN_RESOURCE'
@@ -86,7 +87,11 @@ export type GatewayErrorCode =
   | 'ADMIN_REFUSED'
   | 'REPLICA_UNAVAILABLE'
   | 'CLUSTER_UNAVAILABLE'
-  | 'FAILOVER_INTERRUPTED';
+  | 'FAILOVER_INTERRUPTED'
+  | 'UNKNOWN_CUSTOMIZATION'
+  | 'TOGGLE_FORBIDDEN'
+  | 'ENABLEMENT_LIMIT'
+  | 'ENABLEMENT_STORE_FAILED';
 
 export interface GatewayErrorOptions {
   /** Upstream server name, when the error concerns one. Safe to show (it is a config key). */
@@ -177,10 +182,12 @@ export const taxonomy: Readonly<Record<GatewayErrorCode, readonly [rpc: number, 
   UPSTREAM_BLOCKED: [WireCode.Unavailable, 502],
   UPSTREAM_BUSY: [WireCode.Unavailable, 503],
   UPSTREAM_MESSAGE_TOO_LARGE: [WireCode.Unavailable, 502],
+  UPSTREAM_AUTH_REQUIRED: [WireCode.Unavailable, 502],
   SESSION_LIMIT: [WireCode.Unavailable, 503],
   SESSION_CHILD_LIMIT: [WireCode.Unavailable, 503],
   PRINCIPAL_CONNECTION_LIMIT: [WireCode.Unavailable, 503],
   WATCH_LIMIT: [WireCode.Unavailable, 503],
+  ENABLEMENT_STORE_FAILED: [WireCode.Unavailable, 503],
   SUBSCRIPTION_LIMIT: [WireCode.Unavailable, 503],
   STARTING: [WireCode.Unavailable, 503],
   SHUTTING_DOWN: [WireCode.Unavailable, 503],
@@ -203,6 +210,8 @@ export const taxonomy: Readonly<Record<GatewayErrorCode, readonly [rpc: number, 
   INSUFFICIENT_SCOPE: [WireCode.InvalidRequest, 403],
   FORWARD_REFUSED: [WireCode.InvalidRequest, 403],
   ADMIN_REFUSED: [WireCode.InvalidRequest, 403],
+  TOGGLE_FORBIDDEN: [WireCode.InvalidRequest, 403],
+  ENABLEMENT_LIMIT: [WireCode.InvalidRequest, 409],
   SESSION_NOT_FOUND: [WireCode.InvalidRequest, 404],
   SESSION_ID_REQUIRED: [WireCode.InvalidRequest, 400],
   NOT_INITIALIZED: [WireCode.InvalidRequest, 400],
@@ -222,6 +231,7 @@ export const taxonomy: Readonly<Record<GatewayErrorCode, readonly [rpc: number, 
   UNKNOWN_PROMPT: [WireCode.InvalidParams, 400],
   UNKNOWN_SERVER: [WireCode.InvalidParams, 400],
   UNKNOWN_TASK: [WireCode.InvalidParams, 400],
+  UNKNOWN_CUSTOMIZATION: [WireCode.InvalidParams, 404],
   CLIENT_FEATURE_MISSING: [WireCode.InvalidParams, 400],
   UNKNOWN_RESOURCE: [WireCode.ResourceNotFound, 400],
   // A server→client request the client did not declare: what the client would answer itself.
@@ -276,7 +286,24 @@ export function errorResponse(error: unknown, options: ErrorResponseOptions = {}
   if (error instanceof GatewayError && error.retryAfterMs !== undefined) {
     headers['retry-after'] = String(Math.max(1, Math.ceil(error.retryAfterMs / 1000)));
   }
-  return new Response(JSON.stringify(errorMessage(options.id ?? null, error)), { status: httpStatusFor(error), headers });
+  const response = new Response(JSON.stringify(errorMessage(options.id ?? null, error)), { status: httpStatusFor(error), headers });
+  if (error instanceof GatewayError) answered.set(response, { code: error.code, rpcCode: taxonomy[error.code][0], id: options.id ?? null });
+  return response;
+}
+
+/** What each refusal answered by `errorResponse` refused, for the audit log of refusals. */
+const answered = new WeakMap<Response, AnsweredRefusal>();
+
+export interface AnsweredRefusal {
+  code: GatewayErrorCode;
+  /** The JSON-RPC error code the body carries. */
+  rpcCode: number;
+  id: ResponseId;
+}
+
+/** The gateway code (and request id) of a response `errorResponse` built; `undefined` for any other response. */
+export function refusalOf(response: Response): AnsweredRefusal | undefined {
+  return answered.get(response);
 }
 
 /** Shorthand: the HTTP refusal of `code` with `message` (a `GatewayError` answered by `errorResponse`). */

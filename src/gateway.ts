@@ -25,7 +25,8 @@ import type { Logger } from './observability/logger.js';
 import { warnAboutMissingEnabledTools } from './upstream/enabled-tools-check.js';
 import { UpstreamRegistry } from './upstream/registry.js';
 import { loadPlugins } from './plugins/plugin-servers.js';
-import { customizationListFor } from './customizations/from-gateway.js';
+import { customizationsFor, readEnablement } from './customizations/from-gateway.js';
+import { sessionPlugin } from './customizations/session-plugin.js';
 import { GatewayMetrics } from './observability/metrics.js';
 import { countRestarts } from './upstream/restart-counter.js';
 import { Closers } from './composition/closers.js';
@@ -43,6 +44,7 @@ import { DrainGate } from './lifecycle/drain-gate.js';
 import { drainGateway, type DrainOutcome } from './lifecycle/drain.js';
 import { Reloader, type ReloadOutcome, type ReloadTrigger } from './lifecycle/reload.js';
 import { AdminSources } from './admin/admin-status.js';
+import { resolveTelemetry, startTelemetry, type Telemetry } from './composition/telemetry.js';
 
 export const GATEWAY_VERSION = '0.1.0';
 
@@ -90,8 +92,15 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     const refused = refuseBind(config.listen.host, config);
     if (refused !== undefined) throw refused;
   }
+  // Traces and audit (composition/telemetry.ts): a bad block or OTEL_* variable stops here, before anything opens.
+  const telemetrySettings = resolveTelemetry(config, env);
   const closers = new Closers(logger);
   return closers.compose(async () => {
+    // Started once the servers are known, but its closer is the first added, so it runs last of
+    // all (after the listener's connections end): every span and audit line is written, on a
+    // failed start as on shutdown.
+    let telemetry: Telemetry | undefined;
+    closers.add('telemetry', () => telemetry?.close());
     // The listener opens first (composition/listener.ts): a port in use, or a bind the policy
     // refuses, is reported before anything else opens; until the app is built every request is
     // answered 503. Its connections are the last thing shutdown ends, after every stream has.
@@ -125,7 +134,18 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     // Agents: the plugins' and the gateway's own directory (bad files reported and skipped).
     const agents = await loadAgents({ ...(config.agents === undefined ? {} : { agents: config.agents }), plugins: plugins.plugins });
     for (const problem of agents.diagnostics) logger.warn({ problem }, 'agent file problem');
+    // Stored enablement decisions before the registry: a server disabled globally is never started.
+    const decisions = await readEnablement(config, plugins, logger);
+    closers.add('enablement store', () => decisions.store.close()); // after the list: pending writes finished
     const servers = { ...plugins.servers, ...config.servers };
+    telemetry = startTelemetry(telemetrySettings, {
+      config,
+      logger,
+      version: GATEWAY_VERSION,
+      servers,
+      disabledServers: new Set(plugins.plugins.flatMap((p) => p.servers.filter((s) => !s.runs).map((s) => s.declaration.name))),
+      onEgressRefusal: (range) => metrics.egressRefused('otlp-traces', range),
+    });
     const credentials = upstreamCredentials((name) => env[name], logger);
     closers.add('upstream credentials', () => credentials.close());
     const registry = new UpstreamRegistry({
@@ -157,8 +177,9 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     // Subscribed before the first connection attempt, so each sees every state from `starting` on.
     const stopCountingRestarts = countRestarts(registry, (server) => metrics.upstreamRestarted(server));
     closers.add('restart counter', stopCountingRestarts);
-    const customizations = await customizationListFor(config, plugins, registry, agents);
-    closers.add('customization list', () => customizations.close()); // ends every watch stream
+    // Servers the global decisions disable are stopped before the registry starts, so they never start.
+    const customizations = await customizationsFor(config, plugins, registry, decisions, agents);
+    closers.add('customizations', () => customizations.close()); // ends every watch stream
     await registry.start();
     await eventStore.start();
     void warnAboutMissingEnabledTools(registry, logger); // once each tool list is known
@@ -191,7 +212,9 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     };
     const endpoints = buildEndpoints({
       agents,
-      customizations,
+      customizations: customizations.list,
+      visibility: customizations.enablement,
+      gatewayResources: customizations.resource,
       urls,
       ...(limiter === undefined ? {} : { limiter }),
       config,
@@ -205,6 +228,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       sharing,
       logger,
       metrics,
+      telemetry,
     });
     closers.add('endpoints', () => endpoints.close()); // every session closed, every child reaped
     // Before the sessions close (which takes a while), every SSE answer still open is ended, so
@@ -236,7 +260,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
             { endpoint: 'aggregate', legacy: endpoints.aggregate.sessionCount },
             ...[...endpoints.sideChannels].map(([name, e]) => ({ endpoint: `servers/${name}`, legacy: e.sessionCount })),
           ],
-          customizations,
+          customizations: customizations.list,
         })
       : undefined;
     if (admin !== undefined) closers.add('admin page', () => admin.close());
@@ -258,11 +282,18 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       authenticator,
       legacySse: config.policy.legacySse.inbound,
       logger,
-      customizations,
+      customizations: customizations.list,
+      togglePermissions: customizations.permissions(address.address),
+      // The session's list shows the servers its client brought (customizations/session-plugin.ts).
+      sessionPlugin: (sessionId, principal) => {
+        const brought = endpoints.aggregate.broughtBy(sessionId, principal);
+        return brought === undefined ? undefined : sessionPlugin(sessionId, brought, customizations.list);
+      },
       metrics,
       ...(admin === undefined
         ? {}
         : { admin: { sources: admin, reload: () => reload('admin'), authOn: authenticator !== undefined, admins: config.admin.principals } }),
+      ...(telemetry.audit === undefined ? {} : { audit: telemetry.audit }),
       ...(config.auth?.kind === 'oauth' ? { oauth: config.auth } : {}),
       ...(config.listen.publicUrl === undefined ? {} : { publicUrl: config.listen.publicUrl }),
       ...(limiter === undefined ? {} : { limiter }),
@@ -281,7 +312,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     // close keeping their shared history for whoever takes them over.
     closers.add('session sharing', () => sharing.close());
     await sharing.start(base);
-    customizations.setChannelBase(urls.base);
+    customizations.list.setChannelBase(urls.base);
     listener.open(gate.wrap((request, requestEnv) => app.fetch(request, requestEnv)));
     // The first thing shutdown does: no new connection from then on.
     closers.add('accepting connections', () => listener.stopAccepting());

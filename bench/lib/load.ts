@@ -34,6 +34,8 @@ export interface LoadResult {
   foreignCpu: number;
   /** CPU time (user + system) the measured process spent per successful call, µs. */
   cpuUsPerCall?: number;
+  /** CPU time of every server process of the path per call, µs (set by the load phase). */
+  pathCpuUsPerCall?: number;
   /** CPU time the load generator (this process) spent per successful call, µs. */
   clientCpuUsPerCall: number;
 }

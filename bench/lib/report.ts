@@ -57,28 +57,33 @@ export function renderReport(report: RunReport, style: 'text' | 'markdown'): str
   const heading = (text: string) => out.push('', style === 'markdown' ? `#### ${text}` : `== ${text} ==`, '');
 
   heading(
-    'tools/call load (medians over rounds; ± is half the max−min range over rounds; CPU µs/call = CPU time of the proxy process ' +
-      '(the echo server for direct) per call; other CPU = most of the machine used by processes outside the bench in one round)',
+    'tools/call load (medians over rounds; ± is half the max−min range over rounds; pinned = load generator on CPU 0 and every server ' +
+      'process of the path on CPU 1, unpinned = all on every CPU; ×direct = req/s over the direct path in the same mode; gateway CPU = ' +
+      'CPU time of the proxy process (the echo for direct) per call, path CPU = of every server process of the path; p50/p99 and CPU from ' +
+      'the pinned rounds; other CPU = most of the machine used by processes outside the bench in one round)',
   );
   const concurrencies = [...new Set(report.rows.map((r) => r.connections))].sort((a, b) => a - b);
   const paths = [...new Set(report.rows.map((r) => r.path))];
+  const modes = [...new Set(report.rows.map((r) => r.mode))];
+  const first = modes[0] ?? 'unpinned';
   const loadRows: string[][] = [];
+  const ratio = (row: LoadRow | undefined) => (row !== undefined && Number.isFinite(row.ratioToDirect) ? `${row.ratioToDirect.toFixed(2)}×` : '—');
+  const us = (x: number | undefined) => (x !== undefined && Number.isFinite(x) ? x.toFixed(0) : '—');
   for (const c of concurrencies) {
     for (const path of paths) {
-      const row = report.rows.find((r) => r.path === path && r.connections === c);
+      const byMode = modes.map((mode) => report.rows.find((r) => r.path === path && r.connections === c && r.mode === mode));
+      const row = byMode[0];
       if (row === undefined) continue;
       loadRows.push([
         label(path),
         String(c),
-        `${row.rps.toFixed(0)}`,
-        pct(row.rpsSpread),
+        ...byMode.flatMap((r) => [r === undefined ? '—' : `${r.rps.toFixed(0)} ${pct(r.rpsSpread)}`, ratio(r)]),
         ms(row.p50),
-        ms(row.p99),
-        pct(row.p99Spread),
-        Number.isFinite(row.ratioToDirect) ? `${row.ratioToDirect.toFixed(2)}×` : '—',
-        Number.isFinite(row.cpuUsPerCall) ? row.cpuUsPerCall.toFixed(0) : '—',
-        row.failed === 0 ? '0' : `${row.failed} !`,
-        `${(row.foreignCpu * 100).toFixed(0)}%`,
+        `${ms(row.p99)} ${pct(row.p99Spread)}`,
+        us(row.cpuUsPerCall),
+        us(row.pathCpuUsPerCall),
+        byMode.reduce((sum, r) => sum + (r?.failed ?? 0), 0) === 0 ? '0' : `${byMode.reduce((sum, r) => sum + (r?.failed ?? 0), 0)} !`,
+        `${(Math.max(...byMode.map((r) => r?.foreignCpu ?? 0)) * 100).toFixed(0)}%`,
       ]);
     }
   }
@@ -87,13 +92,14 @@ export function renderReport(report: RunReport, style: 'text' | 'markdown'): str
       [
         { title: 'path' },
         { title: 'c', align: 'right' },
-        { title: 'req/s', align: 'right' },
-        { title: 'spread', align: 'right' },
-        { title: 'p50 ms', align: 'right' },
-        { title: 'p99 ms', align: 'right' },
-        { title: 'p99 spread', align: 'right' },
-        { title: 'vs direct', align: 'right' },
-        { title: 'CPU µs/call', align: 'right' },
+        ...modes.flatMap((mode) => [
+          { title: `${mode} req/s`, align: 'right' as const },
+          { title: `${mode} ×direct`, align: 'right' as const },
+        ]),
+        { title: `p50 ms`, align: 'right' },
+        { title: `p99 ms`, align: 'right' },
+        { title: `gateway CPU µs/call`, align: 'right' },
+        { title: `path CPU µs/call`, align: 'right' },
         { title: 'failed', align: 'right' },
         { title: 'other CPU', align: 'right' },
       ],
@@ -101,6 +107,7 @@ export function renderReport(report: RunReport, style: 'text' | 'markdown'): str
       style,
     ),
   );
+  if (modes.length > 1) out.push('', `(p50, p99 and CPU columns: ${first} rounds)`);
 
   const clientCpu = report.rows.map((r) => r.clientCpuUsPerCall).filter(Number.isFinite);
   if (clientCpu.length > 0) {
@@ -108,7 +115,8 @@ export function renderReport(report: RunReport, style: 'text' | 'markdown'): str
   }
 
   heading('per path: memory and cold start (cold start = spawn → first tools/list answered; median of runs)');
-  const pathRows = paths.map((path) => {
+  const everyPath = [...new Set([...paths, ...Object.keys(report.coldStart)])];
+  const pathRows = everyPath.map((path) => {
     const cold = report.coldStart[path];
     return [
       label(path),
@@ -154,7 +162,7 @@ export function renderReport(report: RunReport, style: 'text' | 'markdown'): str
   }
   out.push(renderTable([{ title: 'measure' }, { title: 'value', align: 'right' }], extra, style));
 
-  heading('targets (issue 5)');
+  heading('targets');
   out.push(
     renderTable(
       [{ title: 'target' }, { title: 'measured' }, { title: 'result' }],

@@ -18,7 +18,9 @@ import {
   type MergedTools,
   type TemplateRoute,
   type VisibilityFilter,
+  uiExtensionOf,
 } from './merge.js';
+import { exposeResource, exposeUiMeta, narrowedPlan, planUiUris, type UiUriPlan } from './ui-uris.js';
 
 export interface CatalogueSource {
   /** Server names in the fixed order merges use. */
@@ -49,6 +51,13 @@ export interface CatalogueOptions {
 export interface MergedResources {
   resources: Resource[];
   index: Map<string, string>;
+  /** How `ui://` URIs shared by several servers are exposed and routed back (ui-uris.ts). */
+  ui: UiUriPlan;
+}
+
+/** The merged tools, with the `ui://` plan their `_meta.ui` URIs were exposed under. */
+export interface CatalogueTools extends MergedTools {
+  readonly ui: UiUriPlan;
 }
 
 export interface MergedTemplates {
@@ -60,7 +69,11 @@ interface Parts {
   key: string;
   lists: Array<{ server: string; items: unknown[] }>;
   hint: CacheHint;
+  /** Servers whose connection advertises MCP Apps (`io.modelcontextprotocol/ui`). */
+  apps: Set<string>;
 }
+
+const NO_PLAN = planUiUris([]);
 
 /**
  * What the merge of several parts may promise: the shortest lifetime any part has left (a part
@@ -102,9 +115,16 @@ export class Catalogue {
   unavailableOwnerOf(exposed: string): string | undefined {
     const separator = this.options.separator;
     for (const server of this.unavailable) {
+      // A server this view hides is never named, not even as down.
+      if (!this.showsServer(server)) continue;
       if (separator === null || exposed.startsWith(`${server}${separator}`)) return server;
     }
     return undefined;
+  }
+
+  /** Whether this view shows anything of `server` beyond single tools: a caller's access profile may hide it. */
+  showsServer(server: string): boolean {
+    return this.options.serverParts?.(server) ?? true;
   }
 
   /** The same predicate that filtered the list, for the re-check on every call. */
@@ -112,7 +132,7 @@ export class Catalogue {
     return this.options.toolFilter(server, name, exposed);
   }
 
-  async tools(): Promise<MergedTools> {
+  async tools(): Promise<CatalogueTools> {
     return (await this.toolListing()).value;
   }
 
@@ -154,14 +174,14 @@ export class Catalogue {
     }
   }
 
-  private toolListing(): Promise<Listing<MergedTools>> {
-    return this.merged('tools', (lists) => {
+  private toolListing(): Promise<Listing<CatalogueTools>> {
+    return this.merged('tools', (lists, ui) => {
       const merged = mergeTools(
-        lists.map((l) => ({ server: l.server, tools: l.items as Tool[] })),
+        lists.map((l) => ({ server: l.server, tools: (l.items as Tool[]).map((tool) => exposeUiMeta(tool, l.server, ui)) })),
         { separator: this.options.separator, filter: this.options.toolFilter },
       );
       this.report('tool', merged.collisions, merged.duplicates.length);
-      return merged;
+      return { ...merged, ui };
     });
   }
 
@@ -177,9 +197,11 @@ export class Catalogue {
   }
 
   private resourceListing(): Promise<Listing<MergedResources>> {
-    return this.merged('resources', (lists) => {
-      const merged = mergeResources(lists.map((l) => ({ server: l.server, resources: l.items as Resource[] })));
-      return { resources: merged.resources, index: merged.index };
+    return this.merged('resources', (lists, ui) => {
+      const merged = mergeResources(
+        lists.map((l) => ({ server: l.server, resources: (l.items as Resource[]).map((resource) => exposeResource(resource, l.server, ui)) })),
+      );
+      return { resources: merged.resources, index: merged.index, ui };
     });
   }
 
@@ -195,16 +217,41 @@ export class Catalogue {
     });
   }
 
-  private async merged<T>(kind: ListKind, merge: (lists: Parts['lists']) => T): Promise<Listing<T>> {
+  /**
+   * One kind's merged list, memoised on what it was merged from. Tools and resources also depend
+   * on the `ui://` plan, drawn from both lists of the servers that serve MCP Apps: for those
+   * kinds the other list is collected too (only when some server serves Apps), and its parts
+   * join the memo key and the freshness hint.
+   */
+  private async merged<T>(kind: ListKind, merge: (lists: Parts['lists'], ui: UiUriPlan) => T): Promise<Listing<T>> {
     const parts = await this.collect(kind);
-    const hint: CacheHint = this.options.narrowed === true ? { ...parts.hint, cacheScope: 'private' } : parts.hint;
+    const other: ListKind | undefined = kind === 'tools' ? 'resources' : kind === 'resources' ? 'tools' : undefined;
+    const withApps = other !== undefined && parts.apps.size > 0 ? await this.collect(other) : undefined;
+    const key = withApps === undefined ? parts.key : `${parts.key}#${withApps.key}`;
+    const drawn = withApps === undefined ? parts.hint : mergeHints([parts.hint, withApps.hint]);
+    const hint: CacheHint = this.options.narrowed === true ? { ...drawn, cacheScope: 'private' } : drawn;
     const cached = this.memo.get(kind);
-    if (cached !== undefined && cached.key === parts.key) return { value: cached.value as T, hint };
+    if (cached !== undefined && cached.key === key) return { value: cached.value as T, hint };
+    // The plan is drawn from every Apps server's lists, before access narrowing, so a `ui://` URI
+    // is rewritten the same way for every principal; a hidden server's URIs lead nowhere.
     const serverParts = this.options.serverParts;
+    const planned = withApps === undefined ? NO_PLAN : this.planFor(kind === 'tools' ? parts : withApps, kind === 'tools' ? withApps : parts);
+    const ui = narrowedPlan(planned, serverParts);
     const lists = kind === 'tools' || serverParts === undefined ? parts.lists : parts.lists.filter((list) => serverParts(list.server));
-    const value = merge(lists);
-    this.memo.set(kind, { key: parts.key, value });
+    const value = merge(lists, ui);
+    this.memo.set(kind, { key, value });
     return { value, hint };
+  }
+
+  /** The `ui://` plan of the servers that serve Apps, in merge order. */
+  private planFor(tools: Parts, resources: Parts): UiUriPlan {
+    const apps = new Set([...tools.apps, ...resources.apps]);
+    const itemsOf = (parts: Parts, server: string) => parts.lists.find((l) => l.server === server)?.items ?? [];
+    return planUiUris(
+      this.source.servers
+        .filter((server) => apps.has(server))
+        .map((server) => ({ server, tools: itemsOf(tools, server), resources: itemsOf(resources, server) as Array<{ uri: string }> })),
+    );
   }
 
   private async collect(kind: ListKind): Promise<Parts> {
@@ -218,13 +265,14 @@ export class Catalogue {
           const { items, hint } = await link.hintedList(kind);
           const settledVersion = link.listVersion === version ? version : `${version}~${Math.random()}`;
           const own = this.source.perCaller?.(server) === true;
-          return { server, items, key: `${this.idOf(link)}.${settledVersion}`, failed: false, hint: own ? { ...hint, cacheScope: 'private' as const } : hint };
+          const apps = uiExtensionOf(link.capabilities) !== undefined;
+          return { server, items, apps, key: `${this.idOf(link)}.${settledVersion}`, failed: false, hint: own ? { ...hint, cacheScope: 'private' as const } : hint };
         } catch (error) {
           this.options.logger.warn(
             { server, list: kind, err: error instanceof Error ? error.message : String(error) },
             'upstream left out of a merged list',
           );
-          return { server, items: [] as unknown[], key: 'x' + Math.random(), failed: true, hint: FAILED_PART };
+          return { server, items: [] as unknown[], apps: false, key: 'x' + Math.random(), failed: true, hint: FAILED_PART };
         }
       }),
     );
@@ -233,6 +281,7 @@ export class Catalogue {
       key: settled.map((s) => s.key).join('|'),
       lists: settled.map(({ server, items }) => ({ server, items })),
       hint: mergeHints(settled.map((s) => s.hint)),
+      apps: new Set(settled.filter((s) => s.apps).map((s) => s.server)),
     };
   }
 

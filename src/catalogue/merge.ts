@@ -10,6 +10,7 @@ import type { Prompt, Resource, ResourceTemplateType, ServerCapabilities, Tool }
 
 import { compileUriTemplate, type TemplateRoute, type UriTemplateMatcher } from './build-index.js';
 import { assignNames, type NameCollision, type UpstreamName } from '../naming/names.js';
+import { mergeUiExtension, UI_EXTENSION } from './ui-uris.js';
 
 export type { TemplateRoute } from './build-index.js';
 
@@ -198,7 +199,9 @@ export function mergeResourceTemplates(
  * - `experimental` merged by key, the first server in `parts` order winning;
  * - `tasks` and `extensions` are left out: the endpoint adds what the gateway itself answers (the
  *   tasks of routing/tasks/), and advertising what it cannot relay would make clients send
- *   requests that fail.
+ *   requests that fail. The one extension relayed is MCP Apps (`io.modelcontextprotocol/ui`,
+ *   ui-uris.ts), present only when some upstream advertises it: its tools, `ui://` resources and
+ *   reads are plain MCP the gateway passes through.
  * A capability the gateway provides itself (e.g. `tools.listChanged` for deferral) is the
  * caller's to add.
  */
@@ -217,7 +220,15 @@ export function mergeCapabilities(
       merged.experimental = { ...caps.experimental, ...merged.experimental };
     }
   }
+  const apps = mergeUiExtension(parts.map((p) => uiExtensionOf(p.capabilities)));
+  if (apps !== undefined) merged.extensions = { [UI_EXTENSION]: apps } as ServerCapabilities['extensions'];
   return merged;
+}
+
+/** The MCP Apps settings `capabilities` advertises, when it advertises the extension. */
+export function uiExtensionOf(capabilities: ServerCapabilities | undefined): Record<string, unknown> | undefined {
+  const settings = (capabilities?.extensions as Record<string, unknown> | undefined)?.[UI_EXTENSION];
+  return typeof settings === 'object' && settings !== null && !Array.isArray(settings) ? (settings as Record<string, unknown>) : undefined;
 }
 
 function orFlags<K extends string>(

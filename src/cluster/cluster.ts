@@ -13,7 +13,7 @@ import { clusterEventStore } from './cluster-event-store.js';
 import type { ClusterKeys } from './cluster-keys.js';
 import { createClusterRedis } from './cluster-redis.js';
 import { redisBuckets } from './redis-buckets.js';
-import { PROOF_HEADER, proofVerifier, type ProofVerdict } from './principal-proof.js';
+import { bindingOf, PROOF_HEADER, proofVerifier, type ProofVerdict } from './principal-proof.js';
 import type { BucketStore } from '../policy/request-limits.js';
 import { HOP_HEADER } from './forward.js';
 import { requestKey } from '../session/jsonrpc-id.js';
@@ -76,10 +76,10 @@ export class Cluster implements SessionSharing {
   forwardedPrincipal(request: Request): ProofVerdict | undefined {
     if (!request.headers.has(HOP_HEADER)) return undefined;
     const proof = request.headers.get(PROOF_HEADER);
-    const sessionId = request.headers.get('mcp-session-id');
+    const binding = bindingOf(request);
     if (this.verifyProof === undefined) return { ok: false, reason: 'no cluster secret configured' };
-    if (proof === null || sessionId === null) return { ok: false, reason: 'forwarded request without a principal proof' };
-    return this.verifyProof(proof, { sessionId, method: request.method, path: new URL(request.url).pathname });
+    if (proof === null || binding === undefined) return { ok: false, reason: 'forwarded request without a principal proof' };
+    return this.verifyProof(proof, binding);
   }
 
   /** Rate-limit buckets every replica shares (policy `rateLimits`), on this replica's connection. */

@@ -51,7 +51,7 @@ const retryLater = (why: string) => refusal('CLUSTER_UNAVAILABLE', `${why}; retr
 export function endpointHooks(label: string, replica: ReplicaState): SessionHooks {
   return {
     refuse: (request) => {
-      const check = checkForwarded(request.headers, replica.secret);
+      const check = checkForwarded(request, replica.secret);
       return check.ok ? undefined : refusal('FORWARD_REFUSED', check.message);
     },
     unknown: (args) => route(replica, label, args),
@@ -68,13 +68,16 @@ async function route<S extends SharedSession>(replica: ReplicaState, label: stri
     // Another principal, or a session of another endpoint, learns nothing: exactly like an unknown id.
     if (record === undefined || record.endpoint !== label || record.principal !== principal) return notFound();
     const forwarded = request.headers.has(HOP_HEADER);
+    // A forwarded request never takes a session over: it carries the principal but not its token's
+    // claims, so the session would be rebuilt under the wrong access profile. The replica the
+    // client reached, which saw the whole credential, does that.
+    if (forwarded) return retryLater('the session is moving between replicas');
     for (let attempt = 0; attempt < 3; attempt += 1) {
       const owner = await leases.ownerOf(sessionId);
       if (owner === replica.replicaId || (owner === null && (await leases.claim(sessionId)))) {
         return await adoptOnce(replica, record, args);
       }
       if (owner === null) continue; // another replica claimed it first: look again
-      if (forwarded) return retryLater('the session is moving between replicas');
       const url = await leases.urlOf(owner);
       if (url === null) return retryLater('the replica owning this session is not reachable');
       const secret = replica.secret;

@@ -5,9 +5,10 @@
  *
  * - Loops: a forwarded request carries `x-portcullis-forwarded-by`; a replica never forwards such
  *   a request again (it serves it, takes the session over, or answers 503).
- * - Trust: with `PORTCULLIS_CLUSTER_SECRET` set, every forwarded request carries it and a request
- *   claiming to be forwarded without it is refused (403), so a client cannot pose as a replica to
- *   steer where a session lives. Compared in constant time; never logged.
+ * - Trust: with `PORTCULLIS_CLUSTER_SECRET` set, every forwarded request carries a proof MACed
+ *   under a key derived from it (never the secret itself) and a request claiming to be forwarded
+ *   without a valid one is refused (403), so a client cannot pose as a replica to steer where a
+ *   session lives.
  * - Principal: the client's credential stops at the replica it reached; the owner learns who the
  *   client is from a proof in `x-portcullis-principal-proof` (principal-proof.ts), bound to the
  *   session, method and path, valid for seconds, single-use, MACed with the cluster secret.
@@ -18,10 +19,9 @@
  *   request carries the client's session and the cluster secret), and dialled through the egress
  *   guard, which judges the address actually dialled.
  */
-import { timingSafeEqual } from 'node:crypto';
 import { refusal } from '../errors.js';
 import { fetch as undiciFetch, type Dispatcher } from 'undici';
-import { PROOF_HEADER } from './principal-proof.js';
+import { bindingOf, checkProof, PROOF_HEADER } from './principal-proof.js';
 
 export const HOP_HEADER = 'x-portcullis-forwarded-by';
 export const SECRET_HEADER = 'x-portcullis-cluster-secret';
@@ -38,19 +38,18 @@ export type ForwardedCheck =
   | { ok: true; forwarded: boolean }
   | { ok: false; code: 'CLUSTER_SECRET_MISMATCH'; message: string };
 
-function sameSecret(given: string, expected: string): boolean {
-  const a = Buffer.from(given);
-  const b = Buffer.from(expected);
-  return a.length === b.length && timingSafeEqual(a, b);
-}
-
-/** Whether `headers` claim a forwarded request, and whether that claim is allowed. Pure. */
-export function checkForwarded(headers: Headers, secret: string | undefined): ForwardedCheck {
-  if (!headers.has(HOP_HEADER)) return { ok: true, forwarded: false };
+/**
+ * Whether `request` claims to be forwarded, and whether that claim is allowed: with a cluster
+ * secret, only with a proof MACed under it for this very session, method and path, still valid
+ * (principal-proof.ts). The secret itself never travels. Pure but for the clock.
+ */
+export function checkForwarded(request: Request, secret: string | undefined, now = Date.now()): ForwardedCheck {
+  if (!request.headers.has(HOP_HEADER)) return { ok: true, forwarded: false };
   if (secret === undefined) return { ok: true, forwarded: true };
-  const given = headers.get(SECRET_HEADER);
-  if (given !== null && sameSecret(given, secret)) return { ok: true, forwarded: true };
-  return { ok: false, code: 'CLUSTER_SECRET_MISMATCH', message: 'forwarded request refused: cluster secret missing or wrong' };
+  const proof = request.headers.get(PROOF_HEADER);
+  const binding = bindingOf(request);
+  if (proof !== null && binding !== undefined && checkProof(secret, proof, binding, now).ok) return { ok: true, forwarded: true };
+  return { ok: false, code: 'CLUSTER_SECRET_MISMATCH', message: 'forwarded request refused: no valid proof under the cluster secret' };
 }
 
 export interface ForwardOptions {
@@ -91,7 +90,6 @@ export async function forwardRequest(request: Request, body: unknown, ownerBase:
     if (!DROPPED.has(name)) headers.set(name, value);
   });
   headers.set(HOP_HEADER, options.replicaId);
-  if (options.secret !== undefined) headers.set(SECRET_HEADER, options.secret);
   if (proof !== undefined) headers.set(PROOF_HEADER, proof);
   const headersTimeout = new AbortController();
   const timer = setTimeout(() => headersTimeout.abort(), HEADERS_TIMEOUT_MS);

@@ -35,8 +35,10 @@ interface ProofBody {
   n: string;
 }
 
+/** The proof key: derived from the cluster secret, never the secret itself (which no request carries). */
 function mac(secret: string, payload: string): Buffer {
-  return createHmac('sha256', secret).update(payload).digest();
+  const key = createHmac('sha256', secret).update('portcullis principal proof v1').digest();
+  return createHmac('sha256', key).update(payload).digest();
 }
 
 export function mintProof(secret: string, principal: string | undefined, binding: ProofBinding, now = Date.now()): string {
@@ -57,6 +59,30 @@ export type ProofVerdict = { ok: true; principal: string | undefined } | { ok: f
 const MAX_PROOF_LENGTH = 4096;
 const SEEN_MAX = 100_000;
 
+/**
+ * Whether `proof` is valid for `binding` now — MAC, binding and expiry, not whether it was seen
+ * before (a request's forwarded-check looks; the principal's verifier also consumes the nonce).
+ */
+export function checkProof(secret: string, proof: string, binding: ProofBinding, at: number): (ProofVerdict & { ok: true; nonce: string; expiry: number }) | (ProofVerdict & { ok: false }) {
+  if (proof.length > MAX_PROOF_LENGTH) return { ok: false, reason: 'proof too long' };
+  const dot = proof.indexOf('.');
+  if (dot <= 0) return { ok: false, reason: 'malformed proof' };
+  const payload = proof.slice(0, dot);
+  const given = Buffer.from(proof.slice(dot + 1), 'base64url');
+  const expected = mac(secret, payload);
+  if (given.length !== expected.length || !timingSafeEqual(given, expected)) return { ok: false, reason: 'proof not signed with the cluster secret' };
+  let body: ProofBody;
+  try {
+    body = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as ProofBody;
+  } catch {
+    return { ok: false, reason: 'malformed proof' };
+  }
+  if (typeof body.e !== 'number' || body.e <= at || body.e > at + 2 * PROOF_TTL_MS) return { ok: false, reason: 'proof expired' };
+  if (body.s !== binding.sessionId || body.m !== binding.method || body.u !== binding.path) return { ok: false, reason: 'proof is for another request' };
+  if (typeof body.n !== 'string') return { ok: false, reason: 'malformed proof' };
+  return { ok: true, principal: typeof body.p === 'string' ? body.p : undefined, nonce: body.n, expiry: body.e };
+}
+
 /** A verifier remembering the nonces it accepted until they expire (bounded). */
 export function proofVerifier(secret: string, now: () => number = Date.now): (proof: string, binding: ProofBinding) => ProofVerdict {
   const seen = new Map<string, number>();
@@ -67,25 +93,18 @@ export function proofVerifier(secret: string, now: () => number = Date.now): (pr
     }
   };
   return function verifyProof(proof, binding) {
-    if (proof.length > MAX_PROOF_LENGTH) return { ok: false, reason: 'proof too long' };
-    const dot = proof.indexOf('.');
-    if (dot <= 0) return { ok: false, reason: 'malformed proof' };
-    const payload = proof.slice(0, dot);
-    const given = Buffer.from(proof.slice(dot + 1), 'base64url');
-    const expected = mac(secret, payload);
-    if (given.length !== expected.length || !timingSafeEqual(given, expected)) return { ok: false, reason: 'proof not signed with the cluster secret' };
-    let body: ProofBody;
-    try {
-      body = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as ProofBody;
-    } catch {
-      return { ok: false, reason: 'malformed proof' };
-    }
     const at = now();
-    if (typeof body.e !== 'number' || body.e <= at || body.e > at + 2 * PROOF_TTL_MS) return { ok: false, reason: 'proof expired' };
-    if (body.s !== binding.sessionId || body.m !== binding.method || body.u !== binding.path) return { ok: false, reason: 'proof is for another request' };
-    if (typeof body.n !== 'string' || seen.has(body.n)) return { ok: false, reason: 'proof replayed' };
+    const checked = checkProof(secret, proof, binding, at);
+    if (!checked.ok) return checked;
+    if (seen.has(checked.nonce)) return { ok: false, reason: 'proof replayed' };
     forget(at);
-    seen.set(body.n, body.e);
-    return { ok: true, principal: typeof body.p === 'string' ? body.p : undefined };
+    seen.set(checked.nonce, checked.expiry);
+    return { ok: true, principal: checked.principal };
   };
+}
+
+/** What a forwarded request is bound to: its session, method and path. */
+export function bindingOf(request: Request): ProofBinding | undefined {
+  const sessionId = request.headers.get('mcp-session-id');
+  return sessionId === null ? undefined : { sessionId, method: request.method, path: new URL(request.url).pathname };
 }

@@ -16,7 +16,11 @@ import type { loadAgents } from '../plugins/agent-set.js';
 import type { CustomizationList } from '../customizations/customization-list.js';
 import type { Logger } from '../observability/logger.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
-import type { ScopeOptions } from '../routing/scopes.js';
+import type { GatewayResources } from '../routing/gateway-resources.js';
+import type { ScopeOptions, SessionServersOptions } from '../routing/scopes.js';
+import type { ServerVisibility } from '../routing/visibility.js';
+import { agentEndpointGate, compileSessionServersGate, sideChannelGate } from '../config/session-servers.js';
+import { compileDeniedTools } from '../policy/denied-tools.js';
 import type { RequestLimiter } from '../policy/request-limits.js';
 import type { GatewayEventStore } from '../session/event-store.js';
 import type { SessionAdmission } from '../session/session-admission.js';
@@ -24,6 +28,7 @@ import type { SessionSharing } from '../session/session-hooks.js';
 import type { UpstreamRegistry } from '../upstream/registry.js';
 import type { GatewayError } from '../errors.js';
 import type { BodyLimits } from '../inbound/body.js';
+import type { Telemetry } from './telemetry.js';
 
 export interface EndpointsDeps {
   config: Readonly<GatewayConfig>;
@@ -40,12 +45,18 @@ export interface EndpointsDeps {
   /** The plugins' and the gateway's agents: one endpoint each, and prompts/resource on the aggregate. */
   agents: Awaited<ReturnType<typeof loadAgents>>;
   customizations: CustomizationList;
+  /** Which servers each caller sees (enablement), on every endpoint; absent: every server, always. */
+  visibility?: ServerVisibility;
+  /** The gateway's own resources (`portcullis://customizations`), on the aggregate only. */
+  gatewayResources?: GatewayResources;
   /** The canonical URLs clients are told (`listen.publicUrl`, else the bound address). */
   urls: ReturnType<typeof canonicalUrls>;
   /** Body limits every endpoint reads per request (a reload swaps them); default: the config's. */
   limits?: BodyLimits;
   /** Refuses new JSON-RPC requests while the gateway drains (lifecycle/drain-gate.ts). */
   refuseRequests?: () => GatewayError | undefined;
+  /** Traces and audit lines: each endpoint's requests observed under its audit name. */
+  telemetry: Telemetry;
 }
 
 export interface Endpoints {
@@ -60,14 +71,29 @@ export interface Endpoints {
 /** What one endpoint adds to the shared options: an agent's name, body and allowlist; the aggregate's persona and entries. */
 type EndpointExtras = Partial<Pick<EndpointOptions, 'name' | 'instructions' | 'persona' | 'entries' | 'handshakeMeta' | 'instructionsLead'>> & {
   toolFilter?: VisibilityFilter;
+  gatewayResources?: GatewayResources;
+  /** A side channel's one server: its names are unprefixed (for the audit's hidden-name reason). */
+  server?: string;
+  /** Servers its 2025 clients may bring (session-servers-scope.ts); only the aggregate takes any. */
+  sessionServers: SessionServersOptions;
 };
+
+/** The endpoint as audit lines name it: `aggregate`, `server:<name>`, `agent:<name>`. */
+function auditName(label: string): string {
+  if (label.startsWith('servers/')) return `server:${label.slice('servers/'.length)}`;
+  if (label.startsWith('agents/')) return `agent:${label.slice('agents/'.length)}`;
+  return label;
+}
 
 export function buildEndpoints(deps: EndpointsDeps): Endpoints {
   const { config, registry, logger } = deps;
   const surfaceOptions = compileToolSurfaceOptions(config);
   const initOptions = { persona: config.policy.agentPersona, eventStoreLimit: config.eventStore.limit };
-  const endpoint = (servers: string[], separator: string | null, label: string, extras: EndpointExtras = {}) => {
-    const { toolFilter: narrowed, ...endpointExtras } = extras;
+  const policyAllows = compileDeniedTools(config.policy.deniedTools);
+  const judgedBy = (gate: SessionServersOptions['gate']): SessionServersOptions => ({ gate, policyAllows });
+  const endpoint = (servers: string[], separator: string | null, label: string, extras: EndpointExtras) => {
+    const { toolFilter: narrowed, gatewayResources, server, sessionServers, ...endpointExtras } = extras;
+    const observers = deps.telemetry.observersFor(auditName(label), separator, server);
     const tools = new ToolSurface(surfaceOptions, {
       servers,
       instructionsOf: (server) => registry.entry(server).primary.current?.instructions,
@@ -80,6 +106,9 @@ export function buildEndpoints(deps: EndpointsDeps): Endpoints {
       logger,
       inputTtlMs: config.statelessPool.inputTtlMs,
       ...(deps.limiter === undefined ? {} : { limiter: deps.limiter }),
+      ...(deps.visibility === undefined ? {} : { visibility: deps.visibility }),
+      ...(gatewayResources === undefined ? {} : { gatewayResources }),
+      sessionServers,
     };
     return new McpEndpoint({
       name: config.name,
@@ -97,6 +126,7 @@ export function buildEndpoints(deps: EndpointsDeps): Endpoints {
       tasks: config.tasks,
       metrics: deps.metrics,
       initOptions,
+      ...(observers === undefined ? {} : { observers }),
       ...endpointExtras,
       ...(deps.refuseRequests === undefined ? {} : { refuseRequests: deps.refuseRequests }),
     });
@@ -107,6 +137,8 @@ export function buildEndpoints(deps: EndpointsDeps): Endpoints {
   const aggregate = endpoint(serverNames, config.catalogue.separator, 'aggregate', {
     ...(config.persona === undefined ? {} : { persona: config.persona }),
     handshakeMeta: announcedServer(config.name, urls.aggregate),
+    ...(deps.gatewayResources === undefined ? {} : { gatewayResources: deps.gatewayResources }),
+    sessionServers: judgedBy(compileSessionServersGate(config.policy)),
     entries: {
       dataMode,
       ...(agents.agents.length === 0
@@ -117,7 +149,12 @@ export function buildEndpoints(deps: EndpointsDeps): Endpoints {
   const sideChannels = new Map(
     serverNames.map((name) => [
       name,
-      endpoint([name], null, `servers/${name}`, { handshakeMeta: announcedServer(name, urls.sideChannel(name)), entries: { dataMode } }),
+      endpoint([name], null, `servers/${name}`, {
+        server: name,
+        handshakeMeta: announcedServer(name, urls.sideChannel(name)),
+        entries: { dataMode },
+        sessionServers: judgedBy(sideChannelGate),
+      }),
     ]),
   );
   // An agent endpoint: every server, the aggregate's names, the agent's allowlist on top.
@@ -128,6 +165,7 @@ export function buildEndpoints(deps: EndpointsDeps): Endpoints {
       instructionsLead: true,
       handshakeMeta: { ...announcedServer(agent.declaration.name, urls.agent(agent.declaration.name)), ...agentMeta(agent) },
       toolFilter: agentToolFilter(deps.toolFilter, agent),
+      sessionServers: judgedBy(agentEndpointGate),
     }),
   );
   const all = [aggregate, ...sideChannels.values()];

@@ -21,8 +21,11 @@ export function serverEgressTarget(name: string, server: ServerConfig): EgressTa
 }
 
 /** The connections the gateway makes on its own behalf: key set, session store, replicas. */
-export function infrastructureEgressTargets(config: Pick<GatewayConfigFile, 'auth' | 'eventStore' | 'cluster'> & Partial<Pick<GatewayConfigFile, 'servers'>>): EgressTarget[] {
+export function infrastructureEgressTargets(
+  config: Pick<GatewayConfigFile, 'auth' | 'eventStore' | 'cluster' | 'tracing'> & Partial<Pick<GatewayConfigFile, 'servers'>>,
+): EgressTarget[] {
   const targets: EgressTarget[] = [];
+  if (config.tracing?.endpoint !== undefined) targets.push(tracesEgressTarget(config.tracing, config.tracing.endpoint, 'tracing.endpoint'));
   const jwks = config.auth?.kind === 'jwt' ? config.auth.jwks : undefined;
   if (jwks !== undefined && 'url' in jwks) {
     targets.push({
@@ -84,5 +87,20 @@ export function clusterPeerTarget(cluster: { allowPrivateNetwork: boolean }, url
     tier: 'infrastructure',
     allowPrivateNetwork: cluster.allowPrivateNetwork,
     allowPrivateNetworkField: 'cluster.allowPrivateNetwork',
+  };
+}
+
+/**
+ * The OTLP traces exporter's URL: `tracing.endpoint`, or one read from the `OTEL_*` variables at
+ * start (`field` then names the variable), under `tracing.allowPrivateNetwork` either way.
+ */
+export function tracesEgressTarget(tracing: { allowPrivateNetwork: boolean } | undefined, url: string, field: string): EgressTarget {
+  return {
+    field,
+    url,
+    protocol: 'http',
+    tier: 'infrastructure',
+    allowPrivateNetwork: tracing?.allowPrivateNetwork ?? false,
+    allowPrivateNetworkField: 'tracing.allowPrivateNetwork',
   };
 }

@@ -103,7 +103,7 @@ function sensitiveStrings(raw: unknown, into: string[] = []): string[] {
 export interface ParseConfigOptions {
   /**
    * Directory relative paths are resolved against (the config file's): `policy`, `plugins`,
-   * `pluginDirs`, `agents`, `stateDir`. Default: the working directory.
+   * `pluginDirs`, `agents`, `stateDir`, an `audit.sink` file. Default: the working directory.
    */
   baseDir?: string;
   /** The config file this was read from (kept, absolute, as `configFile`). */
@@ -118,6 +118,7 @@ function withAbsolutePaths(config: GatewayConfig, baseDir: string, file: string 
     pluginDirs: config.pluginDirs.map((dir) => resolve(baseDir, dir)),
     ...(config.agents === undefined ? {} : { agents: { ...config.agents, path: resolve(baseDir, config.agents.path) } }),
     stateDir: resolve(baseDir, config.stateDir),
+    ...(config.audit === undefined || config.audit.sink === 'stderr' ? {} : { audit: { ...config.audit, sink: resolve(baseDir, config.audit.sink) } }),
     ...(file === undefined ? {} : { configFile: resolve(file) }),
   };
 }

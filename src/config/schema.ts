@@ -7,6 +7,7 @@
  */
 import { z } from 'zod';
 import { authConfigSchema } from './auth-schema.js';
+import { auditConfigSchema, tracingConfigSchema } from './telemetry-schema.js';
 import { checkCluster, clusterSchema } from './cluster-schema.js';
 import type { Policy } from '../policy/policy-schema.js';
 
@@ -15,9 +16,17 @@ const serverName = z
   .string()
   .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,47}$/, 'must be 1-48 chars of letters, digits, "_", "." or "-"');
 
+/** A server's name (config key, plugin server, session-supplied server). */
+export { serverName as serverNameSchema };
+
 const toolList = z.array(z.string().min(1)).default([]);
 
 const common = {
+  /**
+   * `false`: the operator's global decision to keep this server stopped (it is listed, never
+   * started) until a global toggle enables it (docs/customizations.md, "Enablement"). Absent: enabled.
+   */
+  enabled: z.boolean().optional(),
   mode: z.enum(['required', 'optional']).default('required'),
   /**
    * Which clients share an upstream connection: `session` (each 2025 session its own; 2026
@@ -319,6 +328,10 @@ export const gatewayConfigSchema = z.strictObject({
    * the config file's directory (the working directory when there is no file).
    */
   stateDir: z.string().min(1).optional(),
+  /** OpenTelemetry traces over OTLP/HTTP (docs/operations.md, "Traces"); absent: only the `OTEL_*` variables can turn them on. */
+  tracing: tracingConfigSchema.optional(),
+  /** One JSON line per call, read, get and refusal (docs/operations.md, "Audit log"); absent: none. */
+  audit: auditConfigSchema.optional(),
   servers: z.record(serverName, serverSchema),
 }).superRefine((config, ctx) => {
   checkUpstreamAuth(config, ctx);

@@ -1,7 +1,7 @@
 /**
  * Every secret value the configuration knows about, for redaction by value: configured header
  * values, the current values of the environment variables `envHeaders` name, and those values of
- * stdio servers' explicit `env` that look like credentials (by name, or long enough to be a
+ * stdio servers' explicit `env` that look like credentials (and the trace exporter's header values) (by name, or long enough to be a
  * token; masking `debug` or `1` everywhere would only ruin the logs). Read once at start; a value
  * that rotates later is still masked by path (header fields) but not by value.
  */
@@ -36,6 +36,17 @@ export function configSecrets(config: Readonly<GatewayConfig>, env: Readonly<Rec
       // Not a URL: the config check reports it; nothing to mask.
     }
   }
+  // The trace exporter's headers (a collector's API key), from its block and the OTEL variables.
+  for (const variable of Object.values(config.tracing?.envHeaders ?? {})) {
+    const value = env[variable];
+    if (value !== undefined && value !== '') secrets.push(value);
+  }
+  for (const variable of ['OTEL_EXPORTER_OTLP_HEADERS', 'OTEL_EXPORTER_OTLP_TRACES_HEADERS']) {
+    for (const entry of (env[variable] ?? '').split(',')) {
+      const value = entry.slice(entry.indexOf('=') + 1).trim();
+      if (entry.includes('=') && value !== '') secrets.push(value, safeDecode(value));
+    }
+  }
   if (config.auth?.kind === 'bearer') {
     for (const token of config.auth.tokens) {
       const value = env[token.env];
@@ -43,4 +54,12 @@ export function configSecrets(config: Readonly<GatewayConfig>, env: Readonly<Rec
     }
   }
   return secrets;
+}
+
+function safeDecode(value: string): string {
+  try {
+    return decodeURIComponent(value);
+  } catch {
+    return value;
+  }
 }

@@ -14,7 +14,16 @@ import type { AgentDeclaration } from '../plugins/types.js';
 import type { ConfigSource } from './config-ranges.js';
 import type { IdMinter } from './ids.js';
 import { notRunState } from './server-state.js';
-import type { AgentCustomization, Customization, Icon, McpServerCustomization, McpServerState, PluginCustomization } from './types.js';
+import type {
+  AgentCustomization,
+  Customization,
+  CustomizationEnablement,
+  Icon,
+  McpAppInfo,
+  McpServerCustomization,
+  McpServerState,
+  PluginCustomization,
+} from './types.js';
 
 /** Durable key of a configured server: stored decisions live here (never on the wire). */
 export function configServerKey(name: string): string {
@@ -36,20 +45,33 @@ export interface LiveView {
   iconsOf(server: string): readonly Icon[] | undefined;
   /** The absolute URL of the server's side channel. */
   channelOf(server: string): string;
+  /** The item's enablement entries for the asking viewer, sorted session, workspace, global; empty: none. */
+  enablementOf(key: string): readonly CustomizationEnablement[];
+  /** What the side channel proxies for the server's MCP Apps, when it serves any (mcp-app.ts). */
+  appOf?(server: string): McpAppInfo | undefined;
+}
+
+function enablement(view: LiveView, key: string): { enablement?: readonly CustomizationEnablement[] } {
+  const entries = view.enablementOf(key);
+  return entries.length === 0 ? {} : { enablement: entries };
 }
 
 function runningServer(
   base: { id: string; uri: string; name: string; range?: McpServerCustomization['range'] },
+  key: string,
   state: McpServerState,
   view: LiveView,
 ): McpServerCustomization {
   const icons = state.kind === 'stopped' ? undefined : view.iconsOf(base.name);
+  const app = state.kind === 'ready' ? view.appOf?.(base.name) : undefined;
   return {
     type: 'mcpServer',
     ...base,
     ...(icons === undefined ? {} : { icons }),
+    ...enablement(view, key),
     state,
     ...(state.kind === 'ready' ? { channel: view.channelOf(base.name) } : {}),
+    ...(app === undefined ? {} : { mcpApp: app }),
   };
 }
 
@@ -57,7 +79,7 @@ function pluginServer(server: PluginServer, view: LiveView, ids: IdMinter): McpS
   const declared = server.declaration;
   const base = { id: ids.idFor(declared.key), uri: declared.uri, name: declared.name, range: declared.range };
   const state = server.runs ? view.stateOf(declared.name) : notRunState(declared.name, server.reason);
-  return runningServer(base, state, view);
+  return runningServer(base, declared.key, state, view);
 }
 
 function agent(declared: AgentDeclaration, ids: IdMinter, enabled = true): AgentCustomization {
@@ -84,7 +106,7 @@ function plugin(loaded: LoadedPlugin, view: LiveView, ids: IdMinter): PluginCust
     name: declared.name,
     ...(declared.icons === undefined ? {} : { icons: declared.icons }),
     ...(declared.version === undefined ? {} : { version: declared.version }),
-    ...(loaded.enabled ? {} : { enablement: [{ kind: 'global', enabled: false }] }),
+    ...enablement(view, declared.key),
     load: loaded.load,
     // Read (so never "not parsed yet"): a plugin that failed to load contributes nothing, `[]`.
     children: [...loaded.servers.map((s) => pluginServer(s, view, ids)), ...declared.agents.map((a) => agent(a, ids))],
@@ -96,7 +118,7 @@ export function buildCustomizations(sources: ListSources, view: LiveView, ids: I
   const servers = sources.configServers.map((name) => {
     const range = sources.config.ranges.get(name);
     const base = { id: ids.idFor(configServerKey(name)), uri: sources.config.uri, name, ...(range === undefined ? {} : { range }) };
-    return runningServer(base, view.stateOf(name), view);
+    return runningServer(base, configServerKey(name), view.stateOf(name), view);
   });
   const agents = (sources.agents ?? []).map((a) => agent(a.declaration, ids, a.containerEnabled));
   return [...servers, ...agents, ...sources.plugins.map((p) => plugin(p, view, ids))];

@@ -1,14 +1,19 @@
 /**
  * The live customisation list of one gateway: the static sources (config servers, plugins) read
- * once at start, joined with what the registry sees of each running server. Every change of a
- * server's connection state yields a new version of the list — but only when the published list
- * really differs, so a reconnect that lands where it started notifies nobody. Watchers wait for
- * a version after the one they hold and always get the latest whole list (full replacement): a
- * slow watcher never makes versions pile up.
+ * once at start, joined with what the registry sees of each running server and what enablement
+ * decides. Every change of a server's connection state, and every toggle, yields a new version —
+ * but only when the list as a sessionless caller sees it really differs, or a decision changed,
+ * so a reconnect that lands where it started notifies nobody. Watchers wait for a version after
+ * the one they hold and then build their own viewer's list (a session's decisions are in its
+ * list only): they send it when it differs from what they sent last, always whole (full
+ * replacement), so a slow watcher never makes versions pile up.
  */
 import type { UpstreamRegistry } from '../upstream/registry.js';
+import type { Viewer } from './enablement/decisions.js';
+import type { Enablement } from './enablement/enablement.js';
 import { buildCustomizations, type ListSources, type LiveView } from './build-list.js';
 import type { IdMinter } from './ids.js';
+import { mcpAppOf } from './mcp-app.js';
 import { serverState } from './server-state.js';
 import type { Customization } from './types.js';
 import { upstreamIcons } from './upstream-icons.js';
@@ -24,12 +29,17 @@ export interface CustomizationListOptions {
   readonly sources: ListSources;
   readonly registry: UpstreamRegistry;
   readonly ids: IdMinter;
+  /** Decisions shown as each item's `enablement`; absent: none (every item enabled). */
+  readonly enablement?: Enablement;
 }
+
+const NOBODY: Viewer = Object.freeze({});
 
 export class CustomizationList {
   private readonly options: CustomizationListOptions;
   private readonly unsubscribe: Array<() => void> = [];
   private readonly waiters = new Set<() => void>();
+  private readonly versionListeners = new Set<() => void>();
   private channelBase: string | undefined;
   private current: ListSnapshot;
   private scheduled = false;
@@ -41,6 +51,17 @@ export class CustomizationList {
     for (const entry of options.registry.entries.values()) {
       this.unsubscribe.push(entry.primary.onStateChange(() => this.schedule()));
     }
+    // A toggle may change only one session's list: every watcher rebuilds its own and compares.
+    if (options.enablement !== undefined) this.unsubscribe.push(options.enablement.onAnyChange(() => this.bump()));
+  }
+
+  /** The ids of the listed items (and their durable keys, never on the wire). */
+  get ids(): IdMinter {
+    return this.options.ids;
+  }
+
+  get enablement(): Enablement | undefined {
+    return this.options.enablement;
   }
 
   /** Where side channels live (`<gateway MCP URL>/servers/`), known once the listener is bound. */
@@ -49,12 +70,24 @@ export class CustomizationList {
     this.refresh();
   }
 
+  /** The opaque id of a durable key, minted like every id of this list (session-plugin.ts). */
+  idFor(key: string): string {
+    return this.options.ids.idFor(key);
+  }
+
   get closed(): boolean {
     return this.isClosed;
   }
 
+  /** The list as a sessionless caller with no workspace sees it. */
   snapshot(): ListSnapshot {
     return this.current;
+  }
+
+  /** The list as `viewer` sees it (its session's decisions, its workspace's), at the current version. */
+  viewFor(viewer: Viewer | undefined): ListSnapshot {
+    if (viewer === undefined || (viewer.session === undefined && viewer.workspace === undefined)) return this.current;
+    return this.build(this.current.version, viewer);
   }
 
   /**
@@ -100,12 +133,31 @@ export class CustomizationList {
     this.wakeAll();
   }
 
-  private wakeAll(): void {
-    for (const wake of [...this.waiters]) wake();
+  /** The list as `viewer` sees it, built from the live state now (the answer to a toggle). */
+  freshFor(viewer: Viewer): ListSnapshot {
+    return this.build(this.current.version, viewer);
   }
 
-  private build(version: number): ListSnapshot {
-    const { registry, sources, ids } = this.options;
+  /** A decision changed: a new version even when the sessionless list is the same (a session's may not be). */
+  private bump(): void {
+    if (this.isClosed) return;
+    this.current = this.build(this.current.version + 1);
+    this.wakeAll();
+  }
+
+  private wakeAll(): void {
+    for (const wake of [...this.waiters]) wake();
+    for (const listener of [...this.versionListeners]) listener();
+  }
+
+  /** Called after every new version (the list, or some viewer's, may have changed). */
+  onVersion(listener: () => void): () => void {
+    this.versionListeners.add(listener);
+    return () => this.versionListeners.delete(listener);
+  }
+
+  private build(version: number, viewer: Viewer = NOBODY): ListSnapshot {
+    const { registry, sources, ids, enablement } = this.options;
     const view: LiveView = {
       stateOf: (server) => {
         const entry = registry.entries.get(server);
@@ -113,6 +165,8 @@ export class CustomizationList {
       },
       iconsOf: (server) => upstreamIcons(registry.entries.get(server)?.primary.current?.serverInfo),
       channelOf: (server) => `${this.channelBase ?? '/servers/'}${encodeURIComponent(server)}`,
+      enablementOf: (key) => enablement?.entries(key, viewer) ?? [],
+      appOf: (server) => mcpAppOf(registry.entries.get(server)?.primary.current?.capabilities),
     };
     const items = buildCustomizations(sources, view, ids);
     return { version, items, json: JSON.stringify({ items }) };

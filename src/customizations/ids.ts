@@ -10,19 +10,27 @@ import { createHmac, randomBytes } from 'node:crypto';
 export interface IdMinter {
   /** The id of the item with this durable key. */
   idFor(key: string): string;
+  /** The durable key of an id this minter gave out; undefined for any other string. */
+  keyFor(id: string): string | undefined;
 }
 
 /** A minter with a fresh secret (one per gateway). */
 export function createIdMinter(secret: Buffer = randomBytes(32)): IdMinter {
+  // Both bounded by the items the gateway lists: keys come from its own declarations, never a client.
   const cache = new Map<string, string>();
+  const keys = new Map<string, string>();
   return {
     idFor(key) {
       let id = cache.get(key);
       if (id === undefined) {
         id = createHmac('sha256', secret).update(key, 'utf8').digest('base64url').slice(0, 22);
         cache.set(key, id);
+        keys.set(id, key);
       }
       return id;
+    },
+    keyFor(id) {
+      return keys.get(id);
     },
   };
 }

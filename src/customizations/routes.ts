@@ -3,35 +3,43 @@
  * the same Host/Origin guards and authentication as the MCP endpoint itself (the app mounts these
  * after them):
  *
- * - `GET <path>/customizations` → `{ "items": Customization[] }`;
- * - `GET <path>/customizations?watch=1` → `text/event-stream`: the current list at once, then the
- *   whole list again (`event: customizationsChanged`, `data: {"items": […]}`) whenever anything
- *   in it changes. Pull-driven: a watcher that does not read holds one pending list, never a
- *   backlog; at most {@link MAX_WATCHERS} watch at once.
+ * - `GET <path>/customizations` → `{ "items": Customization[] }`, resolved for the caller
+ *   (caller-view.ts: its session with `Mcp-Session-Id`, else `?workspace=`, else global only),
+ *   plus that session's client plugin (the servers its client brought), for that session only;
+ * - `GET <path>/customizations?watch=1` → `text/event-stream`: the caller's current list at
+ *   once, then its whole list again (`event: customizationsChanged`, `data: {"items": […]}`)
+ *   whenever anything in it changes. Pull-driven: a watcher that does not read holds one pending
+ *   list, never a backlog; at most {@link MAX_WATCHERS} watch at once.
+ * - `POST <path>/customizations/toggle` → toggle-route.ts.
  *
- * Other methods answer 405 through the error taxonomy. Enablement toggles
- * (`POST <path>/customizations/toggle`) are not built yet and answer 501 saying so, never a
- * pretended success.
+ * Other methods answer 405 through the error taxonomy.
  */
 import type { Context, Hono } from 'hono';
 import { errorResponse, GatewayError } from '../errors.js';
+import { callerView, type CallerView } from './caller-view.js';
 import type { CustomizationList, ListSnapshot } from './customization-list.js';
+import { mountToggle, type ToggleRouteOptions } from './toggle-route.js';
+import type { PluginCustomization } from './types.js';
 
 /** Concurrent watch streams per gateway; each holds one socket and one waiter. */
 export const MAX_WATCHERS = 256;
 /** A comment line keeps idle proxies from cutting a quiet stream. */
 const KEEPALIVE_MS = 15_000;
 
-export interface CustomizationRoutesOptions {
+export interface CustomizationRoutesOptions extends Omit<ToggleRouteOptions, 'path'> {
   /** The MCP endpoint's path ('' for `/`). */
   readonly base: string;
   readonly list: CustomizationList;
+  /** Who authentication says is calling (undefined when auth is off). */
+  principalOf(c: Context): string | undefined;
+  /** The client plugin of the caller's session (the servers its client brought), if any (session-plugin.ts). */
+  readonly sessionPlugin?: (c: Context) => PluginCustomization | undefined;
 }
 
 const encoder = new TextEncoder();
 
-function event(snapshot: ListSnapshot): Uint8Array {
-  return encoder.encode(`event: customizationsChanged\ndata: ${snapshot.json}\n\n`);
+function event(json: string): Uint8Array {
+  return encoder.encode(`event: customizationsChanged\ndata: ${json}\n\n`);
 }
 
 /** Waits up to `ms` for the next version; `undefined` means "send a keep-alive". */
@@ -53,7 +61,7 @@ export function mountCustomizations(app: Hono, options: CustomizationRoutesOptio
   const path = `${options.base}/customizations`;
   let watchers = 0;
 
-  const watch = (c: Context): Response => {
+  const watch = (c: Context, caller: CallerView): Response => {
     if (watchers >= MAX_WATCHERS) {
       return errorResponse(new GatewayError('WATCH_LIMIT', `too many customisation watchers (at most ${MAX_WATCHERS}); retry later`, { retryAfterMs: 5_000 }));
     }
@@ -61,6 +69,7 @@ export function mountCustomizations(app: Hono, options: CustomizationRoutesOptio
     const hangUp = new AbortController();
     c.req.raw.signal.addEventListener('abort', () => hangUp.abort(), { once: true });
     let sent = -1;
+    let sentJson = '';
     let released = false;
     const release = () => {
       if (released) return;
@@ -72,20 +81,30 @@ export function mountCustomizations(app: Hono, options: CustomizationRoutesOptio
       {
         async pull(controller) {
           if (sent < 0) {
-            const first = list.snapshot();
+            const first = list.viewFor(caller.viewer());
             sent = first.version;
-            controller.enqueue(event(first));
+            sentJson = first.json;
+            controller.enqueue(event(first.json));
             return;
           }
-          const next = await nextOrKeepalive(list, sent, hangUp.signal, KEEPALIVE_MS);
-          if (next === 'closed') {
-            release();
-            controller.close();
-          } else if (next === undefined) {
-            controller.enqueue(encoder.encode(': keepalive\n\n'));
-          } else {
+          for (;;) {
+            const next = await nextOrKeepalive(list, sent, hangUp.signal, KEEPALIVE_MS);
+            if (next === 'closed') {
+              release();
+              controller.close();
+              return;
+            }
+            if (next === undefined) {
+              controller.enqueue(encoder.encode(': keepalive\n\n'));
+              return;
+            }
             sent = next.version;
-            controller.enqueue(event(next));
+            // Another session's toggle moves the version but not this caller's list: nothing to send.
+            const mine = list.viewFor(caller.viewer());
+            if (mine.json === sentJson) continue;
+            sentJson = mine.json;
+            controller.enqueue(event(mine.json));
+            return;
           }
         },
         cancel() {
@@ -101,12 +120,16 @@ export function mountCustomizations(app: Hono, options: CustomizationRoutesOptio
   };
 
   app.get(path, (c) => {
+    const caller = callerView(c.req, options.principalOf(c), list.enablement);
+    if (caller instanceof GatewayError) return errorResponse(caller);
     const mode = c.req.query('watch');
-    if (mode === '1' || mode === 'true') return watch(c);
-    return new Response(list.snapshot().json, { status: 200, headers: { 'content-type': 'application/json', 'cache-control': 'no-store' } });
+    if (mode === '1' || mode === 'true') return watch(c, caller);
+    // The caller's own session adds its client plugin (servers its client brought); nobody else's.
+    const own = options.sessionPlugin?.(c);
+    const view = list.viewFor(caller.viewer());
+    const json = own === undefined ? view.json : JSON.stringify({ items: [...view.items, own] });
+    return new Response(json, { status: 200, headers: { 'content-type': 'application/json', 'cache-control': 'no-store' } });
   });
   app.all(path, () => errorResponse(new GatewayError('METHOD_NOT_ALLOWED', 'the customisation list is read with GET')));
-  app.all(`${path}/toggle`, () =>
-    errorResponse(new GatewayError('NOT_IMPLEMENTED', 'enablement toggles are not available in this version of the gateway; nothing was changed')),
-  );
+  mountToggle(app, { ...options, path: `${path}/toggle` });
 }

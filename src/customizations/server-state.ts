@@ -7,13 +7,15 @@
  * | not tried yet, or connecting       | `starting` |
  * | connected                          | `ready`    |
  * | last attempt failed, or it crashed | `error`    |
- * | closed (gateway stopping), disabled, or not run | `stopped` |
+ * | an HTTP upstream asked for authorization (401/403 naming its metadata) | `authRequired` |
+ * | closed (gateway stopping, or stopped by a global disable), or not run | `stopped` |
  *
  * `error → starting` happens by itself: the gateway retries with backoff. An error's message
  * names the server and what failed, and takes only a code from the failure (an errno name, an
  * SDK code, an HTTP status): never a message, which can carry a command line, a URL or a header.
  */
 import { GatewayError } from '../errors.js';
+import { authRequiredIn, type UpstreamAuthRequired } from '../upstream/auth-required.js';
 import { safeReason } from '../upstream/failure.js';
 import type { SlotState } from '../upstream/slot.js';
 import type { McpServerState } from './types.js';
@@ -33,6 +35,28 @@ function reasonOf(error: unknown): string {
   return below === 'unknown error' ? safeReason(error) : below;
 }
 
+const AUTH_DESCRIPTIONS: Readonly<Record<UpstreamAuthRequired['challenge']['reason'], string>> = {
+  required: 'needs authorization',
+  expired: 'refused its credential as invalid or expired',
+  insufficientScope: 'needs a credential with more scopes',
+};
+
+/**
+ * An HTTP upstream that asked for authorization: its reason, its protected resource metadata
+ * (RFC 9728, as fetched and checked) and the scopes its challenge named. The description is the
+ * gateway's own words, never the upstream's `error_description`.
+ */
+function authRequiredState(server: string, auth: UpstreamAuthRequired): McpServerState {
+  const { reason, scopes } = auth.challenge;
+  return {
+    kind: 'authRequired',
+    reason,
+    resource: auth.resource,
+    ...(scopes === undefined ? {} : { requiredScopes: scopes }),
+    description: `server ${JSON.stringify(server)} ${AUTH_DESCRIPTIONS[reason]}`,
+  };
+}
+
 /** The published state of a running server's primary connection. */
 export function serverState(server: string, slot: SlotState, lastError: unknown): McpServerState {
   switch (slot) {
@@ -43,8 +67,11 @@ export function serverState(server: string, slot: SlotState, lastError: unknown)
       return READY;
     case 'closed':
       return STOPPED;
-    case 'error':
+    case 'error': {
+      const auth = authRequiredIn(lastError);
+      if (auth !== undefined) return authRequiredState(server, auth);
       return { kind: 'error', error: { errorType: errorType(lastError), message: `server ${JSON.stringify(server)} is not reachable (${reasonOf(lastError)})` } };
+    }
     default: {
       const unreachable: never = slot;
       throw new TypeError(`unknown slot state ${String(unreachable)}`);
@@ -52,11 +79,9 @@ export function serverState(server: string, slot: SlotState, lastError: unknown)
   }
 }
 
-/** A declared server the gateway does not run: disabled (`stopped`), or refused/unsupported (`error`). */
-export function notRunState(server: string, reason: 'disabled' | 'unsupported' | 'refused'): McpServerState {
+/** A declared server the gateway cannot run: refused by the policy or of an unsupported transport (`error`). */
+export function notRunState(server: string, reason: 'unsupported' | 'refused'): McpServerState {
   switch (reason) {
-    case 'disabled':
-      return STOPPED;
     case 'unsupported':
       return { kind: 'error', error: { errorType: 'UNSUPPORTED_TRANSPORT', message: `server ${JSON.stringify(server)} uses a transport the gateway cannot run` } };
     case 'refused':

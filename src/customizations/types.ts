@@ -40,12 +40,24 @@ export type McpServerState =
   | { readonly kind: 'error'; readonly error: { readonly errorType: string; readonly message: string } }
   | { readonly kind: 'stopped' };
 
+/** What the side channel of a server serving MCP Apps proxies for them (mcp-app.ts). */
+export interface McpAppInfo {
+  readonly capabilities: {
+    readonly serverTools?: { readonly listChanged?: boolean };
+    readonly serverResources?: { readonly listChanged?: boolean };
+    readonly logging?: Readonly<Record<string, never>>;
+    readonly sampling?: { readonly tools?: Readonly<Record<string, never>> };
+  };
+}
+
 export interface McpServerCustomization extends CustomizationBase {
   readonly type: 'mcpServer';
   readonly enablement?: readonly CustomizationEnablement[];
   readonly state: McpServerState;
   /** URL of the server's side channel; present only while `state` is `ready`. */
   readonly channel?: string;
+  /** Present for a server that serves MCP Apps, while `ready`. */
+  readonly mcpApp?: McpAppInfo;
 }
 
 export interface AgentCustomization extends CustomizationBase {
@@ -66,6 +78,8 @@ export type PluginLoadState =
 
 export interface PluginCustomization extends CustomizationBase {
   readonly type: 'plugin';
+  /** Present on a plugin a client brought (its session's servers): an opaque id of that client. */
+  readonly clientId?: string;
   readonly version?: string;
   readonly enablement?: readonly CustomizationEnablement[];
   readonly load?: PluginLoadState;

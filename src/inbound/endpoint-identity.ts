@@ -27,6 +27,8 @@ export interface IdentitySource {
   instructions: string | undefined;
   /** The endpoint tracks tasks (routing/tasks/): offered when some upstream takes tool tasks. */
   tasks: boolean;
+  /** The endpoint serves resources of its own (the customisation list): subscribed to at the gateway. */
+  gatewayResources?: boolean;
   /** The instructions from the upstreams' (the persona and labels: endpoint-extras.ts); default: merged after `instructions`. */
   instructionsFor?: (parts: ReturnType<typeof primaryInfo>) => string | undefined;
 }
@@ -39,6 +41,8 @@ export function endpointIdentity(source: IdentitySource, era: Era): EndpointIden
   for (const key of ['tools', 'prompts', 'resources'] as const) {
     if (capabilities[key] !== undefined) capabilities[key] = { ...capabilities[key], listChanged: true };
   }
+  // Resources of its own (the customisation list) are served, and subscribed to, by the gateway.
+  if (source.gatewayResources === true) capabilities.resources = { ...capabilities.resources, subscribe: true, listChanged: true };
   // Tasks: the 2025 capability or the 2026 extension, when some upstream takes tool tasks.
   const tasks = source.tasks ? mergeTaskCapability(parts) : undefined;
   if (tasks !== undefined && era === 'legacy') capabilities.tasks = tasks;

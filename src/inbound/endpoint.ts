@@ -32,15 +32,19 @@ import { ResourceListens } from '../routing/resource-listens.js';
 import { envelopeCapabilities } from '../rpc/client-capabilities.js';
 import { sessionTag } from '../observability/session-tag.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
+import type { RequestObservers } from './request-observers.js';
 import { relayTaskStatus } from '../routing/tasks/task-scope.js';
 import { TaskTable, type TaskTableOptions } from '../routing/tasks/task-table.js';
 
 const metricsOption = (metrics: GatewayMetrics | undefined) => (metrics === undefined ? {} : { metrics });
+const observersOption = (observers: RequestObservers | undefined) => (observers === undefined ? {} : { observers });
 
 /** `EndpointExtrasOptions` (endpoint-extras.ts): persona, init options, the gateway's entries, handshake `_meta`. */
 export interface EndpointOptions extends EndpointExtrasOptions {
   /** Counts every request this endpoint answers (observability/metrics.ts); absent: not counted. */
   metrics?: GatewayMetrics;
+  /** Traces and audit lines of every request (request-observers.ts); absent: neither. */
+  observers?: RequestObservers;
   name: string;
   version: string;
   scope: ScopeOptions;
@@ -147,7 +151,8 @@ export class McpEndpoint {
       (context) => {
         const named = context.requestInfo === undefined ? undefined : this.requestContexts.get(context.requestInfo);
         const principal = context.authInfo?.clientId;
-        const scope = stateless.forPrincipal(principal === '' ? undefined : principal, named?.workspace, named?.capabilities, accessOf(context.authInfo));
+        const access = accessOf(context.authInfo);
+        const scope = stateless.forPrincipal(principal === '' ? undefined : principal, named?.workspace, named?.capabilities, access);
         const identity = this.identity('modern');
         return createGatewayServer(
           {
@@ -155,6 +160,8 @@ export class McpEndpoint {
             era: 'modern',
             logger: options.logger,
             ...metricsOption(options.metrics),
+            ...observersOption(options.observers),
+            ...(access === undefined ? {} : { access }),
             ...this.extras(),
             ...(this.requestOptions === undefined ? {} : { options: { perRequest: this.requestOptions } }),
           },
@@ -171,6 +178,17 @@ export class McpEndpoint {
         else this.modern.notify.resourcesChanged();
       }),
     );
+    // A global or workspace decision changes what sessionless callers see: every list may have.
+    const visibility = options.scope.visibility;
+    if (visibility !== undefined) {
+      this.unsubscribes.push(
+        visibility.onChange(() => {
+          this.modern.notify.toolsChanged();
+          this.modern.notify.promptsChanged();
+          this.modern.notify.resourcesChanged();
+        }),
+      );
+    }
   }
 
   get sessionCount(): number {
@@ -204,6 +222,15 @@ export class McpEndpoint {
       const workspace = workspaceOf(parsedBody);
       if (!workspace.ok) return errorResponse(workspaceError(workspace.message));
       this.requestContexts.set(request, { workspace: workspace.workspace, capabilities: envelopeCapabilities(parsedBody) });
+      // A listen is not routed (the SDK serves it): it spends the caller's request rate here.
+      const limiter = this.options.scope.limiter;
+      if (limiter !== undefined && (parsedBody as { method?: unknown } | undefined)?.method === 'subscriptions/listen') {
+        try {
+          await limiter.admit({ principal, method: 'subscriptions/listen' });
+        } catch (error) {
+          return errorResponse(error);
+        }
+      }
       // A listen naming resources is subscribed upstream first (modern-listens.ts), only to
       // resources this caller may see.
       const caller = {
@@ -334,6 +361,7 @@ export class McpEndpoint {
       pollAfterMs: this.options.pollAfterMs,
       streamAfterMs: this.options.streamAfterMs,
       ...metricsOption(this.options.metrics),
+      ...observersOption(this.options.observers),
       ...this.extras(),
       ...(this.sessionOptions === undefined ? {} : { readOptions: this.sessionOptions }),
       onInitialized: (s) => {
@@ -344,6 +372,15 @@ export class McpEndpoint {
       ...(sessionId === undefined ? {} : { sessionId }),
       ...(wire === undefined ? { sessionHooks: this.hooks } : { wire }),
     });
+  }
+
+  /**
+   * The servers the client of session `sessionId` brought, for that session's customisation
+   * list; undefined for an unknown session, one held by another principal, or one that brought none.
+   */
+  broughtBy(sessionId: string, principal: string | undefined): ReturnType<LegacySession['broughtServers']> {
+    const session = this.sessions.get(sessionId);
+    return session === undefined || session.principal !== principal ? undefined : session.broughtServers();
   }
 
   /** The handshake completion and the gateway's own entries, for every `Server` of this endpoint. */
@@ -362,6 +399,7 @@ export class McpEndpoint {
         version,
         instructions,
         tasks: this.tasks !== undefined,
+        gatewayResources: scope.gatewayResources !== undefined,
         instructionsFor: (parts) => endpointInstructions(this.options, parts),
       },
       era,

@@ -24,6 +24,8 @@ import { sessionTag } from '../observability/session-tag.js';
 import { TASKS_EXTENSION } from '../routing/tasks/task-capabilities.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
 import { requestLabels } from '../routing/request-labels.js';
+import { observeRequest, type RequestObservers } from './request-observers.js';
+import type { AccessProfile } from '../policy/access-policy.js';
 
 export type Era = 'legacy' | 'modern';
 
@@ -41,6 +43,12 @@ export interface GatewayServerOptions {
   pollAfterMs?: number;
   /** Where each request's duration and outcome is counted; absent: not counted. */
   metrics?: GatewayMetrics;
+  /** Traces and audit lines of each request (request-observers.ts); absent: neither. */
+  observers?: RequestObservers;
+  /** A 2025 session's principal (a 2026 request's comes with the request); for audit lines. */
+  principal?: string;
+  /** What the policy's access rules let this caller see; for audit lines (the rule that hid a name). */
+  access?: AccessProfile;
   /** Completes the `initialize` / `server/discover` result for the asking client; absent: the SDK's as is. */
   handshake?: Handshake;
   /** The gateway's own prompts, resources and data tools (routing/gateway-entries.ts); absent: none. */
@@ -184,15 +192,32 @@ export function createGatewayServer(options: GatewayServerOptions, scope: () => 
       const seconds = (performance.now() - started) / 1000;
       metrics.observeRequest({ ...(await labels), outcome, seconds });
     };
+    // Traces and audit: nothing is built for them when both are off (request-observers.ts).
+    const observed =
+      options.observers === undefined
+        ? undefined
+        : observeRequest(options.observers, {
+            method: request.method,
+            params,
+            sessionId: ctx.sessionId,
+            requestId: ctx.mcpReq.id,
+            principal: options.era === 'legacy' ? options.principal : ctx.http?.authInfo?.clientId,
+            headers: ctx.http?.req?.headers,
+            meta: call.meta,
+            access: options.access,
+          });
     try {
       const initOptions = optionsOf(options, call.meta);
-      const result = withoutUpstreamIdentity(await routeWithEntries(options.entries, scope(), request.method, params, call, initOptions));
+      const route = () => routeWithEntries(options.entries, scope(), request.method, params, call, initOptions);
+      const result = withoutUpstreamIdentity(await (observed === undefined ? route() : observed.run(route)));
       rpcLog.info({ ...line, outcome: 'ok', ms: Math.round(performance.now() - started) }, 'rpc');
+      observed?.finish();
       await observe('ok');
       return result as never;
     } catch (error) {
       const wire = toJsonRpcError(error);
       rpcLog.info({ ...line, outcome: 'error', code: wire.code, ms: Math.round(performance.now() - started) }, 'rpc');
+      observed?.finish(error);
       await observe('error');
       throw new ProtocolError(wire.code, wire.message, wire.data);
     } finally {

@@ -13,9 +13,14 @@ import type { InitOptions } from '../rpc/init-options.js';
 import type { Handshake } from './handshake-server.js';
 import type { OptionsReader } from './init-options-reader.js';
 import { readDeferToolsOption } from '../catalogue/surface/session-option.js';
+import { compileSessionServersGate } from '../config/session-servers.js';
+import { compileDeniedTools } from '../policy/denied-tools.js';
+import { policySchema } from '../policy/policy-schema.js';
+import type { RouteScope } from '../routing/router.js';
+import { SessionServersScope } from '../routing/session-servers-scope.js';
 import type { Logger } from '../observability/logger.js';
 import type { Catalogue } from '../catalogue/catalogue.js';
-import { SessionScope, type ScopeOptions } from '../routing/scopes.js';
+import { SessionScope, type ScopeOptions, type SessionServersOptions } from '../routing/scopes.js';
 import type { GatewayEventStore, SessionEventStore } from '../session/event-store.js';
 import type { SessionTicket } from '../session/session-admission.js';
 import { LOCAL_HOOKS, type SessionHooks } from '../session/session-hooks.js';
@@ -24,6 +29,7 @@ import { refusedResume } from './resume.js';
 import { SessionHttpTransport } from './session-transport.js';
 import { requestIdOf, type RequestId } from '../session/jsonrpc-id.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
+import type { RequestObservers } from './request-observers.js';
 
 /**
  * What a session needs of the transport its client speaks (`SessionHttpTransport` is one). The
@@ -69,6 +75,8 @@ export interface LegacySessionOptions {
   pollAfterMs?: number;
   /** Counts each request of the session (observability/metrics.ts); absent: not counted. */
   metrics?: GatewayMetrics;
+  /** Traces and audit lines of each request of the session (request-observers.ts). */
+  observers?: RequestObservers;
   /** A call unanswered after this long is answered as a resumable SSE stream; 0: every call streams. */
   streamAfterMs: number;
   /** Reads and bounds the init options of the session's `initialize`; absent: `deferTools` only. */
@@ -86,6 +94,12 @@ export interface LegacySessionOptions {
   /** How the session is shared beyond this process (session-hooks.ts); default: held here alone. */
   sessionHooks?: SessionHooks;
 }
+
+/** The default policy's judgement of servers a client brings: none accepted. */
+const DEFAULT_SESSION_SERVERS: SessionServersOptions = (() => {
+  const policy = policySchema.parse({});
+  return { gate: compileSessionServersGate(policy), policyAllows: compileDeniedTools(policy.deniedTools) };
+})();
 
 /** SSE `retry:` (ms) in priming events when resumable: how soon a cut client reconnects. */
 const RETRY_INTERVAL_MS = 1_000;
@@ -105,11 +119,19 @@ export class LegacySession {
   private readonly events: SessionEventStore | undefined;
   private readonly hooks: SessionHooks;
   private readonly ticket: SessionTicket;
+  private askedForRoots = false;
+  private readonly sessionServers: SessionServersOptions;
+  /** What requests route through: the session's scope, joined with the servers its client brought, if any. */
+  private routing: RouteScope | undefined;
+  private brought: SessionServersScope | undefined;
+  private readonly options: LegacySessionOptions;
   private readonly readOptions: OptionsReader | undefined;
   /** The init options of this session's `initialize` (none until then). */
   private initOptions: InitOptions = {};
 
   constructor(options: LegacySessionOptions) {
+    this.options = options;
+    this.sessionServers = options.scope.sessionServers ?? DEFAULT_SESSION_SERVERS;
     this.principal = options.principal;
     this.hooks = options.sessionHooks ?? LOCAL_HOOKS;
     this.ticket = options.ticket;
@@ -128,11 +150,14 @@ export class LegacySession {
         logger: options.logger,
         pollAfterMs: options.pollAfterMs,
         ...(options.metrics === undefined ? {} : { metrics: options.metrics }),
+        ...(options.observers === undefined ? {} : { observers: options.observers }),
+        ...(options.principal === undefined ? {} : { principal: options.principal }),
+        ...(options.access === undefined ? {} : { access: options.access }),
         ...(options.handshake === undefined ? {} : { handshake: options.handshake }),
         ...(options.entries === undefined ? {} : { entries: options.entries }),
         options: { session: () => this.initOptions },
       },
-      () => this.scope,
+      () => this.routing ?? this.scope,
     );
     this.scope = new SessionScope(options.scope, {
       key: { principal: options.principal, workspace: options.workspace },
@@ -141,6 +166,7 @@ export class LegacySession {
       ...(options.sharedCatalogue === undefined ? {} : { shared: options.sharedCatalogue }),
       ...(options.access === undefined ? {} : { access: options.access }),
       childIdleTimeoutMs: options.childIdleTimeoutMs,
+      sessionId: id,
     });
     const hooks: SessionWireHooks = {
       sessionId: id,
@@ -162,6 +188,11 @@ export class LegacySession {
   /** When the session became idle, or undefined while it has an exchange open. */
   idleSince(): number | undefined {
     return this.openExchanges > 0 || this.transport.openStreams > 0 ? undefined : this.lastActivity;
+  }
+
+  /** The servers this session's client brought, with their state; undefined when it brought none. */
+  broughtServers(): ReturnType<SessionServersScope['brought']> | undefined {
+    return this.brought?.brought();
   }
 
   get initialised(): boolean {
@@ -190,9 +221,19 @@ export class LegacySession {
   private async dispatch(request: Request, parsedBody: unknown): Promise<Response> {
     const lastEventId = request.method === 'GET' ? request.headers.get('last-event-id') : null;
     if (lastEventId && this.events !== undefined) return this.resume(request, lastEventId, this.events);
+    if (request.method === 'GET' && this.initialised && !this.askedForRoots) {
+      // The standalone stream is where a request of the gateway's own can reach the client (the
+      // session's workspace from its roots: routing/roots-workspace.ts).
+      const response = await this.transport.handleRequest(request, parsedBody);
+      if (response.status === 200) {
+        this.askedForRoots = true;
+        this.scope.streamOpened();
+      }
+      return response;
+    }
     const id = requestIdOf(parsedBody);
     if (id === undefined) return this.transport.handleRequest(request, parsedBody);
-    const refused = this.readInitOptions(parsedBody, id);
+    const refused = await this.readInitOptions(parsedBody, id);
     if (refused !== undefined) return refused;
     const response = await this.transport.handleRequest(request, parsedBody);
     return this.initialised && response.status < 300 ? this.hooks.response(this.id, parsedBody, response) : response;
@@ -202,23 +243,50 @@ export class LegacySession {
    * The init options this session honours from its `initialize` (`_meta["portcullis/options"]`,
    * README "Init options"): kept for the session's requests, `deferTools` handed to its scope,
    * `eventStoreLimit` to its event history. A bad value refuses the `initialize` (-32602 naming
-   * the option); deploy-only and unknown keys change nothing.
+   * the option); deploy-only and unknown keys change nothing. Servers the client brings
+   * (`_meta["portcullis/servers"]`) are judged by the policy (-32602 naming the server and field)
+   * and opened before the `initialize` is answered: a required one that cannot start refuses it
+   * (naming the server), and nothing of them stays open.
    */
-  private readInitOptions(body: unknown, id: RequestId): Response | undefined {
+  private async readInitOptions(body: unknown, id: RequestId): Promise<Response | undefined> {
     const message = body as { method?: unknown; params?: { _meta?: unknown } } | undefined;
     if (message?.method !== 'initialize') return undefined;
     const refuse = (text: string) => errorResponse(new GatewayError('INVALID_PARAMS', `initialize: ${text}`), { id });
     if (this.readOptions === undefined) {
       const option = readDeferToolsOption(message.params?._meta);
       if (!option.ok) return refuse(option.message);
+      const refused = await this.openBrought(body, id);
+      if (refused !== undefined) return refused;
       this.scope.setDeferTools(option.value);
       return undefined;
     }
     const read = this.readOptions(message.params?._meta);
     if (!read.ok) return refuse(read.message);
+    const refused = await this.openBrought(body, id);
+    if (refused !== undefined) return refused;
     this.initOptions = read.options;
     this.scope.setDeferTools(read.options.deferTools);
     if (read.options.eventStoreLimit !== undefined) this.events?.lowerLimit(read.options.eventStoreLimit);
+    return undefined;
+  }
+
+  /** Judges and opens the servers an `initialize` brings; a refusal answers it. */
+  private async openBrought(body: unknown, id: RequestId): Promise<Response | undefined> {
+    const supplied = this.sessionServers.gate(body);
+    if (!supplied.ok) return errorResponse(supplied.error, { id });
+    if (supplied.servers === undefined || this.brought !== undefined) return undefined;
+    const opened = await SessionServersScope.open({
+      base: this.scope,
+      registry: this.options.scope.registry,
+      servers: supplied.servers,
+      settings: this.sessionServers,
+      catalogue: { separator: this.options.scope.catalogue.separator },
+      owner: sessionSink(this.server),
+      logger: this.options.logger,
+    });
+    if (opened instanceof GatewayError) return errorResponse(opened, { id });
+    this.brought = opened;
+    this.routing = opened;
     return undefined;
   }
 
@@ -243,7 +311,7 @@ export class LegacySession {
       // First: its deletion is under way before a shutdown closes the store's connection.
       const forgetting = this.events?.forget().catch(() => undefined);
       await this.server.close().catch(() => undefined);
-      await this.scope.close();
+      await Promise.all([this.scope.close(), this.brought?.close()]);
       await forgetting;
     })();
     return this.closing;

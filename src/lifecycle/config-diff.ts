@@ -28,8 +28,12 @@ export interface ConfigDiff {
  */
 const COMPARED_BELOW: ReadonlySet<string> = new Set(['servers', 'policy', 'limits', 'configFile']);
 
-/** Server fields a restart cannot change: they decide which connections exist at all. */
-const SERVER_SHAPE = ['transport', 'isolation'] as const;
+/**
+ * Server fields a restart cannot change: they decide which connections exist at all, or (for
+ * `enabled`) are the enablement default read once at start — a running gateway changes that
+ * through a global toggle (`POST <path>/customizations/toggle`), never by restarting the server.
+ */
+const SERVER_SHAPE = ['transport', 'isolation', 'enabled'] as const;
 
 const FILTER_FIELDS = new Set(['enabledTools', 'disabledTools']);
 

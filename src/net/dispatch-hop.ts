@@ -142,30 +142,50 @@ export interface HopRequest {
   oversizedEvent?: (requestBody: RequestInit['body']) => Buffer | undefined;
 }
 
+/** One hop as `Dispatcher.request()` sends it: headers already a lower-cased record, body prepared. */
+export interface RawHop {
+  server: string;
+  dispatcher: Dispatcher;
+  url: URL;
+  /** Upper-cased. */
+  method: string;
+  headers: Record<string, string>;
+  body: string | Uint8Array | Readable | null;
+  signal?: AbortSignal;
+}
+
+/** The answer to one hop before any body is read: status, raw header record, undici's body. */
+export interface HopAnswer {
+  statusCode: number;
+  statusText: string;
+  headers: Record<string, string | string[] | undefined>;
+  body: Dispatcher.ResponseData['body'];
+}
+
 /**
- * Send one request through `dispatcher` and answer with the `Response` fetch would have given
- * with `redirect: 'manual'` (a 3xx is returned as it is, its `location` readable).
+ * The caller's headers with what fetch would add: `accept`, `user-agent`, `accept-encoding` and
+ * the body's default `content-type`; `host` is never the caller's.
  */
-export async function dispatchHop(hop: HopRequest): Promise<Response> {
-  const { server, dispatcher, url, method, init } = hop;
-  const signal = init.signal ?? undefined;
-  const headers = headerRecord(init.headers);
-  const prepared = await prepareBody(init.body);
+export function withFetchDefaults(headers: Record<string, string>, https: boolean, bodyContentType: string | null): Record<string, string> {
   delete headers.host;
   headers.accept ??= '*/*';
   headers['user-agent'] ??= DEFAULT_USER_AGENT;
-  const https = url.protocol === 'https:';
   headers['accept-encoding'] ??= https ? 'br, gzip, deflate' : 'gzip, deflate';
-  if (prepared.contentType !== null) headers['content-type'] ??= prepared.contentType;
+  if (bodyContentType !== null) headers['content-type'] ??= bodyContentType;
+  return headers;
+}
 
+/** Sends one hop; rejects as fetch would (`TypeError('fetch failed')`, our own errors as they are). */
+export async function sendHop(hop: RawHop): Promise<HopAnswer> {
+  const { server, url, signal } = hop;
   let data: Dispatcher.ResponseData;
   try {
-    data = await dispatcher.request({
+    data = await hop.dispatcher.request({
       origin: url.origin,
       path: `${url.pathname}${url.search}`,
-      method: method as Dispatcher.HttpMethod,
-      headers,
-      body: prepared.body,
+      method: hop.method as Dispatcher.HttpMethod,
+      headers: hop.headers,
+      body: hop.body,
       signal,
     });
   } catch (error) {
@@ -174,24 +194,54 @@ export async function dispatchHop(hop: HopRequest): Promise<Response> {
     if (signal?.aborted && error === signal.reason) throw error;
     throw new TypeError('fetch failed', { cause: error });
   }
+  if (data.statusCode < 200 || data.statusCode > 599) {
+    data.body.dump().catch(() => undefined);
+    throw new UpstreamError('UPSTREAM_UNAVAILABLE', server, 'upstream answered with an invalid HTTP status');
+  }
+  return { statusCode: data.statusCode, statusText: data.statusText ?? '', headers: data.headers, body: data.body };
+}
 
-  const { statusCode, statusText, body } = data;
+/** One value of a raw header record (repeated fields joined as `Headers` joins them). */
+export function headerValue(headers: HopAnswer['headers'], name: string): string | undefined {
+  const value = headers[name];
+  return Array.isArray(value) ? value.join(', ') : value;
+}
+
+/**
+ * Send one request through `dispatcher` and answer with the `Response` fetch would have given
+ * with `redirect: 'manual'` (a 3xx is returned as it is, its `location` readable).
+ */
+export async function dispatchHop(hop: HopRequest): Promise<Response> {
+  const prepared = await prepareBody(hop.init.body);
+  const headers = withFetchDefaults(headerRecord(hop.init.headers), hop.url.protocol === 'https:', prepared.contentType);
+  const raw: RawHop = { ...hop, headers, body: prepared.body, signal: hop.init.signal ?? undefined };
+  return answerAsResponse(hop, await sendHop(raw));
+}
+
+/** Prepares a fetch `init` once for every hop of a request (headers with fetch's defaults, body). */
+export async function prepareHop(url: URL, init: RequestInit): Promise<{ headers: Record<string, string>; body: RawHop['body'] }> {
+  const prepared = await prepareBody(init.body);
+  return { headers: withFetchDefaults(headerRecord(init.headers), url.protocol === 'https:', prepared.contentType), body: prepared.body };
+}
+
+/** The `Response` of a hop's answer, body bounded as `hop.limits` says. */
+export async function answerAsResponse(hop: Omit<HopRequest, 'dispatcher'>, answer: HopAnswer): Promise<Response> {
+  const { server, url, method, init } = hop;
+  const signal = init.signal ?? undefined;
+  const { statusCode, statusText, body } = answer;
   const dropBody = (): void => {
     body.dump().catch(() => undefined);
   };
-  if (statusCode < 200 || statusCode > 599) {
-    dropBody();
-    throw new UpstreamError('UPSTREAM_UNAVAILABLE', server, 'upstream answered with an invalid HTTP status');
-  }
   let headersOut: Headers;
   try {
-    headersOut = responseHeaders(data.headers);
+    headersOut = responseHeaders(answer.headers);
   } catch {
     // `Headers` would put the offending value (possibly a secret) in its message.
     dropBody();
     throw new UpstreamError('UPSTREAM_UNAVAILABLE', server, 'upstream answered with an invalid response header');
   }
-  const responseInit = { status: statusCode, statusText: statusText ?? '', headers: headersOut };
+  const https = url.protocol === 'https:';
+  const responseInit = { status: statusCode, statusText, headers: headersOut };
   // A 202/204 or a HEAD answer carries nothing: no stream to build (and none for `Response` to refuse).
   if (method === 'HEAD' || NULL_BODY_STATUSES.has(statusCode) || headersOut.get('content-length') === '0') {
     dropBody();

@@ -16,11 +16,12 @@
  * credentials in the URL, and the hop after the last allowed one. Messages never carry the URL.
  */
 import { setMaxListeners } from 'node:events';
+import { Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import { UpstreamError } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
 import type { BodyLimits } from './bounded-body.js';
-import { dispatchHop, type HopRequest } from './dispatch-hop.js';
+import { answerAsResponse, headerValue, prepareHop, sendHop, type HopAnswer, type HopRequest, type RawHop } from './dispatch-hop.js';
 
 export interface GuardedFetchOptions {
   /** The upstream's config key, named in errors and logs. */
@@ -43,24 +44,11 @@ export type GuardedFetch = (url: string | URL, init?: RequestInit) => Promise<Re
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 const DEFAULT_MAX_REDIRECTS = 5;
 
-/** A body fetch can send again on the next hop; a stream is consumed by the first. */
-function isReplayable(body: RequestInit['body']): boolean {
-  return (
-    body === undefined ||
-    body === null ||
-    typeof body === 'string' ||
-    body instanceof ArrayBuffer ||
-    ArrayBuffer.isView(body) ||
-    body instanceof URLSearchParams ||
-    body instanceof Blob ||
-    body instanceof FormData
-  );
+/** A prepared body the next hop can send again; a stream is consumed by the first. */
+function isReplayable(body: RawHop['body']): boolean {
+  return !(body instanceof Readable);
 }
 
-/**
- * Build the fetch for one upstream. The caller's `init.redirect` is ignored: this function owns
- * the redirect policy and always fetches each hop with `redirect: 'manual'`.
- */
 /** Signals already allowed any number of abort listeners. */
 const raised = new WeakSet<AbortSignal>();
 
@@ -76,8 +64,23 @@ function allowManyListeners(signal: AbortSignal): void {
   setMaxListeners(0, signal);
 }
 
-export function createGuardedFetch(options: GuardedFetchOptions): GuardedFetch {
-  const { server, dispatcher, logger, limits, oversizedEvent } = options;
+/** A request as `createGuardedRequest` sends it: headers a lower-cased record (fetch's defaults included). */
+export interface GuardedRequestInit {
+  method: string;
+  headers: Record<string, string>;
+  body: RawHop['body'];
+  signal?: AbortSignal;
+}
+
+/** Sends a request with the redirect policy and answers with the last hop's raw answer. */
+export type GuardedRequest = (url: URL, init: GuardedRequestInit) => Promise<HopAnswer>;
+
+/**
+ * The redirect policy over raw hops (`sendHop`): what `createGuardedFetch` does, without a
+ * `Headers` or a `Response` per call, for callers that read the answer themselves.
+ */
+export function createGuardedRequest(options: GuardedFetchOptions): GuardedRequest {
+  const { server, dispatcher, logger } = options;
   const maxRedirects = options.maxRedirects ?? DEFAULT_MAX_REDIRECTS;
   if (typeof server !== 'string' || server === '') throw new TypeError('guarded fetch: server must be a non-empty string');
   if (!Number.isInteger(maxRedirects) || maxRedirects < 0) throw new TypeError('guarded fetch: maxRedirects must be a non-negative integer');
@@ -87,25 +90,18 @@ export function createGuardedFetch(options: GuardedFetchOptions): GuardedFetch {
     return new UpstreamError('UPSTREAM_BLOCKED', server, reason);
   };
 
-  return async function guardedFetch(url, init = {}) {
-    const method = (init.method ?? 'GET').toUpperCase();
+  return async function guardedRequest(url, init) {
+    const method = init.method.toUpperCase();
     if (init.signal) allowManyListeners(init.signal);
-    let current: URL;
-    try {
-      // A URL is only read here (each hop gets a new one), so the caller's is used as it is.
-      current = url instanceof URL ? url : new URL(url);
-    } catch {
-      // URL's own error carries the input; ours must not.
-      throw new UpstreamError('UPSTREAM_UNAVAILABLE', server, 'upstream URL is not a valid absolute URL');
-    }
+    let current = url;
     for (let followed = 0; ; followed++) {
       // Each hop is one `Dispatcher.request()` on the egress dispatcher (not WHATWG fetch: see
       // dispatch-hop.ts); our own errors (a guard refusal) surface as they are.
-      const response = await dispatchHop({ server, dispatcher, url: current, method, init, limits, oversizedEvent });
-      const location = REDIRECT_STATUSES.has(response.status) ? response.headers.get('location') : null;
-      if (location === null) return response;
+      const answer = await sendHop({ server, dispatcher, url: current, method, headers: init.headers, body: init.body, signal: init.signal });
+      const location = REDIRECT_STATUSES.has(answer.statusCode) ? headerValue(answer.headers, 'location') : undefined;
+      if (location === undefined) return answer;
       // The redirect's own body is never read: release the connection before deciding.
-      await response.body?.cancel().catch(() => undefined);
+      answer.body.dump().catch(() => undefined);
 
       if (followed >= maxRedirects) throw refuse(`more than ${maxRedirects} redirects refused`);
       let target: URL;
@@ -116,10 +112,33 @@ export function createGuardedFetch(options: GuardedFetchOptions): GuardedFetch {
       }
       if (target.origin !== current.origin) throw refuse('cross-origin redirect refused');
       if (target.username !== '' || target.password !== '') throw refuse('redirect carrying credentials refused');
-      const keepsMethod = response.status === 307 || response.status === 308 || method === 'GET' || method === 'HEAD';
+      const keepsMethod = answer.statusCode === 307 || answer.statusCode === 308 || method === 'GET' || method === 'HEAD';
       if (!keepsMethod) throw refuse('redirect that changes the request method refused');
       if (!isReplayable(init.body)) throw refuse('redirect of a streamed request body refused');
       current = target;
     }
+  };
+}
+
+/**
+ * Build the fetch for one upstream. The caller's `init.redirect` is ignored: this function owns
+ * the redirect policy and always fetches each hop with `redirect: 'manual'`.
+ */
+export function createGuardedFetch(options: GuardedFetchOptions): GuardedFetch {
+  const { server, limits, oversizedEvent } = options;
+  const request = createGuardedRequest(options);
+  return async function guardedFetch(url, init = {}) {
+    const method = (init.method ?? 'GET').toUpperCase();
+    let target: URL;
+    try {
+      // A URL is only read here (each hop gets a new one), so the caller's is used as it is.
+      target = url instanceof URL ? url : new URL(url);
+    } catch {
+      // URL's own error carries the input; ours must not.
+      throw new UpstreamError('UPSTREAM_UNAVAILABLE', server, 'upstream URL is not a valid absolute URL');
+    }
+    const prepared = await prepareHop(target, init);
+    const hop: Omit<HopRequest, 'dispatcher'> = { server, url: target, method, init, limits, oversizedEvent };
+    return answerAsResponse(hop, await request(target, { method, headers: prepared.headers, body: prepared.body, signal: init.signal ?? undefined }));
   };
 }

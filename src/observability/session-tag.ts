@@ -15,11 +15,26 @@ import { createHmac, randomBytes } from 'node:crypto';
 
 const KEY = randomBytes(32);
 const TAG_HEX_CHARS = 12;
+/**
+ * Tags of recent ids: every call logs its session twice (access line, rpc line), and an HMAC
+ * costs more than the rest of a log line. Bounded in count and bytes: only ids of a plausible
+ * length are kept (a client may send any header), and the map is emptied when full.
+ */
+const MAX_REMEMBERED = 4096;
+const MAX_REMEMBERED_ID_CHARS = 128;
+const remembered = new Map<string, string>();
 
 /** The log tag of a session id (`undefined` stays `undefined`: a request without a session). */
 export function sessionTag(sessionId: string): string;
 export function sessionTag(sessionId: string | undefined): string | undefined;
 export function sessionTag(sessionId: string | undefined): string | undefined {
   if (sessionId === undefined) return undefined;
-  return createHmac('sha256', KEY).update(sessionId).digest('hex').slice(0, TAG_HEX_CHARS);
+  const known = remembered.get(sessionId);
+  if (known !== undefined) return known;
+  const tag = createHmac('sha256', KEY).update(sessionId).digest('hex').slice(0, TAG_HEX_CHARS);
+  if (sessionId.length <= MAX_REMEMBERED_ID_CHARS) {
+    if (remembered.size >= MAX_REMEMBERED) remembered.clear();
+    remembered.set(sessionId, tag);
+  }
+  return tag;
 }

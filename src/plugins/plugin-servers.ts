@@ -7,7 +7,9 @@
  * catalogue name a config server already has (the config is the more trusted layer and keeps it),
  * is skipped and its plugin becomes `degraded` with a diagnostic naming plugin, server and field;
  * nothing a plugin holds stops another plugin or the gateway. A plugin configured
- * `enabled: false` is read and listed, and none of its servers is started.
+ * `enabled: false` is read and listed, and its servers are handed over like any other's: that is
+ * the operator's global decision, which keeps them stopped (never started) until a global toggle
+ * enables the plugin (docs/customizations.md, "Enablement").
  */
 import { realpath } from 'node:fs/promises';
 import type { GatewayConfig, ServerConfig } from '../config/schema.js';
@@ -21,7 +23,7 @@ import type { PluginDeclaration, PluginLoad, PluginServerDeclaration } from './t
 /** One declared server and whether the gateway runs it. */
 export type PluginServer =
   | { readonly declaration: PluginServerDeclaration; readonly runs: true; readonly config: ServerConfig }
-  | { readonly declaration: PluginServerDeclaration; readonly runs: false; readonly reason: 'disabled' | 'unsupported' | 'refused' };
+  | { readonly declaration: PluginServerDeclaration; readonly runs: false; readonly reason: 'unsupported' | 'refused' };
 
 export interface LoadedPlugin {
   readonly declaration: PluginDeclaration;
@@ -61,7 +63,6 @@ export async function loadPlugins(config: PluginsConfig): Promise<LoadedPlugins>
         diagnostics.push(refusal);
         return { declaration: server, runs: false, reason: 'refused' };
       }
-      if (!enabled) return { declaration: server, runs: false, reason: 'disabled' };
       return { declaration: server, runs: true, config: server.config };
     });
     const load = declaration.load.kind === 'error' ? declaration.load : loadFromDiagnostics(diagnostics);

@@ -23,7 +23,7 @@
  */
 import { sanitizeName } from '../naming/names.js';
 import { canonicalToolName } from './denied-tools.js';
-import { compileGlob, type Glob } from './tool-filter.js';
+import { compileExactGlob, compileGlob, type Glob } from './tool-filter.js';
 
 export type AccessEffect = 'allow' | 'deny';
 
@@ -85,11 +85,13 @@ function compileRule(rule: AccessRule, index: number): CompiledRule {
   return {
     label: rule.name ?? `rules[${index}]`,
     effect: rule.effect,
-    principals: rule.principals?.map(compileGlob),
+    // Principal names are identities: matched exactly, case included (`Kate` is not `kate`, nor
+    // is a name whose Unicode lower case happens to fold onto another).
+    principals: rule.principals?.map(compileExactGlob),
     claims: Object.entries(rule.claims ?? {}).map(([claim, values]) => [claim, new Set(values)]),
     scopes: rule.scopes ?? [],
-    servers: rule.servers?.map(compileGlob),
-    tools: rule.tools?.map(compileGlob),
+    servers: rule.servers?.map((pattern) => compileGlob(pattern)),
+    tools: rule.tools?.map((pattern) => compileGlob(pattern)),
   };
 }
 

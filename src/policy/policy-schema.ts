@@ -195,6 +195,12 @@ export const policySchema = z.strictObject({
     })
     .prefault({}),
   /**
+   * Principals (as authentication names them) that may set workspace and global enablement
+   * decisions (docs/customizations.md, "Who may toggle"). With authentication off, only a
+   * loopback listener lets its callers do so; empty: nobody else.
+   */
+  admins: z.array(z.string().min(1).max(256)).max(1_000).default(() => []),
+  /**
    * May a client replace the gateway's persona with its own (init option `agentPersona`), and
    * how long may it be? Its text lands in the instructions a model reads.
    */
@@ -225,6 +231,19 @@ export const policySchema = z.strictObject({
     .strictObject({
       requests: rateSpec.optional(),
       toolCalls: rateSpec.optional(),
+    })
+    .prefault({}),
+  /**
+   * Servers a 2025-era client brings in its `initialize` (`_meta["portcullis/servers"]`, the
+   * least trusted layer): `allow` accepts any at all (default: no), `stdio` lets them run
+   * commands on the gateway's host (default: no; `streamableHttp` only), `maxPerSession` bounds
+   * them. They never reach a private network, and every rule above applies to them.
+   */
+  sessionServers: z
+    .strictObject({
+      allow: z.boolean().default(false),
+      stdio: z.boolean().default(false),
+      maxPerSession: z.number().int().min(1).max(64).default(4),
     })
     .prefault({}),
   /** Ceilings: a config value may be lower, never higher; an absent config value takes these. */

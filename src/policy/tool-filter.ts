@@ -37,18 +37,28 @@ export type ToolPredicate = (name: string) => boolean;
  * literal. Throws `TypeError` on an empty pattern (it could only ever match an empty name).
  */
 export function compileGlob(pattern: string): Glob {
+  return compileGlobFolding(pattern, false);
+}
+
+/** The same glob, case included: for identities (principal names), where `Kate` is not `kate`. */
+export function compileExactGlob(pattern: string): Glob {
+  return compileGlobFolding(pattern, true);
+}
+
+function compileGlobFolding(pattern: string, caseSensitive: boolean): Glob {
   if (typeof pattern !== 'string' || pattern.length === 0) {
     throw new TypeError('tool filter: a glob pattern must be a non-empty string');
   }
+  const fold = caseSensitive ? (text: string) => text : (text: string) => text.toLowerCase();
   // Runs of `*` are equivalent to one `*`; collapsing them keeps the matcher's work minimal.
-  const tokens = Array.from(pattern.toLowerCase().replace(/\*+/g, '*'));
+  const tokens = Array.from(fold(pattern).replace(/\*+/g, '*'));
   const literalOnly = !tokens.includes('*') && !tokens.includes('?');
   const literal = tokens.join('');
 
   return {
     pattern,
     test(name: string): boolean {
-      const lowered = name.toLowerCase();
+      const lowered = fold(name);
       if (literalOnly) return lowered === literal;
       return wildcardMatch(tokens, Array.from(lowered));
     },

@@ -11,11 +11,13 @@ import type { Catalogue } from '../catalogue/catalogue.js';
 import type { MergedTools } from '../catalogue/merge.js';
 import type { ToolsView } from '../catalogue/surface/tool-surface.js';
 import { routeResourceUri } from '../catalogue/build-index.js';
+import { exposeReadResult, exposeUiMeta } from '../catalogue/ui-uris.js';
 import { checkServerRequest } from '../rpc/client-capabilities.js';
 import type { UpstreamLink } from '../upstream/link.js';
 import type { ListKind } from '../upstream/list-cache.js';
 import type { RequestMeta } from '../rpc/request-meta.js';
 import type { DownstreamSink, RpcMessage } from '../rpc/sink.js';
+import type { CallerResources } from './gateway-resources.js';
 import type { InputRounds } from './input-bridge.js';
 import { presentTaskSupport } from './tasks/task-capabilities.js';
 import type { TaskScope } from './tasks/task-scope.js';
@@ -43,6 +45,8 @@ export interface RouteScope {
   readonly inputBridge?: InputRounds;
   /** The caller's tasks (tasks/task-scope.ts); absent: tasks are not offered here. */
   readonly tasks?: TaskScope;
+  /** Resources the gateway serves itself, as this caller sees them (gateway-resources.ts); absent: none. */
+  readonly gatewayResources?: CallerResources;
   /**
    * Spends the caller's request rate (and, for `tools/call`, its rate for that catalogue tool);
    * throws `RATE_LIMITED` when spent. Absent: not limited.
@@ -92,7 +96,11 @@ const handlers: Record<string, Handler> = {
     return { ...result, ttlMs: hint.ttlMs, cacheScope: hint.cacheScope };
   },
   'prompts/list': (scope, _params, call) => listResult(scope, 'prompts', 'prompts', call),
-  'resources/list': (scope, _params, call) => listResult(scope, 'resources', 'resources', call),
+  'resources/list': async (scope, _params, call) => {
+    const result = await listResult(scope, 'resources', 'resources', call);
+    const own = scope.gatewayResources?.resources;
+    return own === undefined || own.length === 0 ? result : { ...result, resources: [...own, ...(result.resources as unknown[])] };
+  },
   'resources/templates/list': (scope, _params, call) => listResult(scope, 'resourceTemplates', 'resourceTemplates', call),
 
   // A meta-tool (search_tools, call_tool) when tools are deferred; else, and for call_tool's
@@ -119,22 +127,39 @@ const handlers: Record<string, Handler> = {
     return forward(scope, target.server, 'prompts/get', { ...params, name: target.name }, call);
   },
 
-  'resources/read': async (scope, params, call) =>
-    forward(scope, await ownerOfUri(scope, stringParam(params, 'uri')), 'resources/read', params, call),
+  // A `ui://` URI the gateway rewrote goes to its owner as the owner knows it (ui-uris.ts).
+  'resources/read': async (scope, params, call) => {
+    const uri = stringParam(params, 'uri');
+    const own = scope.gatewayResources;
+    if (own?.owns(uri) === true) return own.read(uri);
+    const target = await ownerOfUri(scope, uri);
+    const result = await forward(scope, target.server, 'resources/read', { ...params, uri: target.uri }, call);
+    return exposeReadResult(result, target.uri, uri);
+  },
 
   'resources/subscribe': async (scope, params, call) => {
     const uri = stringParam(params, 'uri');
-    const server = await ownerOfUri(scope, uri);
-    const result = await forward(scope, server, 'resources/subscribe', params, call);
-    scope.noteSubscription?.(server, uri, true);
+    const own = scope.gatewayResources;
+    if (own?.owns(uri) === true) {
+      own.subscribe(uri);
+      return {};
+    }
+    const target = await ownerOfUri(scope, uri);
+    const result = await forward(scope, target.server, 'resources/subscribe', { ...params, uri: target.uri }, call);
+    scope.noteSubscription?.(target.server, target.uri, true);
     return result;
   },
 
   'resources/unsubscribe': async (scope, params, call) => {
     const uri = stringParam(params, 'uri');
-    const server = await ownerOfUri(scope, uri);
-    scope.noteSubscription?.(server, uri, false);
-    return forward(scope, server, 'resources/unsubscribe', params, call);
+    const own = scope.gatewayResources;
+    if (own?.owns(uri) === true) {
+      own.unsubscribe(uri);
+      return {};
+    }
+    const target = await ownerOfUri(scope, uri);
+    scope.noteSubscription?.(target.server, target.uri, false);
+    return forward(scope, target.server, 'resources/unsubscribe', { ...params, uri: target.uri }, call);
   },
 
   'completion/complete': async (scope, params, call) => {
@@ -148,7 +173,7 @@ const handlers: Record<string, Handler> = {
     if (ref?.type === 'ref/resource') {
       const uri = stringParam(ref, 'uri');
       const { routes } = await scope.catalogue.templates();
-      const owner = routes.find((r) => r.uriTemplate === uri)?.server ?? (await ownerOfUri(scope, uri));
+      const owner = routes.find((r) => r.uriTemplate === uri)?.server ?? (await ownerOfUri(scope, uri)).server;
       return forward(scope, owner, 'completion/complete', params, call);
     }
     throw new GatewayError('INVALID_PARAMS', 'completion/complete needs a ref of type ref/prompt or ref/resource');
@@ -161,7 +186,7 @@ const handlers: Record<string, Handler> = {
     }
     // Every upstream that logs gets the level; one that fails does not fail the others.
     await Promise.all(
-      scope.servers.map((server) =>
+      scope.servers.filter((server) => scope.catalogue.showsServer(server)).map((server) =>
         scope
           .withLink(server, async (link) => {
             if (link.capabilities.logging !== undefined) await link.request('logging/setLevel', params, { sink: call.sink, meta: call.meta });
@@ -199,9 +224,11 @@ async function callTool(scope: RouteScope, params: Params, call: CallContext): P
   }
   const upstreamParams = { ...params, name: target.name };
   const tasks = scope.tasks;
-  if (tasks === undefined) return forward(scope, target.server, 'tools/call', upstreamParams, call);
+  // A result pointing at a `ui://` App names it as the tool list did.
+  const expose = (result: Result) => exposeUiMeta(result, target.server, merged.ui);
+  if (tasks === undefined) return expose(await forward(scope, target.server, 'tools/call', upstreamParams, call));
   const tool = tasks.takesTasks(target.server) ? merged.tools.find((t) => t.name === exposed) : undefined;
-  return tasks.callTool(target.server, tool, upstreamParams, call, (p, observe) => forward(scope, target.server, 'tools/call', p, call, observe));
+  return expose(await tasks.callTool(target.server, tool, upstreamParams, call, (p, observe) => forward(scope, target.server, 'tools/call', p, call, observe)));
 }
 
 /**
@@ -281,11 +308,17 @@ async function fulfilInputRequests(result: Result, call: CallContext): Promise<P
   return next;
 }
 
-async function ownerOfUri(scope: RouteScope, uri: string): Promise<string> {
+/**
+ * The server that owns `uri`, and the URI it knows it by: a `ui://` URI of an App first (listed,
+ * or only named by a tool; rewritten when servers share it), then the listed and templated URIs.
+ */
+async function ownerOfUri(scope: RouteScope, uri: string): Promise<{ server: string; uri: string }> {
   const [resources, templates] = await Promise.all([scope.catalogue.resources(), scope.catalogue.templates()]);
+  const app = resources.ui.target(uri);
+  if (app !== undefined) return app;
   const owner = routeResourceUri(uri, resources.index, templates.routes);
   if (owner === undefined) throw new GatewayError('UNKNOWN_RESOURCE', `Resource not found: ${uri}`);
-  return owner;
+  return { server: owner, uri };
 }
 
 /** An optional parameter that, when present, must be a JSON object (not an array or scalar). */

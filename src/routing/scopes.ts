@@ -15,6 +15,8 @@ import type { ClientCapabilities } from '@modelcontextprotocol/client';
 import { Catalogue, type CatalogueOptions } from '../catalogue/catalogue.js';
 import { LoadedTools } from '../catalogue/surface/loaded-tools.js';
 import type { SessionTools, ToolSurface, ToolsView } from '../catalogue/surface/tool-surface.js';
+import type { SessionServersGate } from '../config/session-servers.js';
+import type { VisibilityFilter } from '../catalogue/merge.js';
 import type { Logger } from '../observability/logger.js';
 import type { UpstreamLink } from '../upstream/link.js';
 import { connectionKeyId, type ConnectionKey } from '../upstream/principal-connections.js';
@@ -25,7 +27,10 @@ import { admitFor } from './admit.js';
 import type { UpstreamRegistry } from '../upstream/registry.js';
 import type { DownstreamSink, RpcMessage } from '../rpc/sink.js';
 import type { LinkEvent } from '../upstream/link-event.js';
+import type { CallerResources, GatewayResources } from './gateway-resources.js';
 import { primaryHeld, principalHeld, principalServersOf, takesTasksVia, withReinitialise } from './held-link.js';
+import { SessionVisibility } from './session-visibility.js';
+import type { ServerVisibility } from './visibility.js';
 import { SessionConnection } from './session-connection.js';
 import type { RouteScope } from './router.js';
 import { TaskScope } from './tasks/task-scope.js';
@@ -43,10 +48,23 @@ export interface ScopeOptions {
   inputTtlMs?: number;
   /** The endpoint's tasks (routing/tasks/); absent: tasks are not offered. */
   tasks?: TaskTable;
+  /** Which servers each caller sees (enablement, visibility.ts); absent: every server, always. */
+  visibility?: ServerVisibility;
+  /** Resources the gateway itself serves on this endpoint (gateway-resources.ts); absent: none. */
+  gatewayResources?: GatewayResources;
   /** The policy's request rates per principal; absent: not limited. */
   limiter?: RequestLimiter;
+  /** Judges and filters the servers a 2025 client brings in `initialize` (session-servers-scope.ts); absent: the default policy's (none). */
+  sessionServers?: SessionServersOptions;
 }
 
+/** What an endpoint knows about servers its 2025 clients may bring. */
+export interface SessionServersOptions {
+  /** The policy's judgement of an `initialize` (config/session-servers.ts). */
+  readonly gate: SessionServersGate;
+  /** The policy's denied-tool globs, for their tools as for every other. */
+  readonly policyAllows: VisibilityFilter;
+}
 
 /** What a session adds to its endpoint's scope options. */
 export interface SessionScopeOptions {
@@ -64,13 +82,20 @@ export interface SessionScopeOptions {
   shared?: Catalogue;
   /** A stdio session child with no call in flight is closed after this long (the session stays). */
   childIdleTimeoutMs?: number;
+  /** The session's id: its enablement decisions are attached under it (never shown or stored). */
+  sessionId?: string;
   /** What the policy's `access` rules let the session's principal see; absent: everything. */
   access?: AccessProfile;
 }
 
 export class SessionScope implements RouteScope {
   readonly servers: readonly string[];
-  readonly catalogue: Catalogue;
+  /** The session's merged lists, over the servers it sees (its own, or the endpoint's shared one). */
+  private readonly ownCatalogue: Catalogue;
+  private readonly sharedCatalogue: Catalogue | undefined;
+  /** Which servers this session sees (its enablement), and its workspace. */
+  private readonly visibility: SessionVisibility;
+  readonly gatewayResources: CallerResources | undefined;
   readonly tools: ToolsView | undefined;
   /** The session's deferral option and loaded tools: its own, never shared with another session. */
   private readonly toolState: SessionTools | undefined;
@@ -84,6 +109,8 @@ export class SessionScope implements RouteScope {
   private readonly principalServers: Set<string>;
   readonly tasks: TaskScope | undefined;
   readonly admit: RouteScope['admit'];
+  /** What the policy's `access` rules let the session's principal see; undefined: everything. */
+  readonly access: AccessProfile | undefined;
   private readonly taskTable: TaskTable | undefined;
   /** The session's key in the task table: random, never the session id itself. */
   private readonly taskOwner = `session:${randomUUID()}`;
@@ -95,7 +122,25 @@ export class SessionScope implements RouteScope {
     this.logger = options.logger;
     this.key = session.key ?? { principal: undefined, workspace: undefined };
     this.principalServers = principalServersOf(options.registry, options.servers);
+    this.visibility = new SessionVisibility({
+      visibility: options.visibility,
+      servers: options.servers,
+      sessionId: session.sessionId,
+      principal: this.key.principal,
+      namedWorkspace: this.key.workspace,
+      owner: this.owner,
+    });
+    const enablement = this.visibility.enablement;
+    // The customisation list names every server, plugin and agent: a caller the access rules
+    // narrow would learn what they hide from it, so it is not offered one.
+    const ownResources = session.access === undefined || session.access.unrestricted ? options.gatewayResources : undefined;
+    this.gatewayResources = ownResources?.forCaller({
+      ...(enablement === undefined ? {} : { session: enablement }),
+      ...(this.key.workspace === undefined ? {} : { workspace: this.key.workspace }),
+      sink: this.owner,
+    });
     this.admit = admitFor(options.limiter, this.key.principal);
+    this.access = session.access;
     const keyId = connectionKeyId(this.key);
     const surface = options.tools;
     this.toolState =
@@ -161,17 +206,37 @@ export class SessionScope implements RouteScope {
     }
     // Until the session's first use of a server, its lists come from that server's primary (a
     // connection of the same server, configured the same way); from then on, from its own.
-    this.catalogue =
-      this.own.size === 0 && this.principalServers.size === 0 && session.shared !== undefined
-        ? session.shared
-        : new Catalogue(
-            {
-              servers: this.servers,
-              linkFor: async (s) => this.own.get(s)?.current ?? this.principalLink(s) ?? this.registry.entry(s).primary.get(),
-              perCaller: (s) => this.principalServers.has(s),
-            },
-            { ...narrowedView(options.catalogue, session.access), logger: options.logger },
-          );
+    this.sharedCatalogue = this.own.size === 0 && this.principalServers.size === 0 ? session.shared : undefined;
+    const scope = this;
+    this.ownCatalogue = new Catalogue(
+      {
+        get servers() {
+          return scope.visibility.visibleServers();
+        },
+        linkFor: (s) => this.listLink(s),
+        perCaller: (s) => this.principalServers.has(s),
+      },
+      { ...narrowedView(options.catalogue, session.access), logger: options.logger },
+    );
+  }
+
+  /**
+   * The session's merged lists. The endpoint's shared catalogue serves it while it sees exactly
+   * what a sessionless caller sees (no decision of its own or its workspace's hides anything).
+   */
+  get catalogue(): Catalogue {
+    const shared = this.sharedCatalogue;
+    return shared !== undefined && this.visibility.seesShared() ? shared : this.ownCatalogue;
+  }
+
+  /** The session's standalone stream is open: the gateway may now ask its client for roots. */
+  streamOpened(): void {
+    this.visibility.streamOpened();
+  }
+
+  /** The connection this session's lists of `server` come from: its own once open, else the primary. */
+  async listLink(server: string): Promise<UpstreamLink> {
+    return this.own.get(server)?.current ?? this.principalLink(server) ?? this.registry.entry(server).primary.get();
   }
 
   /** This session's principal connection to `server`, if it is one and open now. */
@@ -205,8 +270,10 @@ export class SessionScope implements RouteScope {
    * later (a level is no reason to spawn a child); `shared` servers get it on the primary.
    */
   async setLogLevel(params: Record<string, unknown>, sink: DownstreamSink): Promise<void> {
+    // Only servers this session may see: a level is no way to reach a hidden server.
+    const catalogue = this.catalogue;
     await Promise.all(
-      this.servers.map((server) => {
+      this.servers.filter((server) => catalogue.showsServer(server)).map((server) => {
         const own = this.own.get(server);
         // A principal connection is shared by the principal's sessions: set on it only while open.
         const principal = this.principalServers.has(server) ? this.principalLink(server) : undefined;
@@ -228,11 +295,14 @@ export class SessionScope implements RouteScope {
 
   /** Client notifications go to the session's own live connections only, never to shared ones. */
   broadcast(message: RpcMessage): void {
+    if (message.method === 'notifications/roots/list_changed') this.visibility.rootsChanged();
     for (const connection of this.own.values()) void connection.current?.notify(message).catch(() => undefined);
   }
 
   async close(): Promise<void> {
     for (const unsubscribe of this.unsubscribes.splice(0)) unsubscribe();
+    this.visibility.close();
+    this.gatewayResources?.close();
     // The principal connection outlives the session: the subscriptions it held there go with it.
     for (const key of this.subscriptions) {
       const server = key.slice(0, key.indexOf('\n'));

@@ -13,6 +13,7 @@ import { connectionKeyId, type ConnectionKey } from '../upstream/principal-conne
 import type { UpstreamRegistry } from '../upstream/registry.js';
 import { primaryHeld, principalHeld, principalServersOf, takesTasksVia, withReinitialise } from './held-link.js';
 import { InputBridge } from './input-bridge.js';
+import { sameServers } from './session-visibility.js';
 import { ListingConnections, listingSet } from './listing-connections.js';
 import type { ClientCapabilities } from '@modelcontextprotocol/client';
 import type { RouteScope } from './router.js';
@@ -64,8 +65,16 @@ export class StatelessScope {
     this.listings = new ListingConnections({ registry: options.registry, logger: options.logger });
     this.tailored = options.servers.filter((s) => options.registry.entry(s).config.isolation === 'session');
     this.tools = options.tools?.view();
+    const { servers, visibility } = options;
     this.catalogue = new Catalogue(
-      { servers: this.servers, linkFor: (s) => options.registry.entry(s).primary.get(), perCaller: (s) => this.principalServers.has(s) },
+      {
+        // Read on every merge: a global enablement decision changes what every caller sees.
+        get servers() {
+          return visibility?.visible(servers) ?? servers;
+        },
+        linkFor: (s) => options.registry.entry(s).primary.get(),
+        perCaller: (s) => this.principalServers.has(s),
+      },
       { ...options.catalogue, logger: options.logger },
     );
   }
@@ -80,6 +89,10 @@ export class StatelessScope {
     return {
       servers: this.servers,
       catalogue: this.catalogueFor(key, access, set),
+      // Not for a caller the access rules narrow: the customisation list names what they hide.
+      ...(this.options.gatewayResources === undefined || (access !== undefined && !access.unrestricted)
+        ? {}
+        : { gatewayResources: this.options.gatewayResources.forCaller(workspace === undefined ? {} : { workspace }) }),
       ...(this.tools === undefined ? {} : { tools: this.tools }),
       inputBridge: this.inputBridge.for(principal),
       admit: admitFor(this.options.limiter, principal),
@@ -104,27 +117,41 @@ export class StatelessScope {
    * The catalogue over the primaries as a caller with `access` sees it: the endpoint's own when
    * nothing is hidden from it, else one per access profile — callers matching the same rules share
    * it, no other caller ever reads it. A 2025 session with no connection of its own lists from it.
+   * A caller whose workspace's enablement decisions show other servers than a workspace-less
+   * caller sees gets a view of that workspace's (keyed by it too: never read by another workspace).
    */
   catalogueFor(key: ConnectionKey | undefined, access: AccessProfile | undefined, set?: ListingSet): Catalogue {
     const narrowed = access !== undefined && !access.unrestricted;
     const perCaller = key !== undefined && this.principalServers.size > 0;
-    if (!narrowed && !perCaller && set === undefined) return this.catalogue;
-    return this.viewOf(perCaller ? key : undefined, narrowed ? access : undefined, set);
+    const workspace = this.decidingWorkspace(key?.workspace);
+    if (!narrowed && !perCaller && set === undefined && workspace === undefined) return this.catalogue;
+    return this.viewOf(perCaller ? key : undefined, narrowed ? access : undefined, set, workspace);
+  }
+
+  /** `workspace` when its enablement decisions make it see other servers than a workspace-less caller now. */
+  private decidingWorkspace(workspace: string | undefined): string | undefined {
+    const visibility = this.options.visibility;
+    if (workspace === undefined || visibility === undefined) return undefined;
+    return sameServers(visibility.visible(this.servers, workspace), visibility.visible(this.servers)) ? undefined : workspace;
   }
 
   /**
    * The catalogue of one caller: principal servers listed from its own connection once open,
    * `session` servers from a connection declaring the request's capability set (if any), all
-   * narrowed to its access profile (if any).
+   * narrowed to its access profile (if any), over the servers its workspace's enablement shows.
    */
-  private viewOf(key: ConnectionKey | undefined, access: AccessProfile | undefined, set: ListingSet | undefined): Catalogue {
-    const id = `${key === undefined ? '' : connectionKeyId(key)}\n${set?.key ?? ''}#${access?.key ?? ''}`;
+  private viewOf(key: ConnectionKey | undefined, access: AccessProfile | undefined, set: ListingSet | undefined, workspace: string | undefined): Catalogue {
+    const id = `${key === undefined ? '' : connectionKeyId(key)}\n${set?.key ?? ''}#${access?.key ?? ''}@${workspace === undefined ? '' : JSON.stringify(workspace)}`;
     let view = this.views.get(id);
     if (view === undefined) {
       const registry = this.registry;
+      const { servers, visibility } = this.options;
       view = new Catalogue(
         {
-          servers: this.servers,
+          // Read on every merge: enablement can change while the view is cached.
+          get servers() {
+            return visibility?.visible(servers, workspace) ?? servers;
+          },
           linkFor: async (s) =>
             (key === undefined ? undefined : registry.entry(s).principals?.current(key)) ?? this.listings.linkFor(s, set) ?? registry.entry(s).primary.get(),
           perCaller: (s) => this.principalServers.has(s),

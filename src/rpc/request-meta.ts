@@ -34,11 +34,19 @@ export interface UpstreamMetaOptions {
   clientCapabilities: ClientCapabilities | undefined;
   /** The link's own token for this call (progress is mapped back to the client's). */
   progressToken: string | number | undefined;
+  /**
+   * The gateway's client span of this call (W3C Trace Context `traceparent`, `tracestate`):
+   * replaces the client's own trace context; absent: the client's goes on as sent.
+   */
+  traceContext?: Readonly<Record<string, string>> | undefined;
 }
+
+const TRACE_KEYS = new Set(['traceparent', 'tracestate']);
 
 /**
  * The `_meta` an upstream request carries: the client's fields without its progress token (the
- * link sends its own) and without the gateway's options; the 2026 envelope only to a 2026
+ * link sends its own) and without the gateway's options, the gateway's trace context in place of
+ * the client's when the call is traced; the 2026 envelope only to a 2026
  * upstream, whose capabilities key is the requesting client's (MCP 2026-07-28, "Request
  * Metadata": declared per request). Undefined when nothing is left.
  */
@@ -48,9 +56,11 @@ export function upstreamMeta(meta: RequestMeta | undefined, options: UpstreamMet
     for (const key of Object.keys(meta)) {
       if (key === 'progressToken' || key === OPTIONS_META_KEY) continue;
       if (!options.modern && key.startsWith(ENVELOPE_PREFIX)) continue;
+      if (options.traceContext !== undefined && TRACE_KEYS.has(key)) continue;
       out[key] = meta[key];
     }
   }
+  if (options.traceContext !== undefined) Object.assign(out, options.traceContext);
   if (options.modern && options.clientCapabilities !== undefined) out[CLIENT_CAPABILITIES_META_KEY] = options.clientCapabilities;
   if (options.progressToken !== undefined) out.progressToken = options.progressToken;
   return Object.keys(out).length === 0 ? undefined : out;

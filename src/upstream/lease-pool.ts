@@ -113,7 +113,14 @@ export class LeasePool {
     }
     const entries = this.idle.splice(0);
     for (const entry of entries) clearTimeout(entry.timer);
+    // Idle ones are gone now (leased ones are counted out when given back): a reopened pool has its room.
+    this.total -= entries.length;
     await Promise.all([...entries.map((entry) => entry.slot.close()), ...[...this.busy].map((slot) => slot.close())]);
+  }
+
+  /** Takes calls again after `close` (the server was stopped and is started again). */
+  reopen(): void {
+    this.closed = false;
   }
 
   /** How many connections `principal` holds right now. */

@@ -24,6 +24,8 @@ import { tapSends } from './send-tap.js';
 import type { DownstreamSink, RpcMessage } from '../rpc/sink.js';
 import type { LinkEvent } from './link-event.js';
 import { STALE_LISTS, type ChangedList } from './server-changes.js';
+import { startUpstreamSpan } from '../observability/tracing.js';
+import { spanFailureOf } from '../observability/span-failure.js';
 
 /** The handshake's own bound, whatever a server's per-request timeout is. */
 const HANDSHAKE_TIMEOUT_MS = 30_000;
@@ -196,29 +198,36 @@ export class UpstreamLink {
     }
     const call = this.attribution.begin(options.sink, progressTokenOf(options.meta));
     // 2026-07-28: capabilities travel with each request; the requesting client's, not the link's.
+    // Inside a traced request only (observability/tracing.ts): the client span's context goes
+    // upstream in `_meta` (and as an HTTP header, added by the connector's fetch).
+    const span = startUpstreamSpan(this.server, method, params);
     // Our own progress token upstream, mapped back to the client's on every relayed notification.
     const meta = upstreamMeta(options.meta, {
       modern: this.modern,
       clientCapabilities: options.sink.clientCapabilities,
       progressToken: call.progressToken,
+      ...(span === undefined ? {} : { traceContext: span.carrier }),
     });
     const outbound = meta === undefined ? withoutMeta(params) : { ...params, _meta: meta };
+    const send = () =>
+      this.client.request({ method, params: outbound }, passThroughResult, {
+        signal: options.signal,
+        timeout: this.requestTimeoutMs,
+        allowInputRequired: true,
+        ...(options.headers !== undefined && this.modern ? { headers: options.headers } : {}),
+      });
     try {
       // An aborted signal or a timeout makes the SDK cancel upstream: `notifications/cancelled`
       // on 2025-era connections, closing the request's own stream on 2026-era HTTP.
-      const result = await this.attribution.requests.send(call, () =>
-        this.client.request({ method, params: outbound }, passThroughResult, {
-          signal: options.signal,
-          timeout: this.requestTimeoutMs,
-          allowInputRequired: true,
-          ...(options.headers !== undefined && this.modern ? { headers: options.headers } : {}),
-        }),
-      );
+      const result = await this.attribution.requests.send(call, span === undefined ? send : () => span.run(send));
       await call.chain;
+      span?.end();
       return result;
     } catch (error) {
       await call.chain;
-      throw classifyUpstreamFailure(this.server, error, this.modern);
+      const failure = classifyUpstreamFailure(this.server, error, this.modern);
+      span?.end(spanFailureOf(failure));
+      throw failure;
     } finally {
       this.attribution.end(call);
     }

@@ -144,6 +144,11 @@ export class PrincipalConnections {
     await Promise.all([...this.holders.values()].map((holder) => this.retire(holder)));
   }
 
+  /** Opens connections again after `close` (the server was stopped and is started again). */
+  reopen(): void {
+    this.closed = false;
+  }
+
   /** The holder of `key`: the live one, or a new one once a place is free. */
   private async holderFor(key: ConnectionKey): Promise<Holder> {
     const id = connectionKeyId(key);

@@ -6,10 +6,16 @@
  * (principal-connections.ts). Sessions create their own links through `connect`; a stdio server's
  * `sessionChildren` bounds how many of those (child processes) live at once, gateway-wide.
  * Every connection opened here is followed by its server's `changes` (server-changes.ts).
+ *
+ * One server can be stopped and started again at run time (`stopServer`, `startServer`: an
+ * operator's global disable, or a reload): stopping closes every connection of that server the
+ * registry opened — the primary, the pool, principals' and sessions' own — so its children are
+ * reaped, and refuses new ones until it is started again, which reconnects the primary. Calls for
+ * one server are applied in order.
  */
 import type { ClientCapabilities } from '@modelcontextprotocol/client';
 import type { ServerConfig } from '../config/schema.js';
-import { GatewayError } from '../errors.js';
+import { GatewayError, UpstreamError } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
 import { ChildQuota } from './child-quota.js';
 import { ChildCensus } from './child-census.js';
@@ -84,6 +90,10 @@ export class UpstreamRegistry {
   private options: UpstreamRegistryOptions;
   private readonly logger: Logger;
   private readonly census = new ChildCensus();
+  /** Servers stopped at run time: no connection of theirs may open. */
+  private readonly stopped = new Set<string>();
+  /** Per server, the stop or start being applied (each waits for the one before). */
+  private readonly transitions = new Map<string, Promise<void>>();
 
   constructor(options: UpstreamRegistryOptions) {
     this.options = options;
@@ -139,13 +149,15 @@ export class UpstreamRegistry {
    * Restarts one server under a new entry of the same transport and isolation (server-restart.ts):
    * its connections are replaced, the sessions stay and hear `list_changed`. Rejects when the
    * server does not come back (it keeps retrying in the background, shown in state `error`).
+   * A server stopped at run time (`stopServer`, enablement) takes the new entry and stays
+   * stopped: nothing starts until `startServer`. Queued with stops and starts of the same server.
    */
   async restart(name: string, config: ServerConfig): Promise<void> {
     const entry = this.entry(name);
     if (config.transport !== entry.config.transport || config.isolation !== entry.config.isolation) {
       throw new GatewayError('NOT_SUPPORTED', `server "${name}": a restart cannot change its transport or isolation`, { server: name });
     }
-    await restartServer(entry as RestartableEntry, config, (next) => this.createPool(name, next));
+    await this.transition(name, () => restartServer(entry as RestartableEntry, config, (next) => this.createPool(name, next), this.stopped.has(name)));
   }
 
   /** Sessions listing tools of `name` hear `tools/list_changed` (its tool filters moved). */
@@ -170,9 +182,74 @@ export class UpstreamRegistry {
    * that offers it (`connectLegacyEra`: how depends on the upstream kind).
    */
   async connect(name: string, options: ConnectOptions = {}): Promise<UpstreamLink> {
+    this.refuseStopped(name);
     const link = await this.open(name, options);
+    if (this.stopped.has(name)) {
+      // Stopped while this connection was opening: it must not outlive the stop.
+      await link.close();
+      this.refuseStopped(name);
+    }
     this.entry(name).changes.track(link);
     return link;
+  }
+
+  /** True while `name` is stopped at run time (`stopServer`). */
+  isStopped(name: string): boolean {
+    return this.stopped.has(name);
+  }
+
+  /**
+   * Stops one server: every connection of it closes (stdio children are reaped) and none opens
+   * until `startServer`; its primary's state is `closed`. Resolves once all are closed. Idempotent.
+   */
+  stopServer(name: string): Promise<void> {
+    const entry = this.entry(name);
+    return this.transition(name, async () => {
+      if (this.stopped.has(name)) return;
+      this.stopped.add(name);
+      this.logger.info({ server: name }, 'upstream stopped');
+      await Promise.all([
+        entry.primary.close(),
+        entry.pool?.close(),
+        entry.principals?.close(),
+        ...entry.changes.live().map((link) => link.close()),
+      ]);
+    });
+  }
+
+  /**
+   * Starts a stopped server again: resolves once it is `starting` — its primary reconnects in
+   * the background (`ready`, or `error` with the usual retries; a failure is logged, not thrown)
+   * and sessions reconnect on their next use. No-op unless stopped.
+   */
+  startServer(name: string): Promise<void> {
+    const entry = this.entry(name);
+    return this.transition(name, async () => {
+      if (!this.stopped.delete(name)) return;
+      entry.pool?.reopen();
+      entry.principals?.reopen();
+      entry.primary.reopen();
+      this.logger.info({ server: name }, 'upstream starting');
+      entry.primary.get().then(
+        () => this.logger.info({ server: name }, 'upstream ready'),
+        (error: unknown) =>
+          this.logger.warn({ server: name, reason: error instanceof Error ? error.message : String(error) }, 'upstream started but not reachable yet; retrying in the background'),
+      );
+    });
+  }
+
+  private transition(name: string, step: () => Promise<void>): Promise<void> {
+    const next = (this.transitions.get(name) ?? Promise.resolve()).then(step);
+    const settled = next.catch(() => undefined);
+    this.transitions.set(name, settled);
+    void settled.then(() => {
+      if (this.transitions.get(name) === settled) this.transitions.delete(name);
+    });
+    return next;
+  }
+
+  private refuseStopped(name: string): void {
+    if (this.stopped.has(name)) throw new UpstreamError('UPSTREAM_UNAVAILABLE', name, 'is stopped');
   }
 
   private async open(name: string, options: ConnectOptions): Promise<UpstreamLink> {
@@ -227,9 +304,14 @@ export class UpstreamRegistry {
   async start(): Promise<void> {
     const results = await Promise.all(
       [...this.entries.values()].map(async (entry) => {
+        if (this.stopped.has(entry.name)) return undefined; // disabled before start: not started
         try {
-          await entry.primary.get();
+          const link = await entry.primary.get();
           this.logger.info({ server: entry.name }, 'upstream ready');
+          // The first client's first `tools/list` needs this list: asked now, it is read while the
+          // gateway finishes starting and the client initialises (a child's first answer is its
+          // slowest). Kept by the link's list cache; a failure is the first list's to report.
+          void link.list('tools').catch(() => undefined);
           return undefined;
         } catch (error) {
           const reason = error instanceof Error ? error.message : String(error);
@@ -247,6 +329,15 @@ export class UpstreamRegistry {
     }
   }
 
+  /**
+   * A registry of other servers under this one's settings and connector deps: the servers one
+   * session brings (routing/session-servers-scope.ts). Its children are counted apart from this
+   * registry's; closing it reaps them.
+   */
+  sibling(servers: Readonly<Record<string, ServerConfig>>): UpstreamRegistry {
+    return new UpstreamRegistry({ ...this.options, servers });
+  }
+
   /** Live stdio children of this registry, by server. */
   stdioChildren(): ReadonlyMap<string, number> {
     return this.census.snapshot();
@@ -256,9 +347,9 @@ export class UpstreamRegistry {
     return [...this.entries.values()].map((e) => ({ server: e.name, mode: e.config.mode, state: e.primary.state }));
   }
 
-  /** True when every required server's primary connection is up. */
+  /** True when every required server's primary connection is up (a server stopped on purpose is not waited for). */
   ready(): boolean {
-    return [...this.entries.values()].every((e) => e.config.mode === 'optional' || e.primary.state === 'ready');
+    return [...this.entries.values()].every((e) => e.config.mode === 'optional' || this.stopped.has(e.name) || e.primary.state === 'ready');
   }
 
   async close(): Promise<void> {

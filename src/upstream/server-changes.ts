@@ -48,7 +48,7 @@ export class ServerChanges {
     });
   }
 
-  /** The connections followed right now (a restart closes them all). */
+  /** The live connections followed right now: every connection of the server the registry opened (a restart closes them all). */
   live(): UpstreamLink[] {
     return [...this.links].filter((link) => !link.closed);
   }

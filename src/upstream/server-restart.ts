@@ -18,14 +18,22 @@ export type RestartableEntry = ServerEntry & { config: ServerConfig; pool: Lease
 
 const EVERY_LIST: readonly ChangedList[] = ['tools', 'prompts', 'resources'];
 
-/** Rejects (the primary's connect error) when the server does not come back; it then keeps retrying in the background. */
-export async function restartServer(entry: RestartableEntry, config: ServerConfig, newPool: (config: ServerConfig) => LeasePool | undefined): Promise<void> {
+/**
+ * Rejects (the primary's connect error) when the server does not come back; it then keeps
+ * retrying in the background. A server stopped at run time (`stopped`) only takes the new entry:
+ * nothing reconnects, its new pool stays closed, and `startServer` opens it under the new config.
+ */
+export async function restartServer(entry: RestartableEntry, config: ServerConfig, newPool: (config: ServerConfig) => LeasePool | undefined, stopped = false): Promise<void> {
   const oldPool = entry.pool;
   entry.config = config;
   entry.pool = newPool(config);
   const primary = entry.primary.current;
   const others = entry.changes.live().filter((link) => link !== primary);
   await Promise.all([oldPool?.close(), entry.primary.discard(primary), ...others.map((link) => link.close())]);
+  if (stopped) {
+    await entry.pool?.close();
+    return;
+  }
   const link = await entry.primary.get();
   for (const list of EVERY_LIST) link.announceListChanged(list);
 }

@@ -122,6 +122,19 @@ export class UpstreamSlot {
     this.announceState();
   }
 
+  /**
+   * Opens a closed slot again (a server stopped and then started at run time): it starts over
+   * with no failures remembered, and an eager slot connects at once. No-op unless closed.
+   */
+  reopen(): void {
+    if (!this.isClosed) return;
+    this.isClosed = false;
+    this.failures = 0;
+    this.lastError = undefined;
+    this.nextAttemptAt = 0;
+    this.announceState();
+  }
+
   private attempt(): Promise<UpstreamLink> {
     const attempt = this.options
       .connect()

@@ -1,19 +1,25 @@
 /** Pure parts of the cluster: the forwarded-request check, stream id sniffing, record encoding. */
 import { describe, expect, it } from 'vitest';
 import { checkForwarded, HOP_HEADER, SECRET_HEADER } from '../../src/cluster/forward.js';
+import { mintProof, PROOF_HEADER } from '../../src/cluster/principal-proof.js';
 import { firstStreamId } from '../../src/cluster/inflight-tap.js';
 import { decodeRecord, encodeRecord, type SessionRecord } from '../../src/cluster/session-record.js';
 import { parseConfig } from '../../src/config/load.js';
 
 describe('checkForwarded', () => {
+  const binding = { sessionId: 's-1', method: 'POST', path: '/mcp' };
+  const session = { 'mcp-session-id': 's-1' };
   it.each([
     { name: 'a client request', headers: {}, secret: 's3cret', expected: { ok: true, forwarded: false } },
     { name: 'forwarded, no secret configured', headers: { [HOP_HEADER]: 'A' }, secret: undefined, expected: { ok: true, forwarded: true } },
-    { name: 'forwarded with the secret', headers: { [HOP_HEADER]: 'A', [SECRET_HEADER]: 's3cret' }, secret: 's3cret', expected: { ok: true, forwarded: true } },
-    { name: 'forwarded without the secret', headers: { [HOP_HEADER]: 'A' }, secret: 's3cret', expected: { ok: false } },
-    { name: 'forwarded with a wrong secret', headers: { [HOP_HEADER]: 'A', [SECRET_HEADER]: 'nope' }, secret: 's3cret', expected: { ok: false } },
+    { name: 'forwarded with a proof under the secret', headers: { ...session, [HOP_HEADER]: 'A', [PROOF_HEADER]: mintProof('s3cret', 'p', binding) }, secret: 's3cret', expected: { ok: true, forwarded: true } },
+    { name: 'forwarded without a proof', headers: { ...session, [HOP_HEADER]: 'A' }, secret: 's3cret', expected: { ok: false } },
+    // The raw secret proves nothing: it is never sent, and knowing it is not the same as a proof.
+    { name: 'forwarded with the raw secret only', headers: { ...session, [HOP_HEADER]: 'A', [SECRET_HEADER]: 's3cret' }, secret: 's3cret', expected: { ok: false } },
+    { name: 'forwarded with a proof under another key', headers: { ...session, [HOP_HEADER]: 'A', [PROOF_HEADER]: mintProof('nope', 'p', binding) }, secret: 's3cret', expected: { ok: false } },
+    { name: 'forwarded with a proof for another session', headers: { 'mcp-session-id': 's-2', [HOP_HEADER]: 'A', [PROOF_HEADER]: mintProof('s3cret', 'p', binding) }, secret: 's3cret', expected: { ok: false } },
   ])('judges $name', ({ headers, secret, expected }) => {
-    const result = checkForwarded(new Headers(headers), secret);
+    const result = checkForwarded(new Request('http://127.0.0.1/mcp', { method: 'POST', headers }), secret);
     expect(result).toMatchObject(expected);
     if (!result.ok) expect(result.message).not.toContain('s3cret');
   });

@@ -20,9 +20,10 @@ import { stdioServer } from '../integration/harness/upstreams.js';
 import { Cleanup, within } from '../integration/harness/wait.js';
 import { mintProof } from '../../src/cluster/principal-proof.js';
 import { startTestIdp, type TestIdp } from '../inbound/auth/oauth/test-idp.js';
-import { assertSharedRedis, deleteKeysUnder, SHARED_REDIS_URL, uniquePrefix, withRedis } from '../session/redis-helpers.js';
+import { assertSharedRedis, deleteKeysUnder, freePort, SHARED_REDIS_URL, uniquePrefix, withRedis } from '../session/redis-helpers.js';
 
-const READY = /^\[portcullis\]:Ready\. (http:\/\/127\.0\.0\.1:\d+\/mcp)$/;
+// Both replicas announce the load balancer's URL (listen.publicUrl); each listens on its own port.
+const READY = /^\[portcullis\]:Ready\. (http:\/\/127\.0\.0\.1:9\/mcp)$/;
 const PUBLIC_URL = 'http://127.0.0.1:9';
 const SECRET = `cluster-secret-${randomUUID()}`;
 const cleanup = new Cleanup();
@@ -80,25 +81,27 @@ afterAll(() => perFile.run());
 
 async function replica(kind: AuthKind, prefix: string, replicaId: string, env: Record<string, string> = { PORTCULLIS_CLUSTER_SECRET: SECRET }) {
   const marker = newMarker();
+  const port = await freePort();
   const path = join(dir, `config-${kind.kind}-${replicaId}-${randomUUID()}.json`);
   writeFileSync(
     path,
     JSON.stringify({
-      listen: { publicUrl: PUBLIC_URL },
+      listen: { publicUrl: PUBLIC_URL, port },
       servers: { fx: stdioServer(marker) },
       auth: kind.auth(),
       eventStore: { kind: 'redis', url: SHARED_REDIS_URL, keyPrefix: prefix, allowPrivateNetwork: true },
       cluster: { replicaId, leaseMs: 1_500, allowPrivateNetwork: true },
     }),
   );
-  const cli = spawnCli(cleanup, ['--config', path, '--port', '0'], { ...kind.env, ...env });
+  const cli = spawnCli(cleanup, ['--config', path], { ...kind.env, ...env });
   cleanup.add(() => killPids(processesWithMarker(marker)));
   cleanup.add(async () => {
     if (cli.child.exitCode !== null || cli.child.signalCode !== null) return;
     cli.child.kill('SIGTERM');
     await cli.exited(15_000).catch(() => undefined);
   });
-  return { cli, url: await cli.waitForLine(READY, 30_000) };
+  await cli.waitForLine(READY, 30_000);
+  return { cli, url: `http://127.0.0.1:${port}/mcp` };
 }
 
 const JSON_HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' };
@@ -153,6 +156,7 @@ describe.each(KINDS)('two replicas with $kind authentication', (kind) => {
     }
 
     // Posing as a replica: the hop header and even the secret, but no valid principal proof.
+    // The secret itself (which no forward carries any more) proves nothing either.
     const forgedHeaders = { 'x-portcullis-forwarded-by': 'B', 'x-portcullis-cluster-secret': SECRET };
     expect((await echo(a.url, sessionId, forgedHeaders)).status).toBe(403);
     const otherKey = mintProof('not-the-cluster-secret', 'alice', { sessionId, method: 'POST', path: '/mcp' });

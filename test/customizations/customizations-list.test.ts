@@ -147,15 +147,16 @@ describe('the customisation list', () => {
     await watch.ended();
   });
 
-  it('answers other methods 405, toggles 501, and sits behind the Host guard', async () => {
+  it('answers other methods 405, toggles of an unknown id 404, and sits behind the Host guard', async () => {
     const { gateway } = await startPluginGateway(cleanup, {});
     const post = await rawRequest(`${gateway.url}/customizations`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
     expect(post.status).toBe(405);
     expect(post.json().error?.code).toBe(-32600);
-    // Toggles are not built: a clear refusal, never a pretended success.
     const toggle = await rawRequest(`${gateway.url}/customizations/toggle`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"id":"x","enabled":false,"scope":"global"}' });
-    expect(toggle.status).toBe(501);
-    expect(toggle.json().error?.message).toContain('nothing was changed');
+    expect(toggle.status).toBe(404);
+    expect(toggle.json().error?.code).toBe(-32602);
+    const getToggle = await rawRequest(`${gateway.url}/customizations/toggle`, { method: 'GET' });
+    expect(getToggle.status).toBe(405);
     const rebinding = await rawRequest(`${gateway.url}/customizations`, { method: 'GET', headers: { host: 'attacker.example' } });
     expect(rebinding.status).toBe(403);
     expect(rebinding.body).not.toContain('items');

@@ -13,7 +13,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/load.js';
 import { loadPlugins } from '../../src/plugins/plugin-servers.js';
 import { killAllStdioChildren } from '../../src/upstream/stdio-transport.js';
-import { connectClient, ERAS, errorOf, sideChannelUrl, textOf } from '../integration/harness/clients.js';
+import { connectClient, ERAS, sideChannelUrl, textOf } from '../integration/harness/clients.js';
 import { Cleanup, waitUntil } from '../integration/harness/wait.js';
 import { tempDir } from '../plugins/plugin-test-helpers.js';
 import { startPluginGateway, WHEREAMI, whereamiEntry, writePlugin } from './plugin-test-gateway.js';
@@ -156,7 +156,7 @@ describe('plugins as the least trusted layer', () => {
     const dir = writePlugin('acme', { where: whereamiEntry() });
     const { gateway } = await startPluginGateway(cleanup, { plugins: [{ path: dir, enabled: false }] });
     expect(await toolNames(gateway.url, '2025')).toEqual([]);
-    const error = await errorOf(connectClient(cleanup, sideChannelUrl(gateway.url, 'acme.where'), '2025'));
-    expect(error.message).toBeTruthy();
+    // Its side channel answers, and shows nothing: the server is stopped until enabled globally.
+    expect(await toolNames(sideChannelUrl(gateway.url, 'acme.where'), '2025')).toEqual([]);
   });
 });

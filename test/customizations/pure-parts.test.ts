@@ -34,8 +34,7 @@ describe('server state', () => {
     expect(serverState('docs', 'error', new GatewayError('UPSTREAM_TIMEOUT', 'x https://secret'))).toMatchObject({ error: { errorType: 'UPSTREAM_TIMEOUT' } });
   });
 
-  it('shows a disabled server stopped and a refused or unsupported one in error', () => {
-    expect(notRunState('a.b', 'disabled')).toEqual({ kind: 'stopped' });
+  it('shows a refused or unsupported server in error', () => {
     expect(notRunState('a.b', 'refused')).toMatchObject({ kind: 'error', error: { errorType: 'POLICY_REFUSED' } });
     expect(notRunState('a.b', 'unsupported')).toMatchObject({ kind: 'error', error: { errorType: 'UNSUPPORTED_TRANSPORT' } });
   });

@@ -211,6 +211,17 @@ describe('token refusals', () => {
     expect((await initialize(gateway.url, { authorization: `Bearer ${forged}` })).status).toBe(401);
   });
 
+  it('binds the resource to the port the request arrived on, not to a port the Host header names', async () => {
+    // A token minted for another server on another port of this host (same IdP) must not pass.
+    const elsewhere = `http://localhost:9999${new URL(gateway.url).pathname}`;
+    const token = await idp.clientCredentialsToken(elsewhere, 'mcp:tools');
+    const response = await initialize(gateway.url, { authorization: `Bearer ${token}`, host: 'localhost:9999' });
+    expect(response.status).toBe(401);
+    const here = `http://localhost:${new URL(gateway.url).port}${new URL(gateway.url).pathname}`;
+    const metadata = await rawRequest(metadataUrlOf(gateway.url), { method: 'GET', headers: { host: 'localhost:9999' } });
+    expect(metadata.json()).toMatchObject({ resource: here });
+  });
+
   it('refuses a token in the query string even with a valid header', async () => {
     const token = await idp.clientCredentialsToken(gateway.url, 'mcp:tools');
     const response = await initialize(`${gateway.url}?access_token=${token}`, { authorization: `Bearer ${token}` });

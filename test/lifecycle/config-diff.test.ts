@@ -36,6 +36,12 @@ describe('diffConfigs', () => {
     expect(diff).toMatchObject({ restart: ['b'], refilter: [], needsRestart: [] });
   });
 
+  it('refuses a change of a server\'s enabled default: enablement reads it at start', () => {
+    const diff = diffConfigs(running, config((raw) => Object.assign(raw.servers.a, { enabled: false })));
+    expect(diff).toMatchObject({ restart: [], refilter: [] });
+    expect(diff.needsRestart).toEqual(['servers.a.enabled: changed; this needs a restart']);
+  });
+
   it('takes new body limits live', () => {
     const diff = diffConfigs(running, config((raw) => (raw.limits = { maxBodyBytes: 4096 })));
     expect(diff).toMatchObject({ bodyLimits: true, needsRestart: [] });

@@ -43,6 +43,15 @@ describe('sessionTag', () => {
     expect(sessionTag(id)).not.toBe(sessionTag(`${id.slice(0, -1)}1`));
     expect(sessionTag(undefined)).toBeUndefined();
   });
+
+  it('gives the same tag for remembered ids, for ids too long to remember, and after the memory is emptied', () => {
+    const long = 'x'.repeat(500);
+    expect(sessionTag(long)).toBe(sessionTag(long));
+    const first = sessionTag('session-0');
+    // More ids than are remembered: the memory is emptied on the way and the tag recomputed.
+    for (let i = 1; i <= 5000; i++) sessionTag(`session-${i}`);
+    expect(sessionTag('session-0')).toBe(first);
+  });
 });
 
 describe('log lines of a session', () => {

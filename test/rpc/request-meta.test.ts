@@ -1,7 +1,8 @@
 /**
  * What an upstream request's `_meta` holds, written in one step from the client's (request-meta.ts):
  * the link's own progress token in place of the client's, the gateway's options never, the 2026
- * envelope only to a 2026 upstream, with the requesting client's capabilities.
+ * envelope only to a 2026 upstream, with the requesting client's capabilities; a traced call's own
+ * trace context in place of the client's.
  */
 import { describe, expect, it } from 'vitest';
 import { progressTokenOf, requestMeta, upstreamMeta } from '../../src/rpc/request-meta.js';
@@ -41,6 +42,17 @@ describe('request meta', () => {
       [CAPS]: { elicitation: {} },
       'io.modelcontextprotocol/protocolVersion': '2026-07-28',
     });
+  });
+
+  it('puts the gateway’s trace context of a traced call in place of the client’s, keeping the rest', () => {
+    const traced = requestMeta({ traceparent: '00-client-01', tracestate: 'vendor=client', custom: 1 });
+    const gateway = { traceparent: '00-gateway-01' };
+    expect(upstreamMeta(traced, { modern: false, clientCapabilities: undefined, progressToken: 7, traceContext: gateway })).toEqual({
+      traceparent: '00-gateway-01',
+      custom: 1,
+      progressToken: 7,
+    });
+    expect(upstreamMeta(undefined, { modern: false, clientCapabilities: undefined, progressToken: undefined, traceContext: gateway })).toEqual(gateway);
   });
 
   it('leaves `_meta` out when nothing is left to send', () => {

@@ -36,6 +36,8 @@ const REFRESH_AHEAD_MS = 60_000;
 const DEFAULT_LIFETIME_MS = 5 * 60_000;
 const FETCH_TIMEOUT_MS = 10_000;
 const MAX_TOKEN_LENGTH = 16 * 1024;
+/** After a refused token is dropped, the next refusal within this long keeps its token. */
+const REFETCH_COOLDOWN_MS = 5_000;
 
 export interface ClientCredentialsOptions {
   server: string;
@@ -50,6 +52,7 @@ export function clientCredentialsSource(options: ClientCredentialsOptions): Upst
   const { server, config } = options;
   const now = options.now ?? Date.now;
   let current: { token: string; expiresAt: number } | undefined;
+  let lastDropped = Number.NEGATIVE_INFINITY;
   let pending: Promise<string> | undefined;
 
   const fail = (why: string) => new UpstreamError('UPSTREAM_UNAVAILABLE', server, `could not get an access token for the upstream: ${why}`);
@@ -108,7 +111,11 @@ export function clientCredentialsSource(options: ClientCredentialsOptions): Upst
       return pending;
     },
     invalidate(token) {
-      if (current?.token === token) current = undefined;
+      // Dropped at most once per cooldown: an upstream that refuses every token must not turn each
+      // request into a round trip to the token endpoint.
+      if (current?.token !== token || now() - lastDropped < REFETCH_COOLDOWN_MS) return;
+      lastDropped = now();
+      current = undefined;
     },
   };
 }

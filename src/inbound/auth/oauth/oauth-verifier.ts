@@ -70,6 +70,7 @@ export function compileOAuthVerifier(config: OAuthAuthConfig, deps: AuthDeps): O
       close,
     });
   }
+  const multiIssuer = config.issuers.length > 1;
   const options = {
     algorithms: [...config.algorithms],
     clockTolerance: config.clockToleranceSec,
@@ -111,8 +112,11 @@ export function compileOAuthVerifier(config: OAuthAuthConfig, deps: AuthDeps): O
       } catch (error) {
         return { ok: false, ...refusalReason(error) };
       }
-      const principal = payload[config.principalClaim];
-      if (typeof principal !== 'string' || principal === '') return { ok: false, reason: 'principal claim missing or not a string' };
+      const claimed = payload[config.principalClaim];
+      if (typeof claimed !== 'string' || claimed === '') return { ok: false, reason: 'principal claim missing or not a string' };
+      // Two issuers may hand out the same `sub` (or e-mail) to different people: with several,
+      // the principal names its issuer, so nothing keyed by principal crosses between them.
+      const principal = multiIssuer ? `${iss as string}#${claimed}` : claimed;
       return { ok: true, principal, scopes: tokenScopes(payload), claims: Object.freeze({ ...payload }) };
     },
     async close() {

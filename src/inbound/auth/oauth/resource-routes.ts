@@ -9,6 +9,7 @@
  * resource to ask a token for. Behind a proxy or load balancer, set `listen.publicUrl`: a
  * resource URI must not depend on which name a client used.
  */
+import { IncomingMessage } from 'node:http';
 import type { Context, Hono } from 'hono';
 import type { OAuthAuthConfig } from '../../../config/auth-schema.js';
 import { refusal } from '../../../errors.js';
@@ -36,11 +37,24 @@ export interface ResourceRoutes {
   targetOf(c: Context): AuthTarget;
 }
 
+/** The port the request's connection arrived on, under @hono/node-server. */
+function localPortOf(c: Context): number | undefined {
+  const incoming = (c.env as { incoming?: unknown } | undefined)?.incoming;
+  return incoming instanceof IncomingMessage ? incoming.socket.localPort : undefined;
+}
+
+/**
+ * The origin a request addressed: `publicUrl`, else the Host's name (held to the Host allowlist)
+ * with the port the connection actually arrived on — never a port the client wrote, which the
+ * allowlist does not judge: a token minted for another server on another port of the same host
+ * must not pass as one for this gateway (RFC 8707).
+ */
 function originOf(c: Context, publicUrl: string | undefined): string {
   if (publicUrl !== undefined) return new URL(publicUrl).origin;
   const url = new URL(c.req.url);
-  const host = c.req.header('host') ?? url.host;
-  return `${url.protocol}//${host}`.toLowerCase();
+  const hostname = new URL(`http://${c.req.header('host') ?? url.host}`).hostname;
+  const port = localPortOf(c) ?? (url.port === '' ? undefined : Number(url.port));
+  return `${url.protocol}//${hostname}${port === undefined || port === 80 ? '' : `:${port}`}`.toLowerCase();
 }
 
 export function compileResourceRoutes(options: ResourceRoutesOptions): ResourceRoutes {

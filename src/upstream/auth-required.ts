@@ -1,0 +1,67 @@
+/**
+ * An HTTP upstream that refuses the gateway for want of authorization: a 401, or a 403
+ * `insufficient_scope`, whose `WWW-Authenticate` names protected resource metadata (RFC 9728
+ * §5.1; MCP 2025-11-25, "Authorization"). The upstream fetch turns such an answer into an
+ * {@link UpstreamAuthRequired} carrying the challenge and the fetched metadata, which the
+ * customisation list shows as the server's `authRequired` state. The error's message names the
+ * server and the reason only; the metadata (public by design) travels beside it, never in it.
+ */
+import type { Dispatcher } from 'undici';
+import { UpstreamError } from '../errors.js';
+import type { GuardedFetch } from '../net/guarded-fetch.js';
+import type { Logger } from '../observability/logger.js';
+import { authChallengeOf, type AuthChallenge } from './auth-challenge.js';
+import { fetchProtectedResourceMetadata, type ProtectedResourceMetadata } from './protected-resource.js';
+
+const REASON_WORDS: Readonly<Record<AuthChallenge['reason'], string>> = {
+  required: 'needs authorization (HTTP 401)',
+  expired: 'refused its credential as invalid or expired (HTTP 401)',
+  insufficientScope: 'needs a credential with more scopes (HTTP 403)',
+};
+
+export class UpstreamAuthRequired extends UpstreamError {
+  readonly challenge: AuthChallenge;
+  readonly resource: ProtectedResourceMetadata;
+
+  constructor(server: string, challenge: AuthChallenge, resource: ProtectedResourceMetadata) {
+    super('UPSTREAM_AUTH_REQUIRED', server, REASON_WORDS[challenge.reason]);
+    this.name = 'UpstreamAuthRequired';
+    this.challenge = challenge;
+    this.resource = resource;
+  }
+}
+
+/** The authorization refusal along `error`'s cause chain (bounded), if any. */
+export function authRequiredIn(error: unknown): UpstreamAuthRequired | undefined {
+  let current: unknown = error;
+  for (let depth = 0; depth < 8 && current !== undefined && current !== null; depth++) {
+    if (current instanceof UpstreamAuthRequired) return current;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return undefined;
+}
+
+export interface AuthChallengeOptions {
+  readonly server: string;
+  readonly upstreamUrl: string;
+  readonly dispatcher: Dispatcher;
+  readonly logger: Logger;
+}
+
+/**
+ * `fetchUpstream` with authorization refusals read: an answer that is one (see
+ * `authChallengeOf`) is released and becomes an {@link UpstreamAuthRequired} once its metadata
+ * is fetched; every other answer is returned as it came.
+ */
+export function readingAuthChallenges(fetchUpstream: GuardedFetch, options: AuthChallengeOptions): GuardedFetch {
+  return async function fetchReadingChallenges(url, init) {
+    const response = await fetchUpstream(url, init);
+    if (response.status !== 401 && response.status !== 403) return response;
+    const challenge = authChallengeOf(response.status, response.headers.get('www-authenticate'));
+    if (challenge === undefined) return response;
+    await response.body?.cancel().catch(() => undefined);
+    const resource = await fetchProtectedResourceMetadata(challenge.resourceMetadata, options);
+    options.logger.warn({ server: options.server, reason: challenge.reason }, 'upstream asks for authorization');
+    throw new UpstreamAuthRequired(options.server, challenge, resource);
+  };
+}

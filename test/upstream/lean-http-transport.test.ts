@@ -1,0 +1,163 @@
+/**
+ * The lean exchange of the Streamable HTTP connector (src/upstream/lean-http-transport.ts): a
+ * 2025-era request answered with one JSON body is sent once, with the SDK's headers plus the
+ * configured and environment ones; every other answer to it (an event stream, an error status,
+ * a redirect, an over-long body) is judged as the SDK's transport judges it, from the answer
+ * already received, so no request is ever sent twice. The upstream is a small hand-written
+ * 2025-11-25 server on 127.0.0.1 that records every POST. NETWORK SAFETY: loopback only.
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { UpstreamError } from '../../src/errors.js';
+import { createEgressDispatcher } from '../../src/net/egress-guard.js';
+import { createConnector } from '../../src/upstream/connector.js';
+import { UpstreamLink } from '../../src/upstream/link.js';
+import { listenOnLoopback, type ListeningProxy } from '../integration/harness/loopback-proxy.js';
+import { deps, logger, recordingSink, serverConfigs } from './fixture-link.js';
+
+type Mode = 'json' | 'sse' | 'status500' | 'status404' | 'redirect' | 'huge';
+
+interface Seen {
+  method: string;
+  id: unknown;
+  headers: IncomingMessage['headers'];
+}
+
+let mode: Mode = 'json';
+const posts: Seen[] = [];
+let upstream: ListeningProxy;
+
+function answerCall(res: ServerResponse, id: unknown, text: string): void {
+  const body = JSON.stringify({ jsonrpc: '2.0', id, result: { content: [{ type: 'text', text }] } });
+  switch (mode) {
+    case 'json':
+      res.writeHead(200, { 'content-type': 'application/json' }).end(body);
+      return;
+    case 'sse':
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write(`event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: 'first' } })}\n\n`);
+      res.end(`event: message\ndata: ${body}\n\n`);
+      return;
+    case 'status500':
+      res.writeHead(500, { 'content-type': 'text/plain' }).end('upstream broke');
+      return;
+    case 'status404':
+      res.writeHead(404, { 'content-type': 'text/plain' }).end('no such session');
+      return;
+    case 'redirect':
+      mode = 'json';
+      res.writeHead(307, { location: '/moved' }).end();
+      return;
+    case 'huge':
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id, result: { text: 'x'.repeat(4096) } }));
+  }
+}
+
+beforeAll(async () => {
+  const server = createServer((req, res) => {
+    if (req.method !== 'POST') return void res.writeHead(405).end();
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const message = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { method?: string; id?: unknown; params?: { arguments?: { text?: string } } };
+      posts.push({ method: message.method ?? '(response)', id: message.id, headers: req.headers });
+      if (message.method === 'initialize') {
+        res.writeHead(200, { 'content-type': 'application/json', 'mcp-session-id': 'upstream-session-1' });
+        res.end(JSON.stringify({ jsonrpc: '2.0', id: message.id, result: { protocolVersion: '2025-11-25', capabilities: { tools: {} }, serverInfo: { name: 'lean', version: '1' } } }));
+        return;
+      }
+      if (message.id === undefined) return void res.writeHead(202).end();
+      answerCall(res, message.id, message.params?.arguments?.text ?? '');
+    });
+  });
+  upstream = await listenOnLoopback(server, '/mcp');
+});
+
+afterAll(() => upstream.close());
+
+let link: UpstreamLink;
+
+beforeEach(async () => {
+  mode = 'json';
+  process.env.LEAN_TEST_TOKEN = 'first-token';
+  const config = serverConfigs({
+    web: { transport: 'streamableHttp', url: upstream.url, allowPrivateNetwork: true, headers: { 'x-static': 'configured' }, envHeaders: { 'x-token': 'LEAN_TEST_TOKEN' } },
+  }).web!;
+  const connector = createConnector('web', config, { ...deps, allowedEnvNames: undefined, maxMessageBytes: 1024, dispatcherFor: () => createEgressDispatcher({ server: 'web', allowPrivateNetwork: true, connectTimeoutMs: 5_000, logger }) }, logger);
+  link = await UpstreamLink.connect({ server: 'web', transport: connector.transport, negotiation: 'legacy', requestTimeoutMs: 10_000, logger, clientCapabilities: {}, exclusive: true });
+  posts.length = 0;
+  return () => link.close();
+});
+
+const call = (text: string, sink = recordingSink()) => link.request('tools/call', { name: 'echo', arguments: { text } }, { sink });
+const callsSent = () => posts.filter((p) => p.method === 'tools/call');
+
+describe('the lean exchange', () => {
+  it('sends a JSON-answered call once, with the session, version, configured and environment headers', async () => {
+    await expect(call('hello')).resolves.toEqual({ content: [{ type: 'text', text: 'hello' }] });
+    const [sent] = callsSent();
+    expect(callsSent()).toHaveLength(1);
+    expect(sent!.headers).toMatchObject({
+      'mcp-session-id': 'upstream-session-1',
+      'mcp-protocol-version': '2025-11-25',
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'x-static': 'configured',
+      'x-token': 'first-token',
+    });
+  });
+
+  it('reads an environment header again for every request (a rotated secret is picked up)', async () => {
+    await call('one');
+    process.env.LEAN_TEST_TOKEN = 'rotated-token';
+    await call('two');
+    expect(callsSent().map((p) => p.headers['x-token'])).toEqual(['first-token', 'rotated-token']);
+  });
+
+  it('hands an event-stream answer to the SDK: the notification before the result is relayed, the call sent once', async () => {
+    mode = 'sse';
+    const sink = recordingSink();
+    await expect(call('streamed', sink)).resolves.toEqual({ content: [{ type: 'text', text: 'streamed' }] });
+    expect(sink.seen.map((m) => m.method)).toEqual(['notifications/message']);
+    expect(callsSent()).toHaveLength(1);
+  });
+
+  it('fails a call answered with an error status as the SDK does, without sending it again', async () => {
+    mode = 'status500';
+    await expect(call('broken')).rejects.toBeInstanceOf(UpstreamError);
+    expect(callsSent()).toHaveLength(1);
+  });
+
+  it('keeps the 404 of a forgotten session recognisable (the call is retried on a fresh connection upstream of here)', async () => {
+    mode = 'status404';
+    const error = await call('lost').catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(UpstreamError);
+    const { upstreamSessionLost } = await import('../../src/upstream/connector.js');
+    expect(upstreamSessionLost(serverConfigs({ web: { transport: 'streamableHttp', url: upstream.url, allowPrivateNetwork: true } }).web!, error)).toBe(true);
+    expect(callsSent()).toHaveLength(1);
+  });
+
+  it('follows a same-origin redirect with the same body and headers', async () => {
+    mode = 'redirect';
+    await expect(call('moved')).resolves.toEqual({ content: [{ type: 'text', text: 'moved' }] });
+    expect(callsSent()).toHaveLength(2);
+    expect(callsSent()[1]!.headers['x-static']).toBe('configured');
+  });
+
+  it('refuses a JSON answer over the message cap with UPSTREAM_MESSAGE_TOO_LARGE naming the server', async () => {
+    mode = 'huge';
+    const error = await call('big').catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(UpstreamError);
+    expect((error as UpstreamError).code).toBe('UPSTREAM_MESSAGE_TOO_LARGE');
+    expect((error as UpstreamError).message).toContain('web');
+  });
+
+  it('fails calls in flight when the link closes', async () => {
+    mode = 'json';
+    const pending = Array.from({ length: 4 }, (_, i) => call(`c${i}`).then(() => 'answered', () => 'failed'));
+    await link.close();
+    const outcomes = await Promise.all(pending);
+    expect(outcomes.every((o) => o === 'answered' || o === 'failed')).toBe(true);
+    await expect(call('after')).rejects.toBeInstanceOf(UpstreamError);
+  });
+});

@@ -1,0 +1,104 @@
+/**
+ * Stopping and starting one server of a registry at run time (`stopServer`, `startServer`), over
+ * real stdio children: every connection of the server closes and its children exit, no new one
+ * opens while stopped — not even one that was already being opened —, the other servers are not
+ * touched, and a start brings the primary back.
+ */
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { GatewayError } from '../../src/errors.js';
+import type { ServerConfig } from '../../src/config/schema.js';
+import { UpstreamRegistry } from '../../src/upstream/registry.js';
+import { assertBuilt, newMarker } from '../integration/harness/paths.js';
+import { processesWithMarker } from '../integration/harness/processes.js';
+import { stdioServer } from '../integration/harness/upstreams.js';
+import { deps, logger, serverConfigs } from './fixture-link.js';
+
+const registries: UpstreamRegistry[] = [];
+beforeAll(() => assertBuilt());
+afterEach(async () => {
+  await Promise.all(registries.splice(0).map((registry) => registry.close()));
+});
+
+function registry(servers: Record<string, ServerConfig>): UpstreamRegistry {
+  const created = new UpstreamRegistry({
+    servers,
+    statelessPool: { maxPerServer: 2, idleTimeoutMs: 60_000, maxWaitMs: 5_000, cancelGraceMs: 2_000 },
+    maxSessionChildren: 4,
+    deps,
+    logger,
+  });
+  registries.push(created);
+  return created;
+}
+
+describe('UpstreamRegistry.stopServer / startServer', () => {
+  it('closes every connection of one server, refuses new ones, and starts it again', async () => {
+    const [fx, other] = [newMarker(), newMarker()];
+    const upstreams = registry(serverConfigs({ fx: stdioServer(fx), other: stdioServer(other) }));
+    await upstreams.start();
+    const own = await upstreams.connect('fx'); // a session's own connection
+    const lease = await upstreams.lease('fx'); // a pooled one, held
+    expect(processesWithMarker(fx).length).toBe(3);
+
+    await upstreams.stopServer('fx');
+    expect(processesWithMarker(fx)).toEqual([]);
+    expect(own.closed).toBe(true);
+    expect(lease.link.closed).toBe(true);
+    lease.release();
+    expect(upstreams.isStopped('fx')).toBe(true);
+    expect(upstreams.entry('fx').primary.state).toBe('closed');
+    // Stopped on purpose: not waited for.
+    expect(upstreams.ready()).toBe(true);
+    const refused = await upstreams.connect('fx').catch((e: unknown) => e as GatewayError);
+    expect(refused).toMatchObject({ code: 'UPSTREAM_UNAVAILABLE' });
+    expect((await upstreams.lease('fx').catch((e: unknown) => e as GatewayError)).code).toBe('UPSTREAM_UNAVAILABLE');
+    expect(upstreams.entry('other').primary.state).toBe('ready');
+    expect(processesWithMarker(other).length).toBe(1);
+    await upstreams.stopServer('fx'); // idempotent
+
+    await upstreams.startServer('fx');
+    expect(upstreams.isStopped('fx')).toBe(false);
+    await upstreams.entry('fx').primary.get();
+    expect(upstreams.entry('fx').primary.state).toBe('ready');
+    const again = await upstreams.lease('fx');
+    expect(again.link.closed).toBe(false);
+    again.release();
+  });
+
+  it('leaves no connection alive that was still opening when the server stopped', async () => {
+    const fx = newMarker();
+    const upstreams = registry(serverConfigs({ fx: stdioServer(fx) }));
+    await upstreams.start();
+    // Whichever finishes first, the stop wins: the connection is refused, or closed by the stop.
+    const opening = upstreams.connect('fx').then(
+      (link) => link,
+      (e: unknown) => (e as GatewayError).code,
+    );
+    await upstreams.stopServer('fx');
+    const outcome = await opening;
+    if (typeof outcome === 'string') expect(outcome).toBe('UPSTREAM_UNAVAILABLE');
+    else expect(outcome.closed).toBe(true);
+    expect(processesWithMarker(fx)).toEqual([]);
+  });
+
+  it('a restart of a stopped server takes the new entry and starts nothing until startServer', async () => {
+    const [before, after] = [newMarker(), newMarker()];
+    const upstreams = registry(serverConfigs({ fx: stdioServer(before) }));
+    await upstreams.start();
+    await upstreams.stopServer('fx');
+
+    await upstreams.restart('fx', serverConfigs({ fx: stdioServer(after) }).fx!);
+    expect(upstreams.isStopped('fx')).toBe(true);
+    expect(upstreams.entry('fx').primary.state).toBe('closed');
+    expect(processesWithMarker(before)).toEqual([]);
+    expect(processesWithMarker(after)).toEqual([]);
+    expect((await upstreams.lease('fx').catch((e: unknown) => e as GatewayError)).code).toBe('UPSTREAM_UNAVAILABLE');
+
+    await upstreams.startServer('fx');
+    await upstreams.entry('fx').primary.get();
+    const lease = await upstreams.lease('fx');
+    lease.release();
+    expect(processesWithMarker(before)).toEqual([]);
+    expect(processesWithMarker(after).length).toBeGreaterThanOrEqual(1);
+  });
+});
