@@ -50,7 +50,7 @@ export function mountAdmin(app: Hono, options: AdminRoutesOptions): void {
     const refusal = refused(c);
     if (refusal !== undefined) return refusal;
     const nonce = randomBytes(16).toString('base64');
-    const html = renderAdminPage(await options.sources.status(), { reloadUrl: `${path}/reload`, nonce });
+    const html = renderAdminPage(await options.sources.status(), { reloadUrl: `${path}/reload`, toggleUrl: `${options.base}/customizations/toggle`, nonce });
     return new Response(html, {
       status: 200,
       headers: {

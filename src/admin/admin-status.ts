@@ -24,9 +24,13 @@ export interface AdminServer {
 }
 
 export interface AdminCustomization {
+  /** The list's id, what `POST <path>/customizations/toggle` names. */
+  readonly id: string;
   readonly name: string;
   readonly type: string;
   readonly state: string;
+  /** Its global enablement (no global decision: enabled); absent: it has no enablement (an agent). */
+  readonly globallyEnabled?: boolean;
 }
 
 export interface AdminStatus {
@@ -55,12 +59,23 @@ function lastErrorOf(error: Error | undefined): string | undefined {
 
 function customizationRows(list: CustomizationList | undefined): AdminCustomization[] {
   if (list === undefined) return [];
-  const items = (JSON.parse(list.snapshot().json) as { items: Array<Record<string, unknown>> }).items;
+  const items = (JSON.parse(list.freshFor({}).json) as { items: Array<Record<string, unknown>> }).items;
   const rows: AdminCustomization[] = [];
   const add = (item: Record<string, unknown>) => {
     const state = item.state as { kind?: unknown } | undefined;
     const load = item.load as { kind?: unknown } | undefined;
-    rows.push({ name: String(item.name), type: String(item.type), state: String(state?.kind ?? load?.kind ?? '') });
+    const id = String(item.id);
+    const key = list.ids.keyFor(id);
+    const toggleable = key !== undefined && list.enablement?.has(key) === true;
+    // The unviewed snapshot's entries are the global ones alone.
+    const global = (item.enablement as Array<{ kind?: unknown; enabled?: unknown }> | undefined)?.find((entry) => entry.kind === 'global');
+    rows.push({
+      id,
+      name: String(item.name),
+      type: String(item.type),
+      state: String(state?.kind ?? load?.kind ?? ''),
+      ...(toggleable ? { globallyEnabled: global?.enabled !== false } : {}),
+    });
     for (const child of (item.children as Array<Record<string, unknown>> | undefined) ?? []) add(child);
   };
   for (const item of items) add(item);

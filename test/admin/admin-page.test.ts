@@ -2,7 +2,8 @@
  * The admin page in a real headless Chromium (Debian's `/usr/bin/chromium`, driven by
  * playwright-core; no browser download): it loads under its strict CSP, lists the configured
  * servers with state, transport and tool count, and its reload button applies an edited config
- * file (a changed server is restarted, which the page then shows). A screenshot is saved to
+ * file (a changed server is restarted, which the page then shows), and a customisation's global
+ * toggle (`POST <path>/customizations/toggle`) stops and starts its server. A screenshot is saved to
  * `test-artifacts/admin-page.png`.
  *
  * Network safety: the browser resolves no name but 127.0.0.1 (`--host-resolver-rules`) and its
@@ -16,7 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfigFile } from '../../src/config/load.js';
 import { startGateway, type RunningGateway } from '../../src/gateway.js';
 import { silentLogger } from '../../src/observability/logger.js';
-import { assertBuilt, Cleanup, killPids, newMarker, processesWithMarker, ROOT, stdioServer, within } from '../integration/harness.js';
+import { assertBuilt, Cleanup, killPids, newMarker, processesWithMarker, ROOT, stdioServer, waitUntil, within } from '../integration/harness.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const ARTEFACT = join(ROOT, 'test-artifacts', 'admin-page.png');
@@ -24,10 +25,11 @@ const cleanup = new Cleanup();
 let gateway: RunningGateway;
 let browser: BrowserContext;
 let configPath: string;
+let stateDir: string;
 const markers = { local: newMarker(), other: newMarker() };
 
 const writeConfig = (other: Record<string, unknown>) =>
-  writeFileSync(configPath, JSON.stringify({ listen: { host: '127.0.0.1', port: 0 }, servers: { local: stdioServer(markers.local), other: stdioServer(markers.other, other) } }));
+  writeFileSync(configPath, JSON.stringify({ listen: { host: '127.0.0.1', port: 0 }, stateDir, servers: { local: stdioServer(markers.local), other: stdioServer(markers.other, other) } }));
 
 beforeAll(async () => {
   assertBuilt();
@@ -36,6 +38,7 @@ beforeAll(async () => {
   cleanup.add(() => rmSync(dir, { recursive: true, force: true }));
   cleanup.add(() => killPids([...processesWithMarker(markers.local), ...processesWithMarker(markers.other)]));
   configPath = join(dir, 'gateway.json');
+  stateDir = join(dir, 'state');
   writeConfig({});
   gateway = await startGateway({ config: await loadConfigFile(configPath), logger: silentLogger(), env: process.env });
   cleanup.add(() => within(gateway.close(), 15_000, 'gateway close'));
@@ -59,8 +62,9 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(() => cleanup.run());
 
+
 describe('the admin page in Chromium', () => {
-  it('shows the servers, and its reload button applies the edited config (the changed server restarts)', async () => {
+  it('shows the servers, its reload button applies the edited config (the changed server restarts), a global toggle stops and starts a server', async () => {
     const page = await browser.newPage();
     const scriptErrors: string[] = [];
     page.on('pageerror', (error) => scriptErrors.push(error.message));
@@ -90,6 +94,27 @@ describe('the admin page in Chromium', () => {
     expect((await row('other').allTextContents())[6]).toBe('1');
     expect((await row('local').allTextContents())[6]).toBe('0');
     expect((await row('other').allTextContents())[1]).toBe('ready');
+
+    // A global toggle: disabling `local` stops its server (its child exits) for everyone, enabling starts it again.
+    const toggle = page.locator('#customizations tr[data-customization="local"] button.toggle');
+    const globalCell = () => page.locator('#customizations tr[data-customization="local"] td').nth(3).textContent();
+    await expect(globalCell()).resolves.toBe('enabled');
+    await expect(toggle.textContent()).resolves.toBe('Disable');
+    await toggle.click();
+    await page.locator('#toggle-outcome[data-outcome="applied"]').waitFor();
+    await expect(globalCell()).resolves.toBe('disabled');
+    await waitUntil(() => processesWithMarker(markers.local).length === 0, 'the disabled server stopping');
+    await page.reload();
+    expect((await row('local').allTextContents())[1]).toBe('closed');
+    await expect(globalCell()).resolves.toBe('disabled');
+    expect((await row('other').allTextContents())[1]).toBe('ready'); // the other server runs on
+    await expect(toggle.textContent()).resolves.toBe('Enable');
+    await toggle.click();
+    await page.locator('#toggle-outcome[data-outcome="applied"]').waitFor();
+    await waitUntil(() => processesWithMarker(markers.local).length > 0, 'the enabled server starting');
+    await page.reload();
+    await expect(globalCell()).resolves.toBe('enabled');
+
     expect(scriptErrors).toEqual([]); // the CSP let the page's own script and style through, and nothing failed
 
     mkdirSync(join(ROOT, 'test-artifacts'), { recursive: true });
