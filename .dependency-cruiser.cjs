@@ -13,6 +13,8 @@
  *   session/      session registry, event stores          → net, leaves
  *   plugins/      plugin and agent declarations           → leaves
  *   net/          address rules, the egress guard         → leaves
+ *   lifecycle/    graceful drain, hot reload               → upstream, leaves (composition wires it)
+ *   admin/        the admin page                           → inbound, upstream, customizations, lifecycle, leaves
  *   leaves        config/ policy/ errors.ts observability/ naming/ rpc/: import only each other
  *
  * Type-only imports count for the layers (a type is coupling too); the cycle rule looks at value
@@ -75,6 +77,8 @@ module.exports = {
     onlyImports('session-below-inbound', 'session/ never imports inbound/, routing/ or upstream/.', '^src/session/', 'net'),
     onlyImports('plugins-are-declarations', 'plugins/ reads declarations; it builds on the leaves only.', '^src/plugins/', 'plugins'),
     onlyImports('net-is-low', 'net/ builds on the leaves only.', '^src/net/', 'net'),
+    onlyImports('lifecycle-drives-the-registry', 'lifecycle/ (drain, reload) reaches the running gateway through the registry and narrow hooks only.', '^src/lifecycle/', 'upstream'),
+    onlyImports('admin-reads-the-gateway', 'admin/ reads the registry, the customisation list and reload outcomes; it serves nothing else.', '^src/admin/', 'inbound|upstream|customizations|lifecycle'),
     {
       name: 'src-not-to-tests',
       comment: 'Production code never imports tests, fixtures, benchmarks or the demo.',

@@ -3,8 +3,8 @@
  * (Host, Origin) → the MCP endpoints (the aggregate, one side channel per server, one endpoint per
  * agent) → the
  * deprecated HTTP+SSE routes of each endpoint (`<endpoint>/sse`, `<endpoint>/messages`). The
- * customisation list (`<path>/customizations`) and the Prometheus metrics (`/metrics`) sit behind
- * the same guards and authentication.
+ * customisation list (`<path>/customizations`), the admin page (`<path>/admin`) and the Prometheus
+ * metrics (`/metrics`) sit behind the same guards and authentication.
  */
 import { Hono, type Context, type MiddlewareHandler } from 'hono';
 import { errorResponse, refusal } from './errors.js';
@@ -26,6 +26,7 @@ import type { OAuthAuthConfig } from './config/auth-schema.js';
 import { compileResourceRoutes, type ResourceRoutes } from './inbound/auth/oauth/resource-routes.js';
 import type { RequestLimiter } from './policy/request-limits.js';
 import type { CompiledAccess } from './policy/access-policy.js';
+import { mountAdmin, type AdminRoutesOptions } from './admin/admin-routes.js';
 import type { AuditLog } from './observability/audit-log.js';
 import { auditRefusals } from './inbound/audit-refusals.js';
 
@@ -63,6 +64,8 @@ export interface AppOptions {
   access?: CompiledAccess;
   /** A clustered replica's check of the principal proof a forwarded request carries. */
   forwarded?: AuthMiddlewareOptions['forwarded'];
+  /** The admin page at `<path>/admin` (admin/admin-routes.ts); absent: not served. */
+  admin?: Omit<AdminRoutesOptions, 'base'>;
   /** Every refusal at the edge gets an audit line (inbound/audit-refusals.ts); absent: none. */
   audit?: AuditLog;
 }
@@ -176,6 +179,7 @@ export function createApp(options: AppOptions): Hono {
           }),
     });
   }
+  if (options.admin !== undefined) mountAdmin(app, { ...options.admin, base });
   app.all(base || '/', (c) => serve(options.aggregate, c));
   app.all(`${base}/servers/:name`, (c) => {
     const endpoint = options.sideChannels.get(c.req.param('name'));

@@ -18,10 +18,13 @@ import { systemResolve } from './net/resolve-once.js';
 import { blockedUpstreamWarnings } from './net/upstream-reachability.js';
 import { gatewayJsonSchemaText } from './config/json-schema.js';
 import { runImport } from './config/import-command.js';
+import { ReloadTriggers } from './lifecycle/reload-triggers.js';
+import { runningPid } from './lifecycle/pid-file.js';
 
 const USAGE = `usage:
   portcullis --config FILE [--port N] [--host H]
   portcullis check --config FILE [--resolve]
+  portcullis reload --config FILE    validate FILE, then make the gateway running with it reload
   portcullis schema                  print the config file's JSON Schema
   portcullis import FILE             convert a Claude Desktop / Cursor / VS Code / plugin mcp.json`;
 
@@ -75,8 +78,11 @@ export async function runGateway(
   config: Readonly<GatewayConfig>,
   logger: Logger,
   stopSignals: readonly NodeJS.Signals[] = STOP_SIGNALS,
+  reloadConfig?: () => Promise<Readonly<GatewayConfig>>,
 ): Promise<number> {
   dropStdioWriteErrors();
+  // SIGHUP reloads (lifecycle/reload-triggers.ts); caught from here on, so it never kills a starting gateway.
+  const reloads = new ReloadTriggers();
   let requested: NodeJS.Signals | undefined;
   let onSignal = (signal: NodeJS.Signals): void => void (requested ??= signal);
   const handlers = stopSignals.map((signal) => [signal, () => onSignal(signal)] as const);
@@ -84,7 +90,7 @@ export async function runGateway(
   try {
     let gateway: RunningGateway;
     try {
-      gateway = await startGateway({ config, logger, env: process.env });
+      gateway = await startGateway({ config, logger, env: process.env, ...(reloadConfig === undefined ? {} : { reloadConfig }) });
     } catch (error) {
       const message = error instanceof GatewayError ? error.message : 'gateway failed to start';
       flushLogSync(logger); // the lines that led here come before the verdict
@@ -94,6 +100,7 @@ export async function runGateway(
     // Every line logged while starting ("upstream ready" …) is out before the Ready line.
     flushLogSync(logger);
     if (requested === undefined) process.stdout.write(`${readyLine(gateway.publicUrl)}\n`);
+    await reloads.attach(gateway, config, logger);
     return await new Promise<number>((resolve) => {
       let stopping = false;
       let exiting = false;
@@ -112,14 +119,19 @@ export async function runGateway(
           return;
         }
         stopping = true;
+        reloads.close();
         logger.info({ signal }, 'shutting down');
+        // The drain deadline, then at most 10 s to close sessions and reap children.
         const force = setTimeout(() => {
           killAllStdioChildren();
           exitWith(1, 'shutdown timed out');
-        }, 10_000);
+        }, config.lifecycle.drainTimeoutMs + 10_000);
         force.unref();
+        // Drain (refuse new requests, let calls finish, end streams), then the ordinary close;
+        // every sink is flushed by exitWith once the close has resolved.
         gateway
-          .close()
+          .drain()
+          .then(() => gateway.close())
           .then(() => exitWith(0, 'stopped'), () => exitWith(1, 'shutdown failed'))
           .finally(() => clearTimeout(force));
       };
@@ -127,6 +139,7 @@ export async function runGateway(
       if (requested !== undefined) stop(requested);
     });
   } finally {
+    reloads.close();
     for (const [signal, handler] of handlers) process.off(signal, handler);
   }
 }
@@ -149,7 +162,7 @@ export async function main(argv: string[]): Promise<number> {
     return 0;
   }
   if (command === 'import' && rest.length === 1) return runImport(rest[0]!);
-  if ((command !== undefined && command !== 'check') || rest.length > 0) {
+  if ((command !== undefined && command !== 'check' && command !== 'reload') || rest.length > 0) {
     process.stderr.write(`portcullis: unknown command\n${USAGE}\n`);
     return 2;
   }
@@ -169,6 +182,7 @@ export async function main(argv: string[]): Promise<number> {
     process.stderr.write(`portcullis: ${error instanceof GatewayError ? error.message : 'cannot load configuration'}\n`);
     return 1;
   }
+  if (command === 'reload') return requestReload(config);
   if (command === 'check') {
     // Warnings, not problems: the config is valid, but these upstreams will be refused when dialled.
     const warnings = await blockedUpstreamWarnings(config, args.values.resolve === true ? { resolve: systemResolve } : {});
@@ -183,5 +197,22 @@ export async function main(argv: string[]): Promise<number> {
     process.stderr.write(`portcullis: PORTCULLIS_LOG_LEVEL: ${(error as Error).message}\n`);
     return 2;
   }
-  return runGateway(config, logger);
+  const path = args.values.config;
+  const reread = async () => withListenOverrides(await loadConfigFile(path), args.values.port, args.values.host);
+  return runGateway(config, logger, STOP_SIGNALS, reread);
+}
+
+/**
+ * `portcullis reload`: the config has been validated (a broken one never reaches the gateway);
+ * the gateway running over the same state directory gets SIGHUP and logs what it applied.
+ */
+function requestReload(config: Readonly<GatewayConfig>): number {
+  const found = runningPid(config.stateDir);
+  if (!found.ok) {
+    process.stderr.write(`portcullis: ${found.message}\n`);
+    return 1;
+  }
+  process.kill(found.pid, 'SIGHUP');
+  process.stdout.write(`reload requested: configuration ok, SIGHUP sent to the gateway (pid ${found.pid}); its log says what was applied\n`);
+  return 0;
 }

@@ -84,6 +84,7 @@ export type GatewayErrorCode =
   | 'RESUME_EVICTED'
   | 'RESUME_UNAVAILABLE'
   | 'FORWARD_REFUSED'
+  | 'ADMIN_REFUSED'
   | 'REPLICA_UNAVAILABLE'
   | 'CLUSTER_UNAVAILABLE'
   | 'FAILOVER_INTERRUPTED'
@@ -208,6 +209,7 @@ export const taxonomy: Readonly<Record<GatewayErrorCode, readonly [rpc: number, 
   UNAUTHENTICATED: [WireCode.InvalidRequest, 401],
   INSUFFICIENT_SCOPE: [WireCode.InvalidRequest, 403],
   FORWARD_REFUSED: [WireCode.InvalidRequest, 403],
+  ADMIN_REFUSED: [WireCode.InvalidRequest, 403],
   TOGGLE_FORBIDDEN: [WireCode.InvalidRequest, 403],
   ENABLEMENT_LIMIT: [WireCode.InvalidRequest, 409],
   SESSION_NOT_FOUND: [WireCode.InvalidRequest, 404],

@@ -37,6 +37,13 @@ import { upstreamCredentials } from './upstream/credentials/upstream-credentials
 import { buildEndpoints } from './composition/endpoints.js';
 import { allowedEnvNames, compileAuthentication, compileVisibility, logPlugins, refuseBind } from './composition/gateway-policy.js';
 import { listen } from './composition/listener.js';
+import { loadConfigFile } from './config/load.js';
+import { GatewayError } from './errors.js';
+import type { VisibilityFilter } from './catalogue/merge.js';
+import { DrainGate } from './lifecycle/drain-gate.js';
+import { drainGateway, type DrainOutcome } from './lifecycle/drain.js';
+import { Reloader, type ReloadOutcome, type ReloadTrigger } from './lifecycle/reload.js';
+import { AdminSources } from './admin/admin-status.js';
 import { resolveTelemetry, startTelemetry, type Telemetry } from './composition/telemetry.js';
 
 export const GATEWAY_VERSION = '0.1.0';
@@ -53,6 +60,11 @@ export interface GatewayOptions {
   addressOf?: (server: HttpServer) => AddressInfo;
   /** How long a client may take to send a whole request (default 30 s; tests shorten it). */
   requestTimeoutMs?: number;
+  /**
+   * Reads the configuration anew for a reload (default: the file `config` was read from, when it
+   * was). The CLI passes one that applies its `--port` / `--host` again.
+   */
+  reloadConfig?: () => Promise<Readonly<GatewayConfig>>;
 }
 
 export interface RunningGateway {
@@ -61,6 +73,14 @@ export interface RunningGateway {
   /** The canonical MCP URL clients are told (config `listen.publicUrl`, else `url`): the Ready line's. */
   readonly publicUrl: string;
   readonly port: number;
+  /**
+   * Graceful drain (lifecycle/drain.ts): refuse new requests, give the calls in flight up to
+   * `timeoutMs` (default `lifecycle.drainTimeoutMs`), then end the streams still open. `close()`
+   * follows it.
+   */
+  drain(timeoutMs?: number): Promise<DrainOutcome>;
+  /** Hot reload (lifecycle/reload.ts): re-read the configuration and apply what changed; never rejects. */
+  reload(trigger?: ReloadTrigger): Promise<ReloadOutcome>;
   close(): Promise<void>;
 }
 
@@ -176,6 +196,20 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     // Shared by every endpoint, and by every replica when clustered (their buckets live in Redis).
     const limiter = compileRequestLimiter(config.policy.rateLimits, sharing.rateBuckets?.() ?? memoryBuckets());
     const urls = canonicalUrls(config.listen, address);
+    // Graceful drain: every request passes the gate, which refuses new ones once draining began.
+    const gate = new DrainGate();
+    // Swapped whole by a reload: every list and call sees the old filters or the new, never a mix.
+    let visibility = compileVisibility(config, servers);
+    const toolFilter: VisibilityFilter = (server, name, exposed) => visibility(server, name, exposed);
+    let bodyLimits = { maxBytes: config.limits.maxBodyBytes, maxDepth: config.limits.maxJsonDepth };
+    const liveLimits = {
+      get maxBytes() {
+        return bodyLimits.maxBytes;
+      },
+      get maxDepth() {
+        return bodyLimits.maxDepth;
+      },
+    };
     const endpoints = buildEndpoints({
       agents,
       customizations: customizations.list,
@@ -186,7 +220,9 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       config,
       version: GATEWAY_VERSION,
       registry,
-      toolFilter: compileVisibility(config, servers),
+      toolFilter,
+      limits: liveLimits,
+      refuseRequests: () => (gate.draining ? gate.refusal() : undefined),
       admission,
       eventStore: sharing.wrapStore(eventStore),
       sharing,
@@ -195,6 +231,44 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       telemetry,
     });
     closers.add('endpoints', () => endpoints.close()); // every session closed, every child reaped
+    // Before the sessions close (which takes a while), every SSE answer still open is ended, so
+    // each client sees its stream end rather than its connection cut when the listener closes.
+    closers.add('open streams', () => void gate.closeStreams());
+
+    let stopping = false;
+    const configFile = config.configFile;
+    const reloader = new Reloader(config, {
+      load:
+        options.reloadConfig ??
+        (() => (configFile === undefined ? Promise.reject(new GatewayError('CONFIG_UNREADABLE', 'this gateway was not started from a config file')) : loadConfigFile(configFile))),
+      serversOf: (next) => ({ ...plugins.servers, ...next.servers }),
+      swap: (next, nextServers) => {
+        visibility = compileVisibility(next, nextServers);
+        bodyLimits = { maxBytes: next.limits.maxBodyBytes, maxDepth: next.limits.maxJsonDepth };
+        registry.setAllowedEnvNames(allowedEnvNames(next));
+      },
+      registry,
+      refusal: () => (gate.draining || stopping ? 'the gateway is shutting down' : undefined),
+      logger,
+    });
+    const admin = config.admin.enabled
+      ? new AdminSources({
+          name: config.name,
+          version: GATEWAY_VERSION,
+          registry,
+          sessions: () => [
+            { endpoint: 'aggregate', legacy: endpoints.aggregate.sessionCount },
+            ...[...endpoints.sideChannels].map(([name, e]) => ({ endpoint: `servers/${name}`, legacy: e.sessionCount })),
+          ],
+          customizations: customizations.list,
+        })
+      : undefined;
+    if (admin !== undefined) closers.add('admin page', () => admin.close());
+    const reload = async (trigger: ReloadTrigger): Promise<ReloadOutcome> => {
+      const outcome = await reloader.reload(trigger);
+      admin?.noteReload(outcome);
+      return outcome;
+    };
 
     const app = createApp({
       path: config.listen.path,
@@ -216,6 +290,9 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
         return brought === undefined ? undefined : sessionPlugin(sessionId, brought, customizations.list);
       },
       metrics,
+      ...(admin === undefined
+        ? {}
+        : { admin: { sources: admin, reload: () => reload('admin'), authOn: authenticator !== undefined, admins: config.admin.principals } }),
       ...(telemetry.audit === undefined ? {} : { audit: telemetry.audit }),
       ...(config.auth?.kind === 'oauth' ? { oauth: config.auth } : {}),
       ...(config.listen.publicUrl === undefined ? {} : { publicUrl: config.listen.publicUrl }),
@@ -236,7 +313,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     closers.add('session sharing', () => sharing.close());
     await sharing.start(base);
     customizations.list.setChannelBase(urls.base);
-    listener.open((request, requestEnv) => app.fetch(request, requestEnv));
+    listener.open(gate.wrap((request, requestEnv) => app.fetch(request, requestEnv)));
     // The first thing shutdown does: no new connection from then on.
     closers.add('accepting connections', () => listener.stopAccepting());
 
@@ -244,7 +321,12 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       url: `${base}${config.listen.path}`,
       publicUrl: urls.aggregate,
       port: address.port,
-      close: () => closers.closeAll(),
+      drain: (timeoutMs = config.lifecycle.drainTimeoutMs) => drainGateway(gate, timeoutMs, logger),
+      reload: (trigger = 'signal') => reload(trigger),
+      close: () => {
+        stopping = true;
+        return closers.closeAll();
+      },
     };
   });
 }

@@ -26,6 +26,8 @@ import type { GatewayEventStore } from '../session/event-store.js';
 import type { SessionAdmission } from '../session/session-admission.js';
 import type { SessionSharing } from '../session/session-hooks.js';
 import type { UpstreamRegistry } from '../upstream/registry.js';
+import type { GatewayError } from '../errors.js';
+import type { BodyLimits } from '../inbound/body.js';
 import type { Telemetry } from './telemetry.js';
 
 export interface EndpointsDeps {
@@ -49,6 +51,10 @@ export interface EndpointsDeps {
   gatewayResources?: GatewayResources;
   /** The canonical URLs clients are told (`listen.publicUrl`, else the bound address). */
   urls: ReturnType<typeof canonicalUrls>;
+  /** Body limits every endpoint reads per request (a reload swaps them); default: the config's. */
+  limits?: BodyLimits;
+  /** Refuses new JSON-RPC requests while the gateway drains (lifecycle/drain-gate.ts). */
+  refuseRequests?: () => GatewayError | undefined;
   /** Traces and audit lines: each endpoint's requests observed under its audit name. */
   telemetry: Telemetry;
 }
@@ -111,7 +117,7 @@ export function buildEndpoints(deps: EndpointsDeps): Endpoints {
       scope,
       sessions: config.sessions,
       admission: deps.admission,
-      limits: { maxBytes: config.limits.maxBodyBytes, maxDepth: config.limits.maxJsonDepth },
+      limits: deps.limits ?? { maxBytes: config.limits.maxBodyBytes, maxDepth: config.limits.maxJsonDepth },
       logger,
       eventStore: deps.eventStore,
       sessionHooks: deps.sharing.forEndpoint(label),
@@ -122,6 +128,7 @@ export function buildEndpoints(deps: EndpointsDeps): Endpoints {
       initOptions,
       ...(observers === undefined ? {} : { observers }),
       ...endpointExtras,
+      ...(deps.refuseRequests === undefined ? {} : { refuseRequests: deps.refuseRequests }),
     });
   };
   const { agents, customizations, urls } = deps;

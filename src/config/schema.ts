@@ -293,6 +293,25 @@ export const gatewayConfigSchema = z.strictObject({
       maxTtlMs: z.number().int().min(1_000).max(86_400_000).default(3_600_000),
     })
     .prefault({}),
+  /**
+   * The admin page (`<path>/admin`, docs/operations.md). With `auth`, only the principals listed
+   * here may open it; without `auth`, only clients on a loopback address may.
+   */
+  admin: z
+    .strictObject({
+      enabled: z.boolean().default(true),
+      principals: z.array(z.string().min(1).max(256)).max(256).default(() => []),
+    })
+    .prefault({}),
+  /** Stopping and reconfiguring a running gateway (docs/operations.md, "Graceful drain", "Hot reload"). */
+  lifecycle: z
+    .strictObject({
+      /** On SIGTERM or SIGINT, how long the calls in flight may take to finish before their streams are ended. */
+      drainTimeoutMs: z.number().int().min(0).max(600_000).default(20_000),
+      /** Re-read the config file, and the policy file it names, whenever either changes (as SIGHUP does). */
+      watch: z.boolean().default(false),
+    })
+    .prefault({}),
   /** Present: this gateway is one replica of a cluster (cluster-schema.ts; needs `eventStore.kind: "redis"`). */
   cluster: clusterSchema.optional(),
   /**

@@ -7,7 +7,7 @@
  */
 import type { AccessProfile } from '../policy/access-policy.js';
 import { createMcpHandler, isLegacyRequest, type AuthInfo, type ClientCapabilities, type McpHttpHandler } from '@modelcontextprotocol/server';
-import { errorResponse, refusal } from '../errors.js';
+import { errorResponse, refusal, type GatewayError } from '../errors.js';
 import type { GatewayEntries } from '../routing/gateway-entries.js';
 import { endpointExtras, endpointInstructions, type EndpointExtrasOptions } from './endpoint-extras.js';
 import type { Handshake } from './handshake-server.js';
@@ -67,6 +67,16 @@ export interface EndpointOptions extends EndpointExtrasOptions {
   sessionHooks?: SessionHooks;
   /** Bounds of the tasks this endpoint tracks for its clients (routing/tasks/). */
   tasks?: TaskTableOptions;
+  /**
+   * Asked for each POSTed JSON-RPC request: an error refuses it (the gateway is draining); its
+   * answers and notifications still pass, so a call in flight can get what it waits for.
+   */
+  refuseRequests?: () => GatewayError | undefined;
+}
+
+/** True when a parsed POST body is a JSON-RPC request (a method and an id), not an answer or a notification. */
+function isRequestMessage(body: unknown): boolean {
+  return typeof body === 'object' && body !== null && 'method' in body && 'id' in body;
 }
 
 /**
@@ -198,6 +208,11 @@ export class McpEndpoint {
       const body = await readJsonRpcBody(request, this.options.limits, incoming);
       if (!body.ok) return errorResponse(body.error);
       parsedBody = body.value;
+      const refused = isRequestMessage(parsedBody) ? this.options.refuseRequests?.() : undefined;
+      if (refused !== undefined) {
+        const id = (parsedBody as { id?: unknown }).id;
+        return errorResponse(refused, typeof id === 'string' || typeof id === 'number' ? { id } : {});
+      }
     }
     // A request naming a session this replica holds is 2025-era by construction (2026 has no
     // sessions): skip the classifier, which costs on every call of a busy session.

@@ -23,6 +23,7 @@ import { passThroughResult } from '../rpc/pass-through.js';
 import { tapSends } from './send-tap.js';
 import type { DownstreamSink, RpcMessage } from '../rpc/sink.js';
 import type { LinkEvent } from './link-event.js';
+import { STALE_LISTS, type ChangedList } from './server-changes.js';
 import { startUpstreamSpan } from '../observability/tracing.js';
 import { spanFailureOf } from '../observability/span-failure.js';
 
@@ -256,6 +257,16 @@ export class UpstreamLink {
     this.lists.invalidate(kinds);
   }
 
+  /**
+   * What an upstream's `list_changed` does, for a change the gateway made itself (a reload moved
+   * this server's tool filters, or restarted it): the cached list is dropped and every listener
+   * told, so the sessions that list through this connection hear `list_changed` in turn.
+   */
+  announceListChanged(list: ChangedList): void {
+    this.lists.invalidate(STALE_LISTS[list]);
+    this.emit({ kind: 'listChanged', list });
+  }
+
   async close(): Promise<void> {
     if (this.closedReason === undefined) this.markClosed('closed by gateway');
     await this.changes.close();
@@ -289,16 +300,13 @@ export class UpstreamLink {
       const params = notification.params as Record<string, unknown> | undefined;
       switch (notification.method) {
         case 'notifications/tools/list_changed':
-          this.lists.invalidate(['tools']);
-          this.emit({ kind: 'listChanged', list: 'tools' });
+          this.announceListChanged('tools');
           return;
         case 'notifications/prompts/list_changed':
-          this.lists.invalidate(['prompts']);
-          this.emit({ kind: 'listChanged', list: 'prompts' });
+          this.announceListChanged('prompts');
           return;
         case 'notifications/resources/list_changed':
-          this.lists.invalidate(['resources', 'resourceTemplates']);
-          this.emit({ kind: 'listChanged', list: 'resources' });
+          this.announceListChanged('resources');
           return;
         case 'notifications/resources/updated':
           this.emit({ kind: 'resourceUpdated', params: params ?? {} });

@@ -27,6 +27,7 @@ import { PrincipalConnections, type ConnectionKey } from './principal-connection
 import { ServerChanges } from './server-changes.js';
 import type { DownstreamSink } from '../rpc/sink.js';
 import { UpstreamSlot, type SlotState } from './slot.js';
+import { announceToolsChanged, restartServer, type RestartableEntry } from './server-restart.js';
 
 export interface UpstreamRegistryOptions {
   /** Told each time a call waits for a free stateless-pool connection of a server (metrics). */
@@ -86,7 +87,7 @@ export interface ServerStatus {
 
 export class UpstreamRegistry {
   readonly entries: ReadonlyMap<string, ServerEntry>;
-  private readonly options: UpstreamRegistryOptions;
+  private options: UpstreamRegistryOptions;
   private readonly logger: Logger;
   private readonly census = new ChildCensus();
   /** Servers stopped at run time: no connection of theirs may open. */
@@ -98,7 +99,6 @@ export class UpstreamRegistry {
     this.options = options;
     this.logger = options.logger;
     const entries = new Map<string, ServerEntry>();
-    const settings = options.statelessPool;
     for (const name of Object.keys(options.servers).sort()) {
       const config = options.servers[name]!;
       const primary = new UpstreamSlot({
@@ -107,21 +107,7 @@ export class UpstreamRegistry {
         logger: this.logger,
         connect: () => this.connect(name),
       });
-      const pool =
-        config.isolation === 'session'
-          ? new LeasePool({
-              server: name,
-              max: settings.maxPerServer,
-              idleTimeoutMs: settings.idleTimeoutMs,
-              maxWaitMs: settings.maxWaitMs,
-              maxPerPrincipal: settings.maxPerPrincipal ?? Math.max(1, Math.ceil(settings.maxPerServer / 2)),
-              cancelGraceMs: settings.cancelGraceMs,
-              logger: this.logger,
-              ...(options.onLeaseWait === undefined ? {} : { onWait: () => options.onLeaseWait?.(name) }),
-              createSlot: () =>
-                new UpstreamSlot({ server: name, logger: this.logger, connect: () => this.connect(name, { exclusive: true }) }),
-            })
-          : undefined;
+      const pool = this.createPool(name, config);
       const sessionChildren =
         config.isolation === 'session' && config.transport === 'stdio' ? new ChildQuota(name, options.maxSessionChildren, this.logger) : undefined;
       const principals =
@@ -139,6 +125,49 @@ export class UpstreamRegistry {
       entries.set(name, { name, config, primary, pool, sessionChildren, principals, changes: new ServerChanges() });
     }
     this.entries = entries;
+  }
+
+  /** The bounded pool of sessionless connections of an `isolation: "session"` server. */
+  private createPool(name: string, config: ServerConfig): LeasePool | undefined {
+    if (config.isolation !== 'session') return undefined;
+    const settings = this.options.statelessPool;
+    const onLeaseWait = this.options.onLeaseWait;
+    return new LeasePool({
+      server: name,
+      max: settings.maxPerServer,
+      idleTimeoutMs: settings.idleTimeoutMs,
+      maxWaitMs: settings.maxWaitMs,
+      maxPerPrincipal: settings.maxPerPrincipal ?? Math.max(1, Math.ceil(settings.maxPerServer / 2)),
+      cancelGraceMs: settings.cancelGraceMs,
+      logger: this.logger,
+      ...(onLeaseWait === undefined ? {} : { onWait: () => onLeaseWait(name) }),
+      createSlot: () => new UpstreamSlot({ server: name, logger: this.logger, connect: () => this.connect(name, { exclusive: true }) }),
+    });
+  }
+
+  /**
+   * Restarts one server under a new entry of the same transport and isolation (server-restart.ts):
+   * its connections are replaced, the sessions stay and hear `list_changed`. Rejects when the
+   * server does not come back (it keeps retrying in the background, shown in state `error`).
+   * A server stopped at run time (`stopServer`, enablement) takes the new entry and stays
+   * stopped: nothing starts until `startServer`. Queued with stops and starts of the same server.
+   */
+  async restart(name: string, config: ServerConfig): Promise<void> {
+    const entry = this.entry(name);
+    if (config.transport !== entry.config.transport || config.isolation !== entry.config.isolation) {
+      throw new GatewayError('NOT_SUPPORTED', `server "${name}": a restart cannot change its transport or isolation`, { server: name });
+    }
+    await this.transition(name, () => restartServer(entry as RestartableEntry, config, (next) => this.createPool(name, next), this.stopped.has(name)));
+  }
+
+  /** Sessions listing tools of `name` hear `tools/list_changed` (its tool filters moved). */
+  announceToolsChanged(name: string): void {
+    announceToolsChanged(this.entry(name));
+  }
+
+  /** The variables `envHeaders` may read from now on (a reload changed which ones the config names). */
+  setAllowedEnvNames(names: readonly string[]): void {
+    this.options = { ...this.options, deps: { ...this.options.deps, allowedEnvNames: names } };
   }
 
   entry(name: string): ServerEntry {

@@ -38,11 +38,6 @@ export class ServerChanges {
     return this.links.size;
   }
 
-  /** The live connections followed right now (every connection of the server the registry opened). */
-  live(): readonly UpstreamLink[] {
-    return [...this.links];
-  }
-
   /** Follows one new connection of the server until it closes. */
   track(link: UpstreamLink): void {
     if (link.closed) return;
@@ -51,6 +46,11 @@ export class ServerChanges {
       if (event.kind === 'closed') this.links.delete(link);
       else if (event.kind === 'listChanged') this.announce(link, event.list);
     });
+  }
+
+  /** The live connections followed right now: every connection of the server the registry opened (a restart closes them all). */
+  live(): UpstreamLink[] {
+    return [...this.links].filter((link) => !link.closed);
   }
 
   /** Subscribes to every change of the server; returns the unsubscribe function. */

@@ -80,4 +80,25 @@ describe('UpstreamRegistry.stopServer / startServer', () => {
     else expect(outcome.closed).toBe(true);
     expect(processesWithMarker(fx)).toEqual([]);
   });
+
+  it('a restart of a stopped server takes the new entry and starts nothing until startServer', async () => {
+    const [before, after] = [newMarker(), newMarker()];
+    const upstreams = registry(serverConfigs({ fx: stdioServer(before) }));
+    await upstreams.start();
+    await upstreams.stopServer('fx');
+
+    await upstreams.restart('fx', serverConfigs({ fx: stdioServer(after) }).fx!);
+    expect(upstreams.isStopped('fx')).toBe(true);
+    expect(upstreams.entry('fx').primary.state).toBe('closed');
+    expect(processesWithMarker(before)).toEqual([]);
+    expect(processesWithMarker(after)).toEqual([]);
+    expect((await upstreams.lease('fx').catch((e: unknown) => e as GatewayError)).code).toBe('UPSTREAM_UNAVAILABLE');
+
+    await upstreams.startServer('fx');
+    await upstreams.entry('fx').primary.get();
+    const lease = await upstreams.lease('fx');
+    lease.release();
+    expect(processesWithMarker(before)).toEqual([]);
+    expect(processesWithMarker(after).length).toBeGreaterThanOrEqual(1);
+  });
 });

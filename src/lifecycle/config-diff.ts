@@ -1,0 +1,120 @@
+/**
+ * What a reload changes (docs/operations.md, "Hot reload"): a pure comparison of the running
+ * configuration with a newly loaded one. What can be applied to a running gateway without
+ * dropping a session or a stream is sorted out — servers to restart, servers whose tool filters
+ * moved, the policy's denied tools, the inbound body limits — and everything else is named as
+ * needing a restart, field by field (never a value: config files hold secrets).
+ */
+import type { GatewayConfig, ServerConfig } from '../config/schema.js';
+
+export interface ConfigDiff {
+  /** Servers whose entry changed beyond its tool filters: their connections are replaced. */
+  readonly restart: readonly string[];
+  /** Servers whose `enabledTools` / `disabledTools` alone changed: their lists are re-filtered. */
+  readonly refilter: readonly string[];
+  /** The policy's `deniedTools` changed: every server's lists are re-filtered. */
+  readonly deniedTools: boolean;
+  /** `limits.maxBodyBytes` or `limits.maxJsonDepth` changed. */
+  readonly bodyLimits: boolean;
+  /** Changes a running gateway cannot take, each naming the field: the reload is refused whole. */
+  readonly needsRestart: readonly string[];
+}
+
+/**
+ * Top-level keys a running gateway can take a change of (servers and their filters, the policy's
+ * denied tools, the body limits: compared one by one below). Every other key — the listener,
+ * auth, sessions, stores, cluster, plugins, tasks, lifecycle, admin, and any key added later — is
+ * wired in when the gateway starts, so a change of it needs a restart.
+ */
+const COMPARED_BELOW: ReadonlySet<string> = new Set(['servers', 'policy', 'limits', 'configFile']);
+
+/**
+ * Server fields a restart cannot change: they decide which connections exist at all, or (for
+ * `enabled`) are the enablement default read once at start — a running gateway changes that
+ * through a global toggle (`POST <path>/customizations/toggle`), never by restarting the server.
+ */
+const SERVER_SHAPE = ['transport', 'isolation', 'enabled'] as const;
+
+const FILTER_FIELDS = new Set(['enabledTools', 'disabledTools']);
+
+/** Structural equality of parsed config values (plain JSON data: objects, arrays, primitives). */
+export function sameValue(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  const keysA = Object.keys(a).filter((k) => (a as Record<string, unknown>)[k] !== undefined);
+  const keysB = Object.keys(b).filter((k) => (b as Record<string, unknown>)[k] !== undefined);
+  if (keysA.length !== keysB.length) return false;
+  return keysA.every((key) => sameValue((a as Record<string, unknown>)[key], (b as Record<string, unknown>)[key]));
+}
+
+function withoutFilters(server: ServerConfig): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(server).filter(([key]) => !FILTER_FIELDS.has(key)));
+}
+
+function sameFilters(a: ServerConfig, b: ServerConfig): boolean {
+  return sameValue(a.enabledTools, b.enabledTools) && sameValue(a.disabledTools, b.disabledTools);
+}
+
+/**
+ * Compares the running servers and config with the new ones. `servers` are the servers that run
+ * (the config's and its plugins'); a server added or removed needs a restart, since every
+ * endpoint and session is built over the set of servers the gateway started with.
+ */
+export function diffConfigs(
+  running: Readonly<GatewayConfig>,
+  next: Readonly<GatewayConfig>,
+  runningServers: Readonly<Record<string, ServerConfig>> = running.servers,
+  nextServers: Readonly<Record<string, ServerConfig>> = next.servers,
+): ConfigDiff {
+  const needsRestart: string[] = [];
+  const keys = [...new Set([...Object.keys(running), ...Object.keys(next)])].filter((key) => !COMPARED_BELOW.has(key));
+  for (const key of keys) {
+    const a = (running as Record<string, unknown>)[key];
+    const b = (next as Record<string, unknown>)[key];
+    if (!sameValue(a, b)) needsRestart.push(`${key}: changed; this setting applies when the gateway starts`);
+  }
+  for (const key of ['maxHeaderBytes', 'maxUpstreamMessageBytes'] as const) {
+    if (running.limits[key] !== next.limits[key]) needsRestart.push(`limits.${key}: changed; this limit applies when the gateway starts`);
+  }
+  const { deniedTools: runningDenied, ...runningPolicy } = running.policy;
+  const { deniedTools: nextDenied, ...nextPolicy } = next.policy;
+  for (const key of new Set([...Object.keys(runningPolicy), ...Object.keys(nextPolicy)])) {
+    const a = (runningPolicy as Record<string, unknown>)[key];
+    const b = (nextPolicy as Record<string, unknown>)[key];
+    if (!sameValue(a, b)) needsRestart.push(`policy.${key}: changed; only policy.deniedTools applies to a running gateway`);
+  }
+
+  const restart: string[] = [];
+  const refilter: string[] = [];
+  const names = [...new Set([...Object.keys(runningServers), ...Object.keys(nextServers)])].sort();
+  for (const name of names) {
+    const before = runningServers[name];
+    const after = nextServers[name];
+    if (before === undefined) {
+      needsRestart.push(`servers.${name}: added; adding a server needs a restart`);
+      continue;
+    }
+    if (after === undefined) {
+      needsRestart.push(`servers.${name}: removed; removing a server needs a restart`);
+      continue;
+    }
+    const shape = SERVER_SHAPE.filter((field) => before[field] !== after[field]);
+    for (const field of shape) needsRestart.push(`servers.${name}.${field}: changed; this needs a restart`);
+    if (shape.length > 0) continue;
+    if (!sameValue(withoutFilters(before), withoutFilters(after))) restart.push(name);
+    else if (!sameFilters(before, after)) refilter.push(name);
+  }
+  return {
+    restart,
+    refilter,
+    deniedTools: !sameValue(runningDenied, nextDenied),
+    bodyLimits: running.limits.maxBodyBytes !== next.limits.maxBodyBytes || running.limits.maxJsonDepth !== next.limits.maxJsonDepth,
+    needsRestart,
+  };
+}
+
+/** True when the diff changes nothing. */
+export function isEmptyDiff(diff: ConfigDiff): boolean {
+  return diff.restart.length === 0 && diff.refilter.length === 0 && !diff.deniedTools && !diff.bodyLimits && diff.needsRestart.length === 0;
+}

@@ -1,0 +1,72 @@
+/**
+ * The admin page's access rule (pure) and its routes' refusals over real HTTP: an authenticated
+ * principal outside `admin.principals` is refused 403 `ADMIN_REFUSED`, a listed one gets the page
+ * with its CSP; a reload needs a JSON body; an escaped value never becomes markup.
+ */
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { checkAdminAccess } from '../../src/admin/admin-access.js';
+import { escapeHtml } from '../../src/admin/admin-page.js';
+import { assertBuilt, bearerPrincipals, Cleanup, rawRequest, startGatewayFor, stdioServer, newMarker, killPids, processesWithMarker } from '../integration/harness.js';
+
+const perTest = new Cleanup();
+const perFile = new Cleanup();
+afterEach(() => perTest.run());
+afterAll(() => perFile.run());
+
+describe('checkAdminAccess', () => {
+  const admins = new Set(['ops']);
+  it.each([
+    [{ authOn: true, principal: 'ops', remoteAddress: '203.0.113.9' }, true],
+    [{ authOn: true, principal: 'dev', remoteAddress: '127.0.0.1' }, false],
+    [{ authOn: true, principal: undefined, remoteAddress: '127.0.0.1' }, false],
+    [{ authOn: false, principal: undefined, remoteAddress: '127.0.0.1' }, true],
+    [{ authOn: false, principal: undefined, remoteAddress: '::1' }, true],
+    [{ authOn: false, principal: undefined, remoteAddress: '::ffff:127.0.0.1' }, true],
+    [{ authOn: false, principal: undefined, remoteAddress: '192.168.1.20' }, false],
+    [{ authOn: false, principal: undefined, remoteAddress: '0.0.0.0' }, false],
+    [{ authOn: false, principal: undefined, remoteAddress: undefined }, false],
+  ])('%j → %s', (input, ok) => {
+    expect(checkAdminAccess({ ...input, admins }).ok).toBe(ok);
+  });
+  it('admits nobody with auth on and no admin principals listed', () => {
+    expect(checkAdminAccess({ authOn: true, principal: 'ops', remoteAddress: '127.0.0.1', admins: new Set() }).ok).toBe(false);
+  });
+});
+
+describe('escapeHtml', () => {
+  it('leaves no markup in a hostile value', () => {
+    expect(escapeHtml(`<script>alert("x")</script>&'`)).toBe('&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;&amp;&#39;');
+  });
+});
+
+describe('the admin routes with auth on', () => {
+  it('refuse a principal not listed as admin (403 ADMIN_REFUSED) and serve a listed one', async () => {
+    assertBuilt();
+    const marker = newMarker();
+    perTest.add(() => killPids(processesWithMarker(marker)));
+    const principals = bearerPrincipals('ops', 'dev');
+    const gateway = await startGatewayFor(perTest, principals, { local: stdioServer(marker) }, { admin: { principals: ['ops'] } });
+    const admin = `${gateway.url}/admin`;
+
+    const dev = await rawRequest(admin, { method: 'GET', headers: principals.headers('dev') });
+    expect(dev.status).toBe(403);
+    expect(dev.json().error).toMatchObject({ code: -32600, data: { code: 'ADMIN_REFUSED' } });
+    const anonymous = await rawRequest(admin, { method: 'GET' });
+    expect(anonymous.status).toBe(401);
+    const devReload = await rawRequest(`${admin}/reload`, { headers: { ...principals.headers('dev'), 'content-type': 'application/json' }, body: '{}' });
+    expect(devReload.status).toBe(403);
+
+    const ops = await rawRequest(admin, { method: 'GET', headers: principals.headers('ops') });
+    expect(ops.status).toBe(200);
+    expect(ops.headers['content-type']).toContain('text/html');
+    expect(ops.headers['content-security-policy']).toContain("default-src 'none'");
+    expect(ops.body).toContain('data-server="local"');
+    // A reload must come as JSON: a cross-site HTML form cannot send it.
+    const form = await rawRequest(`${admin}/reload`, { headers: { ...principals.headers('ops'), 'content-type': 'application/x-www-form-urlencoded' }, body: 'a=1' });
+    expect(form.status).toBe(415);
+    // Built in memory, this gateway has no file to re-read: the reload says so, nothing changes.
+    const reload = await rawRequest(`${admin}/reload`, { headers: { ...principals.headers('ops'), 'content-type': 'application/json' }, body: '{}' });
+    expect(reload.status).toBe(200);
+    expect(JSON.parse(reload.body)).toMatchObject({ applied: false, problems: ['this gateway was not started from a config file'] });
+  });
+});

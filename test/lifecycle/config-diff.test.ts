@@ -1,0 +1,70 @@
+/**
+ * The reload diff: which changes a running gateway takes (restart, re-filter, denied tools, body
+ * limits) and which it refuses as needing a restart, each named by field and never by value.
+ */
+import { describe, expect, it } from 'vitest';
+import { parseConfig } from '../../src/config/load.js';
+import { diffConfigs, isEmptyDiff } from '../../src/lifecycle/config-diff.js';
+
+const SECRET = 'tok-9f8e7d6c5b4a';
+const base = {
+  listen: { host: '127.0.0.1', port: 0 },
+  servers: {
+    a: { transport: 'stdio', command: 'node', args: ['a.js'] },
+    b: { transport: 'streamableHttp', url: 'https://b.example.com/mcp', headers: { 'X-Key': SECRET } },
+  },
+};
+const config = (patch: (raw: typeof base & Record<string, unknown>) => void) => {
+  const raw = structuredClone(base) as typeof base & Record<string, unknown>;
+  patch(raw);
+  return parseConfig(raw);
+};
+const running = parseConfig(base);
+
+describe('diffConfigs', () => {
+  it('finds nothing to do in the same configuration read twice', () => {
+    expect(isEmptyDiff(diffConfigs(running, parseConfig(structuredClone(base))))).toBe(true);
+  });
+
+  it('re-filters a server whose tool lists alone changed, without restarting it', () => {
+    const diff = diffConfigs(running, config((raw) => Object.assign(raw.servers.a, { disabledTools: ['write'] })));
+    expect(diff).toMatchObject({ restart: [], refilter: ['a'], deniedTools: false, needsRestart: [] });
+  });
+
+  it('restarts only the server whose entry changed', () => {
+    const diff = diffConfigs(running, config((raw) => (raw.servers.b.headers['X-Key'] = 'another-secret-value')));
+    expect(diff).toMatchObject({ restart: ['b'], refilter: [], needsRestart: [] });
+  });
+
+  it('refuses a change of a server\'s enabled default: enablement reads it at start', () => {
+    const diff = diffConfigs(running, config((raw) => Object.assign(raw.servers.a, { enabled: false })));
+    expect(diff).toMatchObject({ restart: [], refilter: [] });
+    expect(diff.needsRestart).toEqual(['servers.a.enabled: changed; this needs a restart']);
+  });
+
+  it('takes new body limits live', () => {
+    const diff = diffConfigs(running, config((raw) => (raw.limits = { maxBodyBytes: 4096 })));
+    expect(diff).toMatchObject({ bodyLimits: true, needsRestart: [] });
+  });
+
+  it('names every change that needs a restart by field, never by value', () => {
+    const next = config((raw) => {
+      raw.listen.port = 1234;
+      raw.sessions = { max: 5 };
+      raw.limits = { maxHeaderBytes: 8192 };
+      Object.assign(raw.servers, { c: { transport: 'stdio', command: 'node', args: [SECRET] } });
+      delete (raw.servers as Record<string, unknown>).a;
+      raw.servers.b = { ...raw.servers.b, isolation: 'shared' } as typeof raw.servers.b;
+    });
+    const diff = diffConfigs(running, next);
+    expect(diff.needsRestart).toEqual([
+      'listen: changed; this setting applies when the gateway starts',
+      'sessions: changed; this setting applies when the gateway starts',
+      'limits.maxHeaderBytes: changed; this limit applies when the gateway starts',
+      'servers.a: removed; removing a server needs a restart',
+      'servers.b.isolation: changed; this needs a restart',
+      'servers.c: added; adding a server needs a restart',
+    ]);
+    expect(JSON.stringify(diff)).not.toContain(SECRET);
+  });
+});
