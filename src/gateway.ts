@@ -261,6 +261,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
             ...[...endpoints.sideChannels].map(([name, e]) => ({ endpoint: `servers/${name}`, legacy: e.sessionCount })),
           ],
           customizations: customizations.list,
+          ...(telemetry.audit === undefined ? {} : { audit: telemetry.audit.recent }),
         })
       : undefined;
     if (admin !== undefined) closers.add('admin page', () => admin.close());

@@ -4,6 +4,7 @@
  * Content-Security-Policy allows) behind the reload button and the customisations' global
  * toggles (main's `POST <path>/customizations/toggle`, scope `global`). Pure: status in, text out.
  */
+import type { AuditEntry } from '../observability/audit-ring.js';
 import type { AdminCustomization, AdminStatus } from './admin-status.js';
 
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
@@ -38,6 +39,28 @@ function customizationRows(status: AdminStatus): string {
   if (status.customizations.length === 0) return '<tr><td colspan="4">none</td></tr>';
   return status.customizations
     .map((c) => `<tr data-customization="${escapeHtml(c.name)}">${cell(c.name)}${cell(c.type)}${cell(c.state)}${cell(c.globallyEnabled === undefined ? undefined : c.globallyEnabled ? 'enabled' : 'disabled')}${toggleCell(c)}</tr>`)
+    .join('\n');
+}
+
+const field = (entry: AuditEntry, name: string): string | undefined => {
+  const value = entry[name];
+  return value === null || value === undefined ? undefined : String(value);
+};
+
+function outcomeOf(entry: AuditEntry): string {
+  if (entry.outcome !== 'error') return field(entry, 'outcome') ?? '—';
+  const detail = field(entry, 'reason') ?? field(entry, 'errorCode') ?? field(entry, 'status');
+  return detail === undefined ? 'error' : `error ${detail}`;
+}
+
+function auditRows(status: AdminStatus): string {
+  if (status.audit === undefined) return '<tr><td colspan="8">the audit log is off (set <code>audit</code> in the config to record and show calls)</td></tr>';
+  if (status.audit.length === 0) return '<tr><td colspan="8">no audited request yet</td></tr>';
+  return status.audit
+    .map((e) => {
+      const target = field(e, 'tool') ?? field(e, 'prompt') ?? field(e, 'uri');
+      return `<tr class="audit" data-decision="${escapeHtml(String(e.decision))}">${cell(field(e, 'time'))}${cell(field(e, 'principal'))}${cell(field(e, 'endpoint'))}${cell(field(e, 'method'))}${cell(field(e, 'server'))}${cell(target)}${cell(field(e, 'decision'))}${cell(outcomeOf(e))}</tr>`;
+    })
     .join('\n');
 }
 
@@ -127,6 +150,12 @@ ${sessionRows(status)}
 <table id="customizations"><thead><tr><th>name</th><th>type</th><th>state</th><th>global</th><th></th></tr></thead>
 <tbody>
 ${customizationRows(status)}
+</tbody></table>
+<h2>Recent audit lines</h2>
+<p>The latest audit lines, newest first (at most 100, held in memory; the audit log itself is the record).</p>
+<table id="audit"><thead><tr><th>time</th><th>principal</th><th>endpoint</th><th>method</th><th>server</th><th>tool / prompt / uri</th><th>decision</th><th>outcome</th></tr></thead>
+<tbody>
+${auditRows(status)}
 </tbody></table>
 <script nonce="${options.nonce}">${script(options.reloadUrl, options.toggleUrl)}</script>
 </body></html>

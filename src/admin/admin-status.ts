@@ -1,7 +1,8 @@
 /**
  * What the admin page shows, gathered from the running gateway: each server's state, transport,
  * mode, tool count (from its primary connection's list), restarts since start and last error,
- * the 2025-era sessions per endpoint, the customisation list, and the last reload's outcome.
+ * the 2025-era sessions per endpoint, the customisation list, the last reload's outcome, and the
+ * most recent audit lines (the audit log's in-memory ring, when the audit log is on).
  * A last error is shown only when it is one of the gateway's own (`GatewayError`): those messages
  * are written never to hold a command, URL, header or secret; anything else is "see the log".
  */
@@ -10,6 +11,7 @@ import type { UpstreamRegistry } from '../upstream/registry.js';
 import { countRestarts } from '../upstream/restart-counter.js';
 import type { CustomizationList } from '../customizations/customization-list.js';
 import type { ReloadOutcome } from '../lifecycle/reload.js';
+import type { AuditEntry } from '../observability/audit-ring.js';
 
 export interface AdminServer {
   readonly name: string;
@@ -40,6 +42,8 @@ export interface AdminStatus {
   readonly sessions: ReadonlyArray<{ readonly endpoint: string; readonly legacy: number }>;
   readonly customizations: readonly AdminCustomization[];
   readonly lastReload: (ReloadOutcome & { readonly at: string }) | undefined;
+  /** The latest audit lines, newest first; absent: the audit log is off. */
+  readonly audit?: readonly AuditEntry[];
 }
 
 export interface AdminSourcesOptions {
@@ -48,6 +52,8 @@ export interface AdminSourcesOptions {
   readonly registry: UpstreamRegistry;
   readonly sessions: () => ReadonlyArray<{ endpoint: string; legacy: number }>;
   readonly customizations: CustomizationList | undefined;
+  /** The audit log's ring of recent lines; absent when the audit log is off. */
+  readonly audit?: { recent(): AuditEntry[] };
 }
 
 const SAFE_FALLBACK = 'failed; the gateway log has the details';
@@ -123,6 +129,7 @@ export class AdminSources {
       sessions: this.options.sessions(),
       customizations: customizationRows(this.options.customizations),
       lastReload: this.reload,
+      ...(this.options.audit === undefined ? {} : { audit: this.options.audit.recent() }),
     };
   }
 

@@ -8,9 +8,11 @@
  *
  * What a line never holds: arguments, results, header values, the session id itself (its keyed
  * tag only, `session-tag.ts`), or an error message (it can echo what the client sent). Strings
- * from the request (tool, prompt, uri, principal) are cut at 512 characters.
+ * from the request (tool, prompt, uri, principal) are cut at 512 characters. Each line also goes
+ * into a bounded in-memory ring (`audit-ring.ts`) that the admin page reads.
  */
 import type { AuditDecision } from './audit-decision.js';
+import { AuditRing, type AuditRingLimits } from './audit-ring.js';
 import type { AuditSink } from './audit-sink.js';
 
 export interface AuditRecord {
@@ -75,10 +77,20 @@ export function auditLine(record: AuditRecord): string {
 export const AUDITED_METHODS: ReadonlySet<string> = new Set(['tools/call', 'prompts/get', 'resources/read']);
 
 export class AuditLog {
-  constructor(private readonly sink: AuditSink) {}
+  /** The latest lines, for the admin page (audit-ring.ts). */
+  readonly recent: AuditRing;
+
+  constructor(
+    private readonly sink: AuditSink,
+    ring?: AuditRingLimits,
+  ) {
+    this.recent = new AuditRing(ring);
+  }
 
   record(record: AuditRecord): void {
-    this.sink.write(auditLine(record));
+    const line = auditLine(record);
+    this.sink.write(line);
+    this.recent.push(line);
   }
 
   /** Writes every waiting line (tests, shutdown). */

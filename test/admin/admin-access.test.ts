@@ -61,6 +61,10 @@ describe('the admin routes with auth on', () => {
     expect(ops.headers['content-type']).toContain('text/html');
     expect(ops.headers['content-security-policy']).toContain("default-src 'none'");
     expect(ops.body).toContain('data-server="local"');
+    // No audit block: the page says the audit log is off, the status has no audit lines.
+    expect(ops.body).toContain('the audit log is off');
+    const status = await rawRequest(`${admin}/status`, { method: 'GET', headers: principals.headers('ops') });
+    expect(status.json()).not.toHaveProperty('audit');
     // A reload must come as JSON: a cross-site HTML form cannot send it.
     const form = await rawRequest(`${admin}/reload`, { headers: { ...principals.headers('ops'), 'content-type': 'application/x-www-form-urlencoded' }, body: 'a=1' });
     expect(form.status).toBe(415);

@@ -3,8 +3,9 @@
  * playwright-core; no browser download): it loads under its strict CSP, lists the configured
  * servers with state, transport and tool count, and its reload button applies an edited config
  * file (a changed server is restarted, which the page then shows), and a customisation's global
- * toggle (`POST <path>/customizations/toggle`) stops and starts its server. A screenshot is saved to
- * `test-artifacts/admin-page.png`.
+ * toggle (`POST <path>/customizations/toggle`) stops and starts its server, and a tools/call through
+ * the gateway appears in its recent audit lines (a hostile tool name shown as text, never markup;
+ * the call's arguments nowhere on the page). A screenshot is saved to `test-artifacts/admin-page.png`.
  *
  * Network safety: the browser resolves no name but 127.0.0.1 (`--host-resolver-rules`) and its
  * background services are off; the gateway binds 127.0.0.1.
@@ -17,7 +18,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfigFile } from '../../src/config/load.js';
 import { startGateway, type RunningGateway } from '../../src/gateway.js';
 import { silentLogger } from '../../src/observability/logger.js';
-import { assertBuilt, Cleanup, killPids, newMarker, processesWithMarker, ROOT, stdioServer, waitUntil, within } from '../integration/harness.js';
+import { assertBuilt, Cleanup, connectClient, killPids, newMarker, processesWithMarker, ROOT, stdioServer, textOf, waitUntil, within } from '../integration/harness.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const ARTEFACT = join(ROOT, 'test-artifacts', 'admin-page.png');
@@ -27,9 +28,12 @@ let browser: BrowserContext;
 let configPath: string;
 let stateDir: string;
 const markers = { local: newMarker(), other: newMarker() };
+let auditFile: string;
+const SECRET = 'argument-secret-4f1c9e';
+const HOSTILE_TOOL = 'other__<img src=x id=injected>';
 
 const writeConfig = (other: Record<string, unknown>) =>
-  writeFileSync(configPath, JSON.stringify({ listen: { host: '127.0.0.1', port: 0 }, stateDir, servers: { local: stdioServer(markers.local), other: stdioServer(markers.other, other) } }));
+  writeFileSync(configPath, JSON.stringify({ listen: { host: '127.0.0.1', port: 0 }, stateDir, audit: { sink: auditFile }, servers: { local: stdioServer(markers.local), other: stdioServer(markers.other, other) } }));
 
 beforeAll(async () => {
   assertBuilt();
@@ -39,6 +43,7 @@ beforeAll(async () => {
   cleanup.add(() => killPids([...processesWithMarker(markers.local), ...processesWithMarker(markers.other)]));
   configPath = join(dir, 'gateway.json');
   stateDir = join(dir, 'state');
+  auditFile = join(dir, 'audit.jsonl');
   writeConfig({});
   gateway = await startGateway({ config: await loadConfigFile(configPath), logger: silentLogger(), env: process.env });
   cleanup.add(() => within(gateway.close(), 15_000, 'gateway close'));
@@ -64,7 +69,7 @@ afterAll(() => cleanup.run());
 
 
 describe('the admin page in Chromium', () => {
-  it('shows the servers, its reload button applies the edited config (the changed server restarts), a global toggle stops and starts a server', async () => {
+  it('shows the servers, its reload button applies the edited config (the changed server restarts), a global toggle stops and starts a server, a tools/call shows as an audit row', async () => {
     const page = await browser.newPage();
     const scriptErrors: string[] = [];
     page.on('pageerror', (error) => scriptErrors.push(error.message));
@@ -114,6 +119,20 @@ describe('the admin page in Chromium', () => {
     await waitUntil(() => processesWithMarker(markers.local).length > 0, 'the enabled server starting');
     await page.reload();
     await expect(globalCell()).resolves.toBe('enabled');
+
+    // A tools/call through the gateway shows as the newest audit row; a hostile tool name is text, never markup.
+    const { client } = await connectClient(cleanup, gateway.url, '2026');
+    expect(textOf(await client.callTool({ name: 'other__echo', arguments: { text: SECRET } }))).toContain(SECRET);
+    await expect(client.callTool({ name: HOSTILE_TOOL, arguments: { text: SECRET } })).rejects.toThrow();
+    await page.reload();
+    const auditRows = page.locator('#audit tbody tr.audit');
+    const newest = await auditRows.nth(0).locator('td').allTextContents();
+    expect(newest.slice(1)).toEqual(['—', 'aggregate', 'tools/call', '—', HOSTILE_TOOL, 'allowed', 'error UNKNOWN_TOOL']);
+    const echoed = await auditRows.nth(1).locator('td').allTextContents();
+    expect(echoed.slice(1)).toEqual(['—', 'aggregate', 'tools/call', 'other', 'other__echo', 'allowed', 'ok']);
+    expect(Number.isNaN(Date.parse(echoed[0]!))).toBe(false);
+    expect(await page.locator('#injected').count()).toBe(0);
+    expect(await page.content()).not.toContain(SECRET);
 
     expect(scriptErrors).toEqual([]); // the CSP let the page's own script and style through, and nothing failed
 
