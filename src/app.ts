@@ -98,7 +98,7 @@ export function createApp(options: AppOptions): Hono {
       auditRefusals({
         audit: options.audit,
         base,
-        sideChannels: new Set(options.sideChannels.keys()),
+        sideChannels: options.sideChannels, // live: a server a reload removed is no longer one
         ...(agents === undefined ? {} : { hasAgent: (name: string) => agents.has(name) }),
         principalOf,
       }),

@@ -247,6 +247,14 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
         bodyLimits = { maxBytes: next.limits.maxBodyBytes, maxDepth: next.limits.maxJsonDepth };
         registry.setAllowedEnvNames(allowedEnvNames(next));
       },
+      // Hidden first (sessions hear list_changed and no new call reaches it), then its side
+      // channel and list item go, then it stops with every child reaped.
+      remove: async (name) => {
+        customizations.enablement.withdraw(name);
+        customizations.list.withdrawServer(name);
+        await endpoints.removeServer(name);
+        await registry.removeServer(name);
+      },
       registry,
       refusal: () => (gate.draining || stopping ? 'the gateway is shutting down' : undefined),
       logger,

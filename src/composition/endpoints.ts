@@ -1,7 +1,9 @@
 /**
  * The gateway's MCP endpoints: the aggregate (every server, namespaced names) and one side
  * channel per server (`/mcp/servers/<name>`, unprefixed names), all sharing one session budget,
- * one event store and one way of sharing sessions beyond this process.
+ * one event store and one way of sharing sessions beyond this process. A reload that removes a
+ * server closes its side channel (`removeServer`); the aggregate and agent endpoints stop showing
+ * it through the visibility every merge reads (routing/visibility.ts).
  */
 import type { GatewayConfig } from '../config/schema.js';
 import type { VisibilityFilter } from '../catalogue/merge.js';
@@ -61,8 +63,11 @@ export interface EndpointsDeps {
 
 export interface Endpoints {
   readonly aggregate: McpEndpoint;
+  /** Live: a removed server's side channel leaves it (its path then answers 404). */
   readonly sideChannels: ReadonlyMap<string, McpEndpoint>;
   readonly agents: AgentEndpoints;
+  /** Closes the side channel of a server a reload removed (its sessions end) and forgets it. */
+  removeServer(name: string): Promise<void>;
   /** 2025 sessions open on every endpoint. */
   sessionCount(): number;
   close(): Promise<void>;
@@ -168,14 +173,19 @@ export function buildEndpoints(deps: EndpointsDeps): Endpoints {
       sessionServers: judgedBy(agentEndpointGate),
     }),
   );
-  const all = [aggregate, ...sideChannels.values()];
+  const all = () => [aggregate, ...sideChannels.values()];
   return {
     aggregate,
     sideChannels,
     agents: agentEndpoints,
-    sessionCount: () => all.reduce((sum, e) => sum + e.sessionCount, agentEndpoints.sessionCount),
+    removeServer: async (name) => {
+      const channel = sideChannels.get(name);
+      sideChannels.delete(name);
+      await channel?.close();
+    },
+    sessionCount: () => all().reduce((sum, e) => sum + e.sessionCount, agentEndpoints.sessionCount),
     close: async () => {
-      await Promise.all([...all.map((e) => e.close()), agentEndpoints.close()]);
+      await Promise.all([...all().map((e) => e.close()), agentEndpoints.close()]);
     },
   };
 }

@@ -1,6 +1,6 @@
 /**
  * The live customisation list of one gateway: the static sources (config servers, plugins) read
- * once at start, joined with what the registry sees of each running server and what enablement
+ * once at start (a reload may withdraw a config server: `withdrawServer`), joined with what the registry sees of each running server and what enablement
  * decides. Every change of a server's connection state, and every toggle, yields a new version —
  * but only when the list as a sessionless caller sees it really differs, or a decision changed,
  * so a reconnect that lands where it started notifies nobody. Watchers wait for a version after
@@ -36,7 +36,7 @@ export interface CustomizationListOptions {
 const NOBODY: Viewer = Object.freeze({});
 
 export class CustomizationList {
-  private readonly options: CustomizationListOptions;
+  private options: CustomizationListOptions;
   private readonly unsubscribe: Array<() => void> = [];
   private readonly waiters = new Set<() => void>();
   private readonly versionListeners = new Set<() => void>();
@@ -67,6 +67,14 @@ export class CustomizationList {
   /** Where side channels live (`<gateway MCP URL>/servers/`), known once the listener is bound. */
   setChannelBase(mcpUrl: string): void {
     this.channelBase = `${mcpUrl}/servers/`;
+    this.refresh();
+  }
+
+  /** A reload removed config server `name`: it leaves the list (a new version). */
+  withdrawServer(name: string): void {
+    const { sources } = this.options;
+    if (!sources.configServers.includes(name)) return;
+    this.options = { ...this.options, sources: { ...sources, configServers: sources.configServers.filter((server) => server !== name) } };
     this.refresh();
   }
 

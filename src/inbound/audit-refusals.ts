@@ -16,7 +16,7 @@ export interface AuditRefusalsOptions {
   /** The MCP path (`/mcp`); `''` when it is `/`. */
   base: string;
   /** Configured side-channel names: only these appear as `server:<name>` (a path is client input). */
-  sideChannels: ReadonlySet<string>;
+  sideChannels: Pick<ReadonlySet<string>, 'has'>;
   /** Whether an agent endpoint of that name exists: only these appear as `agent:<name>`. */
   hasAgent?: (name: string) => boolean;
   /** The principal authentication found, when it ran and succeeded. */
@@ -29,7 +29,7 @@ const TRANSPORT_TAILS = new Set(['', '/sse', '/messages']);
 export function endpointOfPath(
   path: string,
   base: string,
-  sideChannels: ReadonlySet<string>,
+  sideChannels: Pick<ReadonlySet<string>, 'has'>,
   hasAgent: (name: string) => boolean = () => false,
 ): { endpoint: string; server?: string } {
   const rest = base === '' ? path : path.startsWith(base) ? path.slice(base.length) : undefined;

@@ -1,13 +1,15 @@
 /**
  * What a reload changes (docs/operations.md, "Hot reload"): a pure comparison of the running
  * configuration with a newly loaded one. What can be applied to a running gateway without
- * dropping a session or a stream is sorted out — servers to restart, servers whose tool filters
- * moved, the policy's denied tools, the inbound body limits — and everything else is named as
+ * dropping a session or a stream is sorted out — servers to remove, servers to restart, servers
+ * whose tool filters moved, the policy's denied tools, the inbound body limits — and everything else is named as
  * needing a restart, field by field (never a value: config files hold secrets).
  */
 import type { GatewayConfig, ServerConfig } from '../config/schema.js';
 
 export interface ConfigDiff {
+  /** Servers the new configuration no longer names: stopped and withdrawn from every list. */
+  readonly remove: readonly string[];
   /** Servers whose entry changed beyond its tool filters: their connections are replaced. */
   readonly restart: readonly string[];
   /** Servers whose `enabledTools` / `disabledTools` alone changed: their lists are re-filtered. */
@@ -58,8 +60,9 @@ function sameFilters(a: ServerConfig, b: ServerConfig): boolean {
 
 /**
  * Compares the running servers and config with the new ones. `servers` are the servers that run
- * (the config's and its plugins'); a server added or removed needs a restart, since every
- * endpoint and session is built over the set of servers the gateway started with.
+ * (the config's and its plugins'). A removed server can be withdrawn from a running gateway; an
+ * added one needs a restart, since every endpoint and session is built over the set of servers
+ * the gateway started with.
  */
 export function diffConfigs(
   running: Readonly<GatewayConfig>,
@@ -85,6 +88,7 @@ export function diffConfigs(
     if (!sameValue(a, b)) needsRestart.push(`policy.${key}: changed; only policy.deniedTools applies to a running gateway`);
   }
 
+  const remove: string[] = [];
   const restart: string[] = [];
   const refilter: string[] = [];
   const names = [...new Set([...Object.keys(runningServers), ...Object.keys(nextServers)])].sort();
@@ -96,7 +100,7 @@ export function diffConfigs(
       continue;
     }
     if (after === undefined) {
-      needsRestart.push(`servers.${name}: removed; removing a server needs a restart`);
+      remove.push(name);
       continue;
     }
     const shape = SERVER_SHAPE.filter((field) => before[field] !== after[field]);
@@ -106,6 +110,7 @@ export function diffConfigs(
     else if (!sameFilters(before, after)) refilter.push(name);
   }
   return {
+    remove,
     restart,
     refilter,
     deniedTools: !sameValue(runningDenied, nextDenied),
@@ -116,5 +121,5 @@ export function diffConfigs(
 
 /** True when the diff changes nothing. */
 export function isEmptyDiff(diff: ConfigDiff): boolean {
-  return diff.restart.length === 0 && diff.refilter.length === 0 && !diff.deniedTools && !diff.bodyLimits && diff.needsRestart.length === 0;
+  return diff.remove.length === 0 && diff.restart.length === 0 && diff.refilter.length === 0 && !diff.deniedTools && !diff.bodyLimits && diff.needsRestart.length === 0;
 }

@@ -5,8 +5,10 @@
  * (each names a field, never a value); one that changes what only a restart can change is
  * refused the same way, naming each such field. Otherwise, in this order: the tool filters and
  * body limits are swapped (one assignment each, so every request sees the old set or the new),
- * the sessions whose visible tools moved hear `tools/list_changed`, and each server whose entry
- * changed is restarted (server-restart.ts). Reloads run one at a time.
+ * each server the new configuration no longer names is withdrawn (`ReloadHost.remove`: hidden
+ * from every list, so sessions hear `list_changed`, then stopped), the sessions whose visible
+ * tools moved hear `tools/list_changed`, and each server whose entry changed is restarted
+ * (server-restart.ts). Reloads run one at a time.
  */
 import { ConfigError, GatewayError } from '../errors.js';
 import type { GatewayConfig, ServerConfig } from '../config/schema.js';
@@ -22,6 +24,8 @@ export interface ReloadOutcome {
   readonly applied: boolean;
   /** Why it was refused: the new configuration's problems, or the changes that need a restart. */
   readonly problems: readonly string[];
+  /** Servers withdrawn: hidden from every list, stopped, their side channels gone. */
+  readonly removed: readonly string[];
   readonly restarted: readonly string[];
   readonly refiltered: readonly string[];
   /** Restarted servers that did not come back (they keep retrying, in state `error`). */
@@ -35,13 +39,18 @@ export interface ReloadHost {
   serversOf(config: Readonly<GatewayConfig>): Readonly<Record<string, ServerConfig>>;
   /** Installs the new configuration's tool filters, body limits and readable variables, all at once. */
   swap(config: Readonly<GatewayConfig>, servers: Readonly<Record<string, ServerConfig>>): void;
+  /**
+   * Withdraws one server: gone from every list (sessions hear `list_changed`) and from the
+   * customisation list, its side channel closed, then stopped with every child reaped.
+   */
+  remove(name: string): Promise<void>;
   registry: UpstreamRegistry;
   /** A reason not to reload now (the gateway is draining), or undefined. */
   refusal?: () => string | undefined;
   logger: Logger;
 }
 
-const refused = (problems: readonly string[]): ReloadOutcome => ({ applied: false, problems, restarted: [], refiltered: [], failed: [] });
+const refused = (problems: readonly string[]): ReloadOutcome => ({ applied: false, problems, removed: [], restarted: [], refiltered: [], failed: [] });
 
 export class Reloader {
   private running: Readonly<GatewayConfig>;
@@ -89,7 +98,7 @@ export class Reloader {
     if (isEmptyDiff(diff)) {
       logger.info({ trigger }, 'reload: nothing changed');
       this.running = next;
-      return { applied: true, problems: [], restarted: [], refiltered: [], failed: [] };
+      return { applied: true, problems: [], removed: [], restarted: [], refiltered: [], failed: [] };
     }
     return this.apply(trigger, next, servers, diff);
   }
@@ -98,6 +107,8 @@ export class Reloader {
     const { registry, logger } = this.host;
     this.host.swap(next, servers);
     this.running = next;
+    await Promise.all(diff.remove.map((name) => this.host.remove(name)));
+    for (const name of diff.remove) logger.info({ server: name }, 'upstream removed');
     const refiltered = diff.deniedTools ? Object.keys(servers).filter((name) => !diff.restart.includes(name)) : [...diff.refilter];
     for (const name of refiltered) registry.announceToolsChanged(name);
     const failed: string[] = [];
@@ -112,8 +123,8 @@ export class Reloader {
         }
       }),
     );
-    const outcome: ReloadOutcome = { applied: true, problems: [], restarted: [...diff.restart], refiltered, failed: failed.sort() };
-    logger.info({ trigger, restarted: outcome.restarted, refiltered, deniedTools: diff.deniedTools, bodyLimits: diff.bodyLimits, failed: outcome.failed }, 'reloaded');
+    const outcome: ReloadOutcome = { applied: true, problems: [], removed: [...diff.remove], restarted: [...diff.restart], refiltered, failed: failed.sort() };
+    logger.info({ trigger, removed: outcome.removed, restarted: outcome.restarted, refiltered, deniedTools: diff.deniedTools, bodyLimits: diff.bodyLimits, failed: outcome.failed }, 'reloaded');
     return outcome;
   }
 

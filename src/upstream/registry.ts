@@ -10,8 +10,9 @@
  * One server can be stopped and started again at run time (`stopServer`, `startServer`: an
  * operator's global disable, or a reload): stopping closes every connection of that server the
  * registry opened — the primary, the pool, principals' and sessions' own — so its children are
- * reaped, and refuses new ones until it is started again, which reconnects the primary. Calls for
- * one server are applied in order.
+ * reaped, and refuses new ones until it is started again, which reconnects the primary. A reload
+ * that drops a server from the configuration removes it (`removeServer`): stopped for good, no
+ * start brings it back, and it leaves the status. Calls for one server are applied in order.
  */
 import type { ClientCapabilities } from '@modelcontextprotocol/client';
 import type { ServerConfig } from '../config/schema.js';
@@ -92,6 +93,8 @@ export class UpstreamRegistry {
   private readonly census = new ChildCensus();
   /** Servers stopped at run time: no connection of theirs may open. */
   private readonly stopped = new Set<string>();
+  /** Servers a reload removed: stopped, never started again, not in the status. */
+  private readonly removed = new Set<string>();
   /** Per server, the stop or start being applied (each waits for the one before). */
   private readonly transitions = new Map<string, Promise<void>>();
 
@@ -225,7 +228,7 @@ export class UpstreamRegistry {
   startServer(name: string): Promise<void> {
     const entry = this.entry(name);
     return this.transition(name, async () => {
-      if (!this.stopped.delete(name)) return;
+      if (this.removed.has(name) || !this.stopped.delete(name)) return;
       entry.pool?.reopen();
       entry.principals?.reopen();
       entry.primary.reopen();
@@ -236,6 +239,22 @@ export class UpstreamRegistry {
           this.logger.warn({ server: name, reason: error instanceof Error ? error.message : String(error) }, 'upstream started but not reachable yet; retrying in the background'),
       );
     });
+  }
+
+  /**
+   * Removes one server (a reload dropped it): stopped as `stopServer` stops it, every child
+   * reaped, and never started again; it leaves `status()` and `ready()`. Its entry stays, so a
+   * session or call still holding its name is refused as for any stopped server.
+   */
+  removeServer(name: string): Promise<void> {
+    this.entry(name);
+    this.removed.add(name);
+    return this.stopServer(name);
+  }
+
+  /** True once a reload removed `name`. */
+  isRemoved(name: string): boolean {
+    return this.removed.has(name);
   }
 
   private transition(name: string, step: () => Promise<void>): Promise<void> {
@@ -344,7 +363,7 @@ export class UpstreamRegistry {
   }
 
   status(): ServerStatus[] {
-    return [...this.entries.values()].map((e) => ({ server: e.name, mode: e.config.mode, state: e.primary.state }));
+    return [...this.entries.values()].filter((e) => !this.removed.has(e.name)).map((e) => ({ server: e.name, mode: e.config.mode, state: e.primary.state }));
   }
 
   /** True when every required server's primary connection is up (a server stopped on purpose is not waited for). */

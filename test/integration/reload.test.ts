@@ -3,9 +3,11 @@
  * real SDK client whose session and standalone stream stay open throughout: a tool-filter change
  * (`portcullis reload`) reaches the session as `tools/list_changed` and hides the tool from list
  * and call without restarting anything; a changed server entry (SIGHUP) restarts that server
- * only while a call to the other one runs to its end; an invalid file keeps the running
- * configuration and logs every problem without a secret; a change only a restart can apply is
- * refused; the opt-in file watch reloads on its own.
+ * only while a call to the other one runs to its end; a server dropped from the file is
+ * withdrawn (children reaped, gone from lists, side channel and customisation list) while the
+ * session and a 2026 listener carry on; an invalid file keeps the running configuration and logs
+ * every problem without a secret; a change only a restart can apply is refused; the opt-in file
+ * watch reloads on its own.
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -142,6 +144,55 @@ describe('reloading a changed server entry', () => {
     expect(processesWithMarker(gw.markers.other)).toEqual(otherDuring);
     expect(textOf(await client.callTool({ name: 'local__echo', arguments: { text: 'again' } }))).toBe('again');
     expect(transport.sessionId).toBe(session);
+  });
+});
+
+describe('reloading a configuration without one of its servers', () => {
+  it('reaps its children, drops it from every list, its side channel and the customisation list, and keeps the session and the listener', async () => {
+    const gw = await start();
+    const { client, transport } = await connectClient(perTest, gw.url, '2025');
+    const changed = collectNotifications(client, 'notifications/tools/list_changed');
+    expect(textOf(await client.callTool({ name: 'other__echo', arguments: { text: 'before' } }))).toBe('before');
+    const session = transport.sessionId;
+    const modern = (await connectClient(perTest, gw.url, '2026')).client;
+    const modernChanged = collectNotifications(modern, 'notifications/tools/list_changed');
+    const subscription = await modern.listen({ toolsListChanged: true });
+    perTest.add(() => subscription.close().catch(() => undefined));
+    const side = (await connectClient(perTest, `${gw.url}/servers/other`, '2026')).client;
+    expect(await toolNames(side)).toContain('echo');
+    const listed = async () => ((await (await fetch(`${gw.url}/customizations`)).json()) as { items: Array<{ name: string }> }).items.map((i) => i.name);
+    expect(await listed()).toContain('other');
+    const before = { local: processesWithMarker(gw.markers.local), other: processesWithMarker(gw.markers.other) };
+    expect(before.other).toHaveLength(2); // the primary and the session's own child
+
+    gw.write((m) => ({ local: stdioServer(m.local) }));
+    const command = spawnCli(perTest, ['reload', '--config', gw.path]);
+    expect((await command.exited()).code).toBe(0);
+    await logged(gw.cli, 'reloaded');
+    expect(gw.cli.stderr()).toMatch(/"removed":\["other"\]/);
+    await changed.waitFor(1);
+    await modernChanged.waitFor(1);
+
+    await waitUntil(() => (processesWithMarker(gw.markers.other).length === 0 ? true : undefined), 'every child of other exiting');
+    expect(processesWithMarker(gw.markers.local)).toEqual(before.local);
+    expect(await toolNames(client)).not.toContain('other__echo');
+    expect(await toolNames(modern)).not.toContain('other__echo');
+    const gone = await errorOf(client.callTool({ name: 'other__echo', arguments: { text: 'after' } }));
+    expect(gone.code).toBe(-32602);
+    expect(gone.message).toContain('other__echo');
+    const channel = await fetch(`${gw.url}/servers/other`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    });
+    expect(channel.status).toBe(404);
+    expect(await listed()).not.toContain('other');
+    const ready = (await (await fetch(gw.url.replace(/\/mcp$/, '/readyz'))).json()) as { servers: Array<{ server: string }> };
+    expect(ready.servers.map((s) => s.server)).toEqual(['local']);
+    // The same session and the 2026 client keep working on what is left.
+    expect(textOf(await client.callTool({ name: 'local__echo', arguments: { text: 'still' } }))).toBe('still');
+    expect(transport.sessionId).toBe(session);
+    expect(textOf(await modern.callTool({ name: 'local__echo', arguments: { text: 'modern' } }))).toBe('modern');
   });
 });
 

@@ -61,10 +61,15 @@ describe('diffConfigs', () => {
       'listen: changed; this setting applies when the gateway starts',
       'sessions: changed; this setting applies when the gateway starts',
       'limits.maxHeaderBytes: changed; this limit applies when the gateway starts',
-      'servers.a: removed; removing a server needs a restart',
       'servers.b.isolation: changed; this needs a restart',
       'servers.c: added; adding a server needs a restart',
     ]);
+    expect(diff.remove).toEqual(['a']);
     expect(JSON.stringify(diff)).not.toContain(SECRET);
+  });
+
+  it('withdraws a server the new configuration no longer names, restarting and refusing nothing', () => {
+    const diff = diffConfigs(running, config((raw) => delete (raw.servers as Record<string, unknown>).a));
+    expect(diff).toMatchObject({ remove: ['a'], restart: [], refilter: [], needsRestart: [] });
   });
 });

@@ -99,6 +99,8 @@ export class Enablement implements ServerVisibility {
   private readonly store: EnablementStore;
   private readonly stored: StoredDecisions;
   private readonly sessions = new Map<string, SessionRecord>();
+  /** Servers a reload removed: no viewer sees them, whatever the decisions say. */
+  private readonly withdrawn = new Set<string>();
   private readonly sharedListeners = new Set<() => void>();
   private readonly anyListeners = new Set<() => void>();
   private toggling: Promise<unknown> = Promise.resolve();
@@ -171,8 +173,19 @@ export class Enablement implements ServerVisibility {
     return effective(this.entries(key, viewer));
   }
 
+  /**
+   * A reload removed `server`: from now on no viewer sees it, so every session whose view it
+   * leaves hears `list_changed`, then sessionless listeners and the customisation list do.
+   */
+  withdraw(server: string): void {
+    if (this.withdrawn.has(server)) return;
+    this.withdrawn.add(server);
+    this.changed(true);
+  }
+
   /** Whether the operator's decisions (config and global toggles) let `server` run. */
   globallyEnabled(server: string): boolean {
+    if (this.withdrawn.has(server)) return false;
     const item = this.byServer.get(server);
     return item === undefined || this.enabled(item.key, {});
   }
@@ -184,6 +197,7 @@ export class Enablement implements ServerVisibility {
    */
   visibleTo(servers: readonly string[], viewer: Viewer): readonly string[] {
     const shown = servers.filter((server) => {
+      if (this.withdrawn.has(server)) return false;
       const item = this.byServer.get(server);
       return item === undefined || (this.enabled(item.key, viewer) && this.enabled(item.key, {}));
     });
@@ -192,8 +206,8 @@ export class Enablement implements ServerVisibility {
 
   /** The servers `viewer` does not see, as one string (compared to notice a change). */
   hiddenSignature(viewer: Viewer): string {
-    const hidden: string[] = [];
-    for (const [server, item] of this.byServer) if (!this.enabled(item.key, viewer) || !this.enabled(item.key, {})) hidden.push(server);
+    const hidden = [...this.withdrawn];
+    for (const [server, item] of this.byServer) if (!this.withdrawn.has(server) && !this.enabled(item.key, viewer) || !this.enabled(item.key, {})) hidden.push(server);
     return hidden.join('\n');
   }
 
