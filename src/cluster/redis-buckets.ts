@@ -10,7 +10,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { Logger } from '../observability/logger.js';
-import type { BucketStore, RateSpec } from '../policy/request-limits.js';
+import { capacityOf, type BucketStore, type RateSpec } from '../policy/request-limits.js';
 import type { ClusterRedis } from './cluster-redis.js';
 import type { ClusterKeys } from './cluster-keys.js';
 
@@ -40,7 +40,7 @@ export function redisBuckets(client: ClusterRedis, keys: ClusterKeys, logger: Lo
   let failing = false;
   return {
     async take(key: string, spec: RateSpec) {
-      const capacity = spec.burst ?? Math.max(1, Math.ceil(spec.perMinute));
+      const capacity = capacityOf(spec);
       const digest = createHash('sha256').update(`${spec.perMinute}/${capacity}\u0000${key}`).digest('base64url');
       try {
         const [ok, retry] = (await client.eval(TAKE, { keys: [keys.rate(digest)], arguments: [String(capacity), String(spec.perMinute / 60_000)] })) as [number, number];

@@ -95,6 +95,27 @@ function accessOf(info: AuthInfo | undefined): AccessProfile | undefined {
   return info?.extra?.[ACCESS_KEY] as AccessProfile | undefined;
 }
 
+/** What tells one session of an endpoint from another: `sessionId` only for one adopted, `wire` for one on HTTP+SSE. */
+interface NewSession {
+  principal: string | undefined;
+  ticket: SessionTicket;
+  sessionId?: string | undefined;
+  wire?: LegacySessionOptions['wire'] | undefined;
+  workspace?: string | undefined;
+  access?: AccessProfile | undefined;
+}
+
+/** `session` once started; closed (its children reaped) when it could not start. */
+async function started(session: LegacySession): Promise<LegacySession> {
+  try {
+    await session.start();
+  } catch (error) {
+    await session.close();
+    throw error;
+  }
+  return session;
+}
+
 export class McpEndpoint {
   private readonly options: EndpointOptions;
   private readonly hooks: SessionHooks;
@@ -287,7 +308,7 @@ export class McpEndpoint {
     if (!workspace.ok) return errorResponse(workspaceError(workspace.message));
     const admitted = this.options.admission.admitInitialize(principal);
     if (!admitted.ok) return errorResponse(admitted.error);
-    const session = this.newSession(principal, admitted.ticket, undefined, undefined, workspace.workspace, access);
+    const session = this.newSession({ principal, ticket: admitted.ticket, workspace: workspace.workspace, access });
     try {
       await session.start();
       const response = await session.handle(request, parsedBody);
@@ -305,14 +326,7 @@ export class McpEndpoint {
   private async adopt(principal: string | undefined, sessionId: string, access: AccessProfile | undefined): Promise<LegacySession> {
     const admitted = this.options.admission.admitAdopted(principal);
     if (!admitted.ok) throw admitted.error;
-    const adopted = this.newSession(principal, admitted.ticket, sessionId, undefined, undefined, access);
-    try {
-      await adopted.start();
-    } catch (error) {
-      await adopted.close();
-      throw error;
-    }
-    return adopted;
+    return started(this.newSession({ principal, ticket: admitted.ticket, sessionId, access }));
   }
 
   /**
@@ -324,13 +338,7 @@ export class McpEndpoint {
   private async openSseSession(principal: string | undefined, wire: LegacySessionOptions['wire'], access: AccessProfile | undefined): Promise<LegacySession> {
     const admitted = this.options.admission.admitInitialize(principal);
     if (!admitted.ok) throw admitted.error;
-    const session = this.newSession(principal, admitted.ticket, undefined, wire, undefined, access);
-    try {
-      await session.start();
-    } catch (error) {
-      await session.close();
-      throw error;
-    }
+    const session = await started(this.newSession({ principal, ticket: admitted.ticket, wire, access }));
     this.sessions.add(session);
     return session;
   }
@@ -339,14 +347,7 @@ export class McpEndpoint {
    * A session of this endpoint, not yet started; `sessionId` only for one adopted, `wire` for one
    * on another transport than Streamable HTTP (not shared: its stream is held here, no event store).
    */
-  private newSession(
-    principal: string | undefined,
-    ticket: SessionTicket,
-    sessionId?: string,
-    wire?: LegacySessionOptions['wire'],
-    workspace?: string,
-    access?: AccessProfile,
-  ): LegacySession {
+  private newSession({ principal, ticket, sessionId, wire, workspace, access }: NewSession): LegacySession {
     return new LegacySession({
       ...this.identity('legacy'),
       principal,

@@ -11,11 +11,16 @@ import type { Context } from 'hono';
 export type IncomingBody = Pick<IncomingMessage, 'on' | 'off' | 'pause' | 'readableEnded' | 'destroyed'>;
 
 /** The Node request behind a Hono context, when running under @hono/node-server's HTTP/1 server. */
-export function incomingBodyOf(c: Context): IncomingBody | undefined {
+export function incomingMessageOf(c: Context): IncomingMessage | undefined {
   const env: unknown = c.env;
   if (typeof env !== 'object' || env === null || !('incoming' in env)) return undefined;
   const incoming = (env as { incoming: unknown }).incoming;
   return incoming instanceof IncomingMessage ? incoming : undefined;
+}
+
+/** The same request, as the body reader sees it. */
+export function incomingBodyOf(c: Context): IncomingBody | undefined {
+  return incomingMessageOf(c);
 }
 
 /**

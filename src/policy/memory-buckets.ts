@@ -2,7 +2,7 @@
  * Token buckets in this process's memory, one {@link KeyedRateLimiter} per rate (bounded in keys
  * by it): what a single gateway uses; replicas share theirs in Redis (`cluster/redis-buckets.ts`).
  */
-import type { BucketStore, RateSpec } from './request-limits.js';
+import { capacityOf, type BucketStore, type RateSpec } from './request-limits.js';
 import { KeyedRateLimiter } from './token-bucket.js';
 
 export function memoryBuckets(options: { maxKeys?: number; now?: () => number } = {}): BucketStore {
@@ -10,10 +10,11 @@ export function memoryBuckets(options: { maxKeys?: number; now?: () => number } 
   const now = options.now ?? Date.now;
   return {
     take(key: string, spec: RateSpec) {
-      const id = `${spec.perMinute}/${spec.burst ?? spec.perMinute}`;
+      const burst = capacityOf(spec);
+      const id = `${spec.perMinute}/${burst}`;
       let limiter = limiters.get(id);
       if (limiter === undefined) {
-        limiter = new KeyedRateLimiter({ perMinute: spec.perMinute, burst: spec.burst ?? Math.max(1, Math.ceil(spec.perMinute)), maxKeys: options.maxKeys ?? 10_000 });
+        limiter = new KeyedRateLimiter({ perMinute: spec.perMinute, burst, maxKeys: options.maxKeys ?? 10_000 });
         limiters.set(id, limiter);
       }
       return Promise.resolve(limiter.take(key, now()));

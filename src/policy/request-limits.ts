@@ -22,6 +22,11 @@ export interface RateLimitsPolicy {
   toolCalls?: RateSpec | undefined;
 }
 
+/** A rate's bucket size: its `burst`, else one minute's worth (at least one request). */
+export function capacityOf(spec: RateSpec): number {
+  return spec.burst ?? Math.max(1, Math.ceil(spec.perMinute));
+}
+
 /** Where buckets live: spend one token of `key` under `spec`. */
 export interface BucketStore {
   take(key: string, spec: RateSpec): Promise<RateDecision>;
@@ -47,7 +52,7 @@ function refuse(what: string, spec: RateSpec, retryAfterMs: number): GatewayErro
   const seconds = Math.max(1, Math.ceil(retryAfterMs / 1000));
   return new GatewayError('RATE_LIMITED', `rate limit reached: ${what} is limited to ${spec.perMinute} a minute; retry in ${seconds} s`, {
     retryAfterMs,
-    data: { retryAfterMs, limit: { perMinute: spec.perMinute, burst: spec.burst ?? spec.perMinute } },
+    data: { retryAfterMs, limit: { perMinute: spec.perMinute, burst: capacityOf(spec) } },
   });
 }
 

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
   assertBuilt,
+  READY_LINE,
   Cleanup,
   connectClient,
   descendantsOf,
@@ -35,7 +36,6 @@ beforeAll(() => {
 afterEach(() => perTest.run());
 afterAll(() => perFile.run());
 
-const READY = /^\[portcullis\]:Ready\. (http:\/\/127\.0\.0\.1:\d+\/mcp)$/;
 const SECRET = 's3cr3t-do-not-echo';
 const MISSING_COMMAND = `/nonexistent/${SECRET}/bin/mcp-server`;
 
@@ -108,7 +108,7 @@ describe('portcullis --config', () => {
       },
     });
     const cli = spawnCli(perTest, ['--config', path]);
-    const url = await cli.waitForLine(READY);
+    const url = await cli.waitForLine(READY_LINE);
     const readyz = await rawRequest(new URL('/readyz', url).href, { method: 'GET' });
     const body = readyz.json() as unknown as { status: string; servers: Array<{ server: string; mode: string; state: string }> };
     expect(body.servers).toEqual(
@@ -129,7 +129,7 @@ describe('portcullis --config', () => {
     const marker = trackedMarker();
     const path = writeConfig({ servers: { local: stdioServer(marker) } });
     const cli = spawnCli(perTest, ['--config', path]);
-    const url = await cli.waitForLine(READY);
+    const url = await cli.waitForLine(READY_LINE);
 
     const { client } = await connectClient(perTest, url, '2025');
     expect(textOf(await client.callTool({ name: 'local__echo', arguments: { text: 'via cli' } }))).toBe('via cli');

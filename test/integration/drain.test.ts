@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
   assertBuilt,
+  READY_LINE,
   Cleanup,
   connectClient,
   descendantsOf,
@@ -42,7 +43,6 @@ beforeAll(() => {
 afterEach(() => perTest.run());
 afterAll(() => perFile.run());
 
-const READY = /^\[portcullis\]:Ready\. (http:\/\/127\.0\.0\.1:\d+\/mcp)$/;
 
 let configCount = 0;
 /** Starts the CLI over one marked stdio fixture; returns it, its URL and the marker. */
@@ -52,7 +52,7 @@ async function startCli(extra: Record<string, unknown> = {}): Promise<{ cli: Cli
   const path = join(dir, `config-${++configCount}.json`);
   writeFileSync(path, JSON.stringify({ listen: { host: '127.0.0.1', port: 0 }, servers: { local: stdioServer(marker) }, ...extra }));
   const cli = spawnCli(perTest, ['--config', path], { PORTCULLIS_LOG_LEVEL: 'info' });
-  const url = await cli.waitForLine(READY);
+  const url = await cli.waitForLine(READY_LINE);
   return { cli, url, marker };
 }
 

@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
   assertBuilt,
+  READY_LINE,
   Cleanup,
   collectNotifications,
   connectClient,
@@ -42,7 +43,6 @@ beforeAll(() => {
 afterEach(() => perTest.run());
 afterAll(() => perFile.run());
 
-const READY = /^\[portcullis\]:Ready\. (http:\/\/127\.0\.0\.1:\d+\/mcp)$/;
 const SECRET = 'sk-reload-do-not-echo-4711';
 
 interface Running {
@@ -67,7 +67,7 @@ async function start(extra: Record<string, unknown> = {}): Promise<Running> {
   mkdirSync(sub, { recursive: true });
   write((m) => ({ local: stdioServer(m.local), other: stdioServer(m.other) }));
   const cli = spawnCli(perTest, ['--config', path], { PORTCULLIS_LOG_LEVEL: 'info' });
-  const url = await cli.waitForLine(READY);
+  const url = await cli.waitForLine(READY_LINE);
   return { cli, url, path, markers, write };
 }
 

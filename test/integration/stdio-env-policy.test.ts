@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { POSIX_INHERITED_ENV } from '../../src/upstream/child-env.js';
-import { assertBuilt, Cleanup, connectClient, FIXTURE_JS, killPids, MARKER_VAR, newMarker, processesWithMarker, spawnCli, waitUntil } from './harness.js';
+import { assertBuilt, READY_LINE, Cleanup, connectClient, FIXTURE_JS, killPids, MARKER_VAR, newMarker, processesWithMarker, spawnCli, waitUntil } from './harness.js';
 
 const perFile = new Cleanup();
 const perTest = new Cleanup();
@@ -24,7 +24,6 @@ beforeAll(() => {
 afterEach(() => perTest.run());
 afterAll(() => perFile.run());
 
-const READY = /^\[portcullis\]:Ready\. (http:\/\/127\.0\.0\.1:\d+\/mcp)$/;
 
 function environOf(pid: number): Map<string, string> {
   const entries = readFileSync(`/proc/${pid}/environ`, 'utf8')
@@ -55,7 +54,7 @@ describe('a stdio server under an env and command allowlist', () => {
       PORTCULLIS_TEST_SECRET: 'gateway-only-value',
     };
     const cli = spawnCli(perTest, ['--config', config], gatewayEnv);
-    const url = await cli.waitForLine(READY);
+    const url = await cli.waitForLine(READY_LINE);
 
     const [pid] = await waitUntil(() => {
       const pids = processesWithMarker(marker);

@@ -15,6 +15,9 @@ export interface CliProcess {
 }
 
 /** Spawns the CLI with a minimal environment plus `env`; SIGKILLed by pid in `cleanup` if still running. */
+/** The CLI's Ready line on a loopback listener at `/mcp`; group 1 is the MCP URL. */
+export const READY_LINE = /^\[portcullis\]:Ready\. (http:\/\/127\.0\.0\.1:\d+\/mcp)$/;
+
 export function spawnCli(cleanup: Cleanup, args: readonly string[], env: NodeJS.ProcessEnv = {}): CliProcess {
   const child = spawn(process.execPath, [CLI_JS, ...args], {
     cwd: ROOT,

@@ -9,10 +9,10 @@
  * resource to ask a token for. Behind a proxy or load balancer, set `listen.publicUrl`: a
  * resource URI must not depend on which name a client used.
  */
-import { IncomingMessage } from 'node:http';
 import type { Context, Hono } from 'hono';
 import type { OAuthAuthConfig } from '../../../config/auth-schema.js';
 import { refusal } from '../../../errors.js';
+import { incomingMessageOf } from '../../incoming-body.js';
 import type { AuthTarget } from '../authenticate.js';
 import {
   WELL_KNOWN_PRM,
@@ -37,12 +37,6 @@ export interface ResourceRoutes {
   targetOf(c: Context): AuthTarget;
 }
 
-/** The port the request's connection arrived on, under @hono/node-server. */
-function localPortOf(c: Context): number | undefined {
-  const incoming = (c.env as { incoming?: unknown } | undefined)?.incoming;
-  return incoming instanceof IncomingMessage ? incoming.socket.localPort : undefined;
-}
-
 /**
  * The origin a request addressed: `publicUrl`, else the Host's name (held to the Host allowlist)
  * with the port the connection actually arrived on — never a port the client wrote, which the
@@ -53,7 +47,8 @@ function originOf(c: Context, publicUrl: string | undefined): string {
   if (publicUrl !== undefined) return new URL(publicUrl).origin;
   const url = new URL(c.req.url);
   const hostname = new URL(`http://${c.req.header('host') ?? url.host}`).hostname;
-  const port = localPortOf(c) ?? (url.port === '' ? undefined : Number(url.port));
+  // The port the connection arrived on (under @hono/node-server), else the URL's.
+  const port = incomingMessageOf(c)?.socket.localPort ?? (url.port === '' ? undefined : Number(url.port));
   return `${url.protocol}//${hostname}${port === undefined || port === 80 ? '' : `:${port}`}`.toLowerCase();
 }
 
