@@ -160,7 +160,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
         readEnv: (name) => env[name],
         allowedEnvNames: allowedEnvNames(config),
         maxMessageBytes: config.limits.maxUpstreamMessageBytes,
-        tokenSourceFor: (name, server) => credentials.tokenSourceFor(name, server),
+        tokenSourceFor: (name, server, owner) => credentials.tokenSourceFor(name, server, owner),
         dispatcherFor: (name, server) =>
           createEgressDispatcher({
             server: name,

@@ -52,8 +52,8 @@ export interface PrincipalConnectionsOptions {
   maxPerPrincipal: number;
   /** A connection with no call in flight and no subscription is closed after this long. */
   idleTimeoutMs: number;
-  /** Opens a fresh connection to the server. */
-  connect(): Promise<UpstreamLink>;
+  /** Opens a fresh connection to the server for `key` (its principal's credentials, if any). */
+  connect(key: ConnectionKey): Promise<UpstreamLink>;
   logger: Logger;
 }
 
@@ -173,7 +173,7 @@ export class PrincipalConnections {
   }
 
   private open(key: ConnectionKey, id: string): Holder {
-    const slot = new UpstreamSlot({ server: this.server, logger: this.options.logger, connect: () => this.options.connect() });
+    const slot = new UpstreamSlot({ server: this.server, logger: this.options.logger, connect: () => this.options.connect(key) });
     const holder: Holder = { id, key, slot, busy: 0, subscriptions: 0, lastUsed: Date.now(), idleTimer: undefined, closing: undefined };
     slot.on((event) => {
       for (const listener of this.listeners) listener(key, event);

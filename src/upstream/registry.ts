@@ -29,6 +29,7 @@ import { ServerChanges } from './server-changes.js';
 import type { DownstreamSink } from '../rpc/sink.js';
 import { UpstreamSlot, type SlotState } from './slot.js';
 import { announceToolsChanged, restartServer, type RestartableEntry } from './server-restart.js';
+import type { CredentialOwner } from './credentials/credential-owner.js';
 
 export interface UpstreamRegistryOptions {
   /** Told each time a call waits for a free stateless-pool connection of a server (metrics). */
@@ -78,6 +79,8 @@ export interface ConnectOptions {
    * the gateway can honour on a connection no client owns (pooled or shared; client-capabilities.ts).
    */
   clientCapabilities?: ClientCapabilities;
+  /** The principal or session this connection is bound to, for per-user upstream credentials. */
+  credentialOwner?: CredentialOwner;
 }
 
 export interface ServerStatus {
@@ -121,7 +124,7 @@ export class UpstreamRegistry {
               maxPerPrincipal: Math.max(1, Math.ceil(options.maxSessionChildren / 2)),
               idleTimeoutMs: options.principalIdleTimeoutMs,
               // The 2025 revision where offered: 2025 sessions share it (subscriptions, log levels).
-              connect: () => this.connect(name, { era: 'legacy', exclusive: true }),
+              connect: (key) => this.connect(name, { era: 'legacy', exclusive: true, credentialOwner: { kind: 'principal', principal: key.principal } }),
               logger: this.logger,
             })
           : undefined;
@@ -278,7 +281,8 @@ export class UpstreamRegistry {
     const logger = this.logger.child({ server: name });
     const open = (negotiation?: 'legacy') => {
       // Connectors name their server in their own log fields; only the link needs the child.
-      const connector = createConnector(name, config, { ...this.options.deps, census: this.census }, this.logger);
+      const deps = { ...this.options.deps, census: this.census, credentialOwner: options.credentialOwner };
+      const connector = createConnector(name, config, deps, this.logger);
       return UpstreamLink.connect({
         server: name,
         transport: connector.transport,

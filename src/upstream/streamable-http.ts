@@ -20,6 +20,7 @@ import type { Logger } from '../observability/logger.js';
 import { compileOutboundHeaders } from '../policy/outbound-headers.js';
 import { readingAuthChallenges } from './auth-required.js';
 import type { UpstreamTokenSource } from './credentials/client-credentials.js';
+import type { CredentialOwner } from './credentials/credential-owner.js';
 import { LeanHttpTransport, type LeanPost } from './lean-http-transport.js';
 import { oversizedAnswers } from './oversized-answer.js';
 import { currentUpstreamHeaders } from '../observability/tracing.js';
@@ -34,7 +35,9 @@ export interface HttpConnectorDeps {
   /** The most one upstream message may hold (policy `limits.maxUpstreamMessageBytes`); default 16 MiB. */
   maxMessageBytes?: number;
   /** The gateway's own credentials for a server with `upstreamAuth` (upstream/credentials/). */
-  tokenSourceFor?(server: string, config: RemoteServerConfig): UpstreamTokenSource | undefined;
+  tokenSourceFor?(server: string, config: RemoteServerConfig, owner: CredentialOwner | undefined): UpstreamTokenSource | undefined;
+  /** Whose connection this is (credential-owner.ts); absent on connections no caller owns. */
+  credentialOwner?: CredentialOwner | undefined;
 }
 
 /** Bodies read only for an error message (an error status, an unexpected type) are cut here. */
@@ -66,7 +69,7 @@ function createUpstreamHttp(server: string, config: RemoteServerConfig, deps: Ht
   const guardOptions = { server, dispatcher, logger, limits, oversizedEvent };
   const guarded = createGuardedFetch(guardOptions);
   const reported = new Set<string>();
-  const tokens = deps.tokenSourceFor?.(server, config);
+  const tokens = deps.tokenSourceFor?.(server, config, deps.credentialOwner);
 
   const outboundHeaders = (given: Headers | Record<string, string>): Record<string, string> => {
     const built = outbound.build(given, deps.readEnv);

@@ -7,13 +7,15 @@ import type { Dispatcher } from 'undici';
 import type { Logger } from '../../observability/logger.js';
 import type { RemoteServerConfig } from '../../config/schema.js';
 import { createEgressDispatcher, createGuardedFetch } from '../../net/egress-guard.js';
+import type { CredentialOwner } from './credential-owner.js';
 import { clientCredentialsSource, type UpstreamTokenSource } from './client-credentials.js';
 
 const TOKEN_CONNECT_TIMEOUT_MS = 5_000;
 const TOKEN_BODY_BYTES = 64 * 1024;
 
 export interface UpstreamCredentials {
-  tokenSourceFor(server: string, config: RemoteServerConfig): UpstreamTokenSource | undefined;
+  /** `owner`: whose connection asks (credential-owner.ts); the gateway's own modes ignore it. */
+  tokenSourceFor(server: string, config: RemoteServerConfig, owner: CredentialOwner | undefined): UpstreamTokenSource | undefined;
   close(): Promise<void>;
 }
 
