@@ -26,7 +26,8 @@ import {
 import { createFramingNegotiation, createInboundDecoder, type FramingNegotiation } from './framing-negotiation.js';
 import { codeOf, StdioProcess, stdioServerError, type ChildExitStatus } from './stdio-process.js';
 
-export { killAllStdioChildren, type ChildExitStatus } from './stdio-process.js';
+export { killAllStdioChildren } from './process-group.js';
+export type { ChildExitStatus } from './stdio-process.js';
 
 export interface StdioUpstreamTransportOptions {
   /** The server's config key: the only identifying detail errors and logs carry. */
