@@ -1,13 +1,13 @@
 /**
  * One MCP endpoint (the aggregate `/mcp`, or a per-server side channel): both protocol eras on
  * one path. The body is read once, bounded; `isLegacyRequest` decides the era; 2025 traffic goes
- * to its session's transport, 2026 traffic to the SDK's stateless `createMcpHandler` with
- * `legacy: 'reject'` (its own legacy mode has no sessions: docs/decisions.md, "Behaviours the code
- * is built around").
+ * to its session's transport (the endpoint's sessions: `endpoint-sessions.ts`), 2026 traffic to the
+ * SDK's stateless `createMcpHandler` with `legacy: 'reject'` (its own legacy mode has no sessions:
+ * docs/decisions.md, "Behaviours the code is built around").
  */
 import type { AccessProfile } from '../policy/access-policy.js';
 import { createMcpHandler, isLegacyRequest, type AuthInfo, type ClientCapabilities, type McpHttpHandler } from '@modelcontextprotocol/server';
-import { errorResponse, refusal, type GatewayError } from '../errors.js';
+import { errorResponse, type GatewayError } from '../errors.js';
 import type { GatewayEntries } from '../routing/gateway-entries.js';
 import { endpointExtras, endpointInstructions, type EndpointExtrasOptions } from './endpoint-extras.js';
 import type { Handshake } from './handshake-server.js';
@@ -18,19 +18,18 @@ import { feedListeners } from '../routing/listen-feed.js';
 import { StatelessScope, type ScopeOptions } from '../routing/scopes.js';
 import { workspaceError, workspaceOf } from '../routing/workspace.js';
 import type { GatewayEventStore } from '../session/event-store.js';
-import type { SessionAdmission, SessionTicket } from '../session/session-admission.js';
-import { SessionRegistry } from '../session/session-registry.js';
+import type { SessionAdmission } from '../session/session-admission.js';
 import { readJsonRpcBody, type BodyLimits } from './body.js';
 import type { IncomingBody } from './incoming-body.js';
 import { createGatewayServer, type Era } from './gateway-server.js';
 import { endpointIdentity, type EndpointIdentity } from './endpoint-identity.js';
-import { LegacySession, type LegacySessionOptions } from './legacy-session.js';
+import type { LegacySession } from './legacy-session.js';
+import { EndpointSessions } from './endpoint-sessions.js';
 import { LegacySseEndpoint } from './legacy-sse/sse-endpoint.js';
-import { LOCAL_HOOKS, type SessionHooks } from '../session/session-hooks.js';
+import type { SessionHooks } from '../session/session-hooks.js';
 import { ModernListenBus } from './modern-listens.js';
 import { ResourceListens } from '../routing/resource-listens.js';
 import { envelopeCapabilities } from '../rpc/client-capabilities.js';
-import { sessionTag } from '../observability/session-tag.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
 import type { RequestObservers } from './request-observers.js';
 import { relayTaskStatus } from '../routing/tasks/task-scope.js';
@@ -95,31 +94,10 @@ function accessOf(info: AuthInfo | undefined): AccessProfile | undefined {
   return info?.extra?.[ACCESS_KEY] as AccessProfile | undefined;
 }
 
-/** What tells one session of an endpoint from another: `sessionId` only for one adopted, `wire` for one on HTTP+SSE. */
-interface NewSession {
-  principal: string | undefined;
-  ticket: SessionTicket;
-  sessionId?: string | undefined;
-  wire?: LegacySessionOptions['wire'] | undefined;
-  workspace?: string | undefined;
-  access?: AccessProfile | undefined;
-}
-
-/** `session` once started; closed (its children reaped) when it could not start. */
-async function started(session: LegacySession): Promise<LegacySession> {
-  try {
-    await session.start();
-  } catch (error) {
-    await session.close();
-    throw error;
-  }
-  return session;
-}
-
 export class McpEndpoint {
   private readonly options: EndpointOptions;
-  private readonly hooks: SessionHooks;
-  private readonly sessions: SessionRegistry<LegacySession>;
+  /** The endpoint's 2025-era sessions. */
+  private readonly sessions: EndpointSessions;
   private readonly modern: McpHttpHandler;
   private readonly stateless: StatelessScope;
   private readonly unsubscribes: Array<() => void> = [];
@@ -136,8 +114,6 @@ export class McpEndpoint {
   readonly legacySse: LegacySseEndpoint;
   /** Init options of 2026 requests, read per request (ignored names logged once per set). */
   private readonly requestOptions: OptionsReader | undefined;
-  /** Init options of a 2025 session, read at its `initialize` (ignored names logged each time). */
-  private readonly sessionOptions: OptionsReader | undefined;
 
   constructor(options: EndpointOptions) {
     if (options.tasks !== undefined) {
@@ -147,19 +123,23 @@ export class McpEndpoint {
       options = { ...options, scope: { ...options.scope, tasks: this.tasks } };
     }
     this.options = options;
-    this.hooks = options.sessionHooks ?? LOCAL_HOOKS;
+    let sessionOptions: OptionsReader | undefined;
     if (options.initOptions !== undefined) {
       this.requestOptions = optionsReader(options.initOptions, options.logger, false);
-      this.sessionOptions = optionsReader(options.initOptions, options.logger, true);
+      // A 2025 session's, read at its `initialize` (ignored names logged each time).
+      sessionOptions = optionsReader(options.initOptions, options.logger, true);
     }
-    this.sessions = new SessionRegistry<LegacySession>({
-      ...options.sessions,
-      onClosed: (id, reason) => options.logger.info({ session: sessionTag(id), reason }, 'session closed'),
+    this.sessions = new EndpointSessions({
+      endpoint: options,
+      readOptions: sessionOptions,
+      identity: () => this.identity('legacy'),
+      extras: () => this.extras(),
+      sharedCatalogue: (access) => this.stateless.catalogueFor(undefined, access),
     });
     // A full budget first expires idle sessions, on whichever endpoint they are.
     this.unsubscribes.push(options.admission.addReclaimer(() => this.sessions.expireIdle()));
     this.legacySse = new LegacySseEndpoint({
-      host: { openSession: (principal, wire, access) => this.openSseSession(principal, wire, access) },
+      host: { openSession: (principal, wire, access) => this.sessions.openSse(principal, wire, access) },
       limits: options.limits,
       logger: options.logger,
     });
@@ -238,7 +218,7 @@ export class McpEndpoint {
     // A request naming a session this replica holds is 2025-era by construction (2026 has no
     // sessions): skip the classifier, which costs on every call of a busy session.
     const sessionId = request.headers.get('mcp-session-id');
-    const known = sessionId !== null && this.sessions.get(sessionId) !== undefined;
+    const known = sessionId !== null && this.sessions.holds(sessionId);
     if (!known && !(await isLegacyRequest(request, parsedBody))) {
       const workspace = workspaceOf(parsedBody);
       if (!workspace.ok) return errorResponse(workspaceError(workspace.message));
@@ -266,7 +246,7 @@ export class McpEndpoint {
         }),
       );
     }
-    return this.legacy(request, parsedBody, principal, access);
+    return this.sessions.serve(request, parsedBody, principal, access);
   }
 
   async close(): Promise<void> {
@@ -278,110 +258,12 @@ export class McpEndpoint {
     this.tasks?.close();
   }
 
-  private async legacy(request: Request, parsedBody: unknown, principal: string | undefined, access: AccessProfile | undefined): Promise<Response> {
-    const refused = this.hooks.refuse(request);
-    if (refused !== undefined) return refused;
-    const sessionId = request.headers.get('mcp-session-id');
-    if (sessionId === null) return this.initialize(request, parsedBody, principal, access);
-    const session =
-      this.sessions.get(sessionId) ??
-      (await this.hooks.unknown({
-        request,
-        sessionId,
-        principal,
-        parsedBody,
-        adopt: (owner, id) => this.adopt(owner, id, access),
-        drop: (id) => this.sessions.delete(id),
-      }));
-    if (session instanceof Response) return session;
-    // Another principal presenting a session id learns nothing: exactly like an unknown id.
-    if (session === undefined || session.principal !== principal) return refusal('SESSION_NOT_FOUND', 'Session not found');
-    return session.handle(request, parsedBody);
-  }
-
-  /** A request without a session id: only an `initialize` POST, which opens a session if admitted. */
-  private async initialize(request: Request, parsedBody: unknown, principal: string | undefined, access: AccessProfile | undefined): Promise<Response> {
-    if (request.method !== 'POST' || (parsedBody as { method?: unknown }).method !== 'initialize') {
-      return refusal('SESSION_ID_REQUIRED', 'Bad Request: Mcp-Session-Id header is required');
-    }
-    const workspace = workspaceOf(parsedBody);
-    if (!workspace.ok) return errorResponse(workspaceError(workspace.message));
-    const admitted = this.options.admission.admitInitialize(principal);
-    if (!admitted.ok) return errorResponse(admitted.error);
-    const session = this.newSession({ principal, ticket: admitted.ticket, workspace: workspace.workspace, access });
-    try {
-      await session.start();
-      const response = await session.handle(request, parsedBody);
-      if (!session.initialised) await session.close();
-      // Before the client learns the id, so whatever shares sessions can find it next.
-      else await this.hooks.opened(session, parsedBody, () => this.sessions.delete(session.id));
-      return response;
-    } catch (error) {
-      await session.close();
-      throw error;
-    }
-  }
-
-  /** A session held elsewhere until now, rebuilt here under its own id (session-hooks.ts, `adopt`). */
-  private async adopt(principal: string | undefined, sessionId: string, access: AccessProfile | undefined): Promise<LegacySession> {
-    const admitted = this.options.admission.admitAdopted(principal);
-    if (!admitted.ok) throw admitted.error;
-    return started(this.newSession({ principal, ticket: admitted.ticket, sessionId, access }));
-  }
-
-  /**
-   * An HTTP+SSE session: its stream opens it, before any `initialize`, so it is admitted (rate,
-   * caps) and registered from the start. No event store (nothing on that wire resumes), and not
-   * shared with other replicas (its stream is held here). Rejects with the admission's
-   * `GatewayError` when refused.
-   */
-  private async openSseSession(principal: string | undefined, wire: LegacySessionOptions['wire'], access: AccessProfile | undefined): Promise<LegacySession> {
-    const admitted = this.options.admission.admitInitialize(principal);
-    if (!admitted.ok) throw admitted.error;
-    const session = await started(this.newSession({ principal, ticket: admitted.ticket, wire, access }));
-    this.sessions.add(session);
-    return session;
-  }
-
-  /**
-   * A session of this endpoint, not yet started; `sessionId` only for one adopted, `wire` for one
-   * on another transport than Streamable HTTP (not shared: its stream is held here, no event store).
-   */
-  private newSession({ principal, ticket, sessionId, wire, workspace, access }: NewSession): LegacySession {
-    return new LegacySession({
-      ...this.identity('legacy'),
-      principal,
-      ...(workspace === undefined ? {} : { workspace }),
-      scope: this.options.scope,
-      sharedCatalogue: this.stateless.catalogueFor(undefined, access),
-      ...(access === undefined ? {} : { access }),
-      ticket,
-      childIdleTimeoutMs: this.options.sessions.childIdleTimeoutMs,
-      logger: this.options.logger,
-      eventStore: wire === undefined ? this.options.eventStore : undefined,
-      pollAfterMs: this.options.pollAfterMs,
-      streamAfterMs: this.options.streamAfterMs,
-      ...metricsOption(this.options.metrics),
-      ...observersOption(this.options.observers),
-      ...this.extras(),
-      ...(this.sessionOptions === undefined ? {} : { readOptions: this.sessionOptions }),
-      onInitialized: (s) => {
-        this.sessions.add(s);
-        this.options.logger.info({ session: sessionTag(s.id) }, 'session opened');
-      },
-      onClosed: (id) => this.sessions.delete(id),
-      ...(sessionId === undefined ? {} : { sessionId }),
-      ...(wire === undefined ? { sessionHooks: this.hooks } : { wire }),
-    });
-  }
-
   /**
    * The servers the client of session `sessionId` brought, for that session's customisation
    * list; undefined for an unknown session, one held by another principal, or one that brought none.
    */
   broughtBy(sessionId: string, principal: string | undefined): ReturnType<LegacySession['broughtServers']> {
-    const session = this.sessions.get(sessionId);
-    return session === undefined || session.principal !== principal ? undefined : session.broughtServers();
+    return this.sessions.broughtBy(sessionId, principal);
   }
 
   /** The handshake completion and the gateway's own entries, for every `Server` of this endpoint. */

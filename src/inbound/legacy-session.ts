@@ -2,22 +2,18 @@
  * One 2025-era client session: its wire transport (Streamable HTTP by default: SSE streams,
  * `Mcp-Session-Id`; or the 2024-11-05 HTTP+SSE transport, see legacy-sse/), the gateway `Server`
  * on it, and the session's upstream connections. Closing it closes all three, so a DELETE, an idle
- * expiry, a closed HTTP+SSE stream or shutdown reaps every child it spawned.
+ * expiry, a closed HTTP+SSE stream or shutdown reaps every child it spawned. What its
+ * `initialize` settles (init options, servers the client brings) is `legacy-initialize.ts`.
  */
 import type { AccessProfile } from '../policy/access-policy.js';
 import { randomUUID } from 'node:crypto';
 import type { ServerCapabilities, Transport } from '@modelcontextprotocol/server';
-import { errorResponse, GatewayError, refusal } from '../errors.js';
 import type { GatewayEntries } from '../routing/gateway-entries.js';
 import type { InitOptions } from '../rpc/init-options.js';
 import type { Handshake } from './handshake-server.js';
 import type { OptionsReader } from './init-options-reader.js';
-import { readDeferToolsOption } from '../catalogue/surface/session-option.js';
-import { compileSessionServersGate } from '../config/session-servers.js';
-import { compileDeniedTools } from '../policy/denied-tools.js';
-import { policySchema } from '../policy/policy-schema.js';
 import type { RouteScope } from '../routing/router.js';
-import { SessionServersScope } from '../routing/session-servers-scope.js';
+import type { SessionServersScope } from '../routing/session-servers-scope.js';
 import type { Logger } from '../observability/logger.js';
 import type { Catalogue } from '../catalogue/catalogue.js';
 import { SessionScope, type ScopeOptions, type SessionServersOptions } from '../routing/scopes.js';
@@ -28,6 +24,7 @@ import { createGatewayServer, sessionSink } from './gateway-server.js';
 import { refusedResume } from './resume.js';
 import { SessionHttpTransport } from './session-transport.js';
 import { requestIdOf, type RequestId } from '../session/jsonrpc-id.js';
+import { DEFAULT_SESSION_SERVERS, settleInitialize } from './legacy-initialize.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
 import type { RequestObservers } from './request-observers.js';
 
@@ -94,12 +91,6 @@ export interface LegacySessionOptions {
   /** How the session is shared beyond this process (session-hooks.ts); default: held here alone. */
   sessionHooks?: SessionHooks;
 }
-
-/** The default policy's judgement of servers a client brings: none accepted. */
-const DEFAULT_SESSION_SERVERS: SessionServersOptions = (() => {
-  const policy = policySchema.parse({});
-  return { gate: compileSessionServersGate(policy), policyAllows: compileDeniedTools(policy.deniedTools) };
-})();
 
 /** SSE `retry:` (ms) in priming events when resumable: how soon a cut client reconnects. */
 const RETRY_INTERVAL_MS = 1_000;
@@ -240,53 +231,32 @@ export class LegacySession {
   }
 
   /**
-   * The init options this session honours from its `initialize` (`_meta["portcullis/options"]`,
-   * README "Init options"): kept for the session's requests, `deferTools` handed to its scope,
-   * `eventStoreLimit` to its event history. A bad value refuses the `initialize` (-32602 naming
-   * the option); deploy-only and unknown keys change nothing. Servers the client brings
-   * (`_meta["portcullis/servers"]`) are judged by the policy (-32602 naming the server and field)
-   * and opened before the `initialize` is answered: a required one that cannot start refuses it
-   * (naming the server), and nothing of them stays open.
+   * An `initialize` settles the session's init options (kept for its requests, `deferTools`
+   * handed to its scope, `eventStoreLimit` to its event history) and opens the servers its client
+   * brings, before it is answered; a refusal answers it (legacy-initialize.ts).
    */
   private async readInitOptions(body: unknown, id: RequestId): Promise<Response | undefined> {
-    const message = body as { method?: unknown; params?: { _meta?: unknown } } | undefined;
-    if (message?.method !== 'initialize') return undefined;
-    const refuse = (text: string) => errorResponse(new GatewayError('INVALID_PARAMS', `initialize: ${text}`), { id });
-    if (this.readOptions === undefined) {
-      const option = readDeferToolsOption(message.params?._meta);
-      if (!option.ok) return refuse(option.message);
-      const refused = await this.openBrought(body, id);
-      if (refused !== undefined) return refused;
-      this.scope.setDeferTools(option.value);
-      return undefined;
-    }
-    const read = this.readOptions(message.params?._meta);
-    if (!read.ok) return refuse(read.message);
-    const refused = await this.openBrought(body, id);
-    if (refused !== undefined) return refused;
-    this.initOptions = read.options;
-    this.scope.setDeferTools(read.options.deferTools);
-    if (read.options.eventStoreLimit !== undefined) this.events?.lowerLimit(read.options.eventStoreLimit);
-    return undefined;
-  }
-
-  /** Judges and opens the servers an `initialize` brings; a refusal answers it. */
-  private async openBrought(body: unknown, id: RequestId): Promise<Response | undefined> {
-    const supplied = this.sessionServers.gate(body);
-    if (!supplied.ok) return errorResponse(supplied.error, { id });
-    if (supplied.servers === undefined || this.brought !== undefined) return undefined;
-    const opened = await SessionServersScope.open({
-      base: this.scope,
-      registry: this.options.scope.registry,
-      servers: supplied.servers,
-      settings: this.sessionServers,
-      catalogue: { separator: this.options.scope.catalogue.separator },
-      owner: sessionSink(this.server),
-      logger: this.options.logger,
+    const settled = await settleInitialize(body, id, {
+      readOptions: this.readOptions,
+      sessionServers: this.sessionServers,
+      hasBrought: this.brought !== undefined,
+      open: () => ({
+        base: this.scope,
+        registry: this.options.scope.registry,
+        catalogue: { separator: this.options.scope.catalogue.separator },
+        owner: sessionSink(this.server),
+        logger: this.options.logger,
+      }),
     });
-    if (opened instanceof GatewayError) return errorResponse(opened, { id });
-    this.brought = opened;
-    this.routing = opened;
+    if (settled === undefined) return undefined;
+    if (!settled.ok) return settled.response;
+    if (settled.brought !== undefined) {
+      this.brought = settled.brought;
+      this.routing = settled.brought;
+    }
+    if (settled.options !== undefined) this.initOptions = settled.options;
+    this.scope.setDeferTools(settled.deferTools);
+    if (settled.options?.eventStoreLimit !== undefined) this.events?.lowerLimit(settled.options.eventStoreLimit);
     return undefined;
   }
 

@@ -6,10 +6,10 @@
  * stream's entries; every write refreshes a TTL so history expires with an idle session, and
  * closing the session deletes the key.
  *
- * One connection for the whole gateway. Redis being down never blocks or breaks the live
- * stream: writes are fire-and-forget on that connection (Redis runs one connection's commands in
- * order, so a replay read always sees every write issued before it), the offline queue is off so
- * a write fails at once while disconnected, the outage is logged once, and a resume answers
+ * One connection for the whole gateway (`redis-event-connection.ts`). Redis being down never
+ * blocks or breaks the live stream: writes are fire-and-forget on that connection (Redis runs one
+ * connection's commands in order, so a replay read always sees every write issued before it), a
+ * write fails at once while disconnected, the outage is logged once, and a resume answers
  * "unavailable" until Redis is back. Events lost meanwhile break the `prev` links of their
  * stream, so resuming across them is refused as evicted, never replayed with a gap.
  *
@@ -22,11 +22,9 @@
  * Events a takeover adopted are not in the ledger; the first eviction trims them first.
  */
 import type { JSONRPCMessage } from '@modelcontextprotocol/server';
-import { createClient } from 'redis';
-import { closeRedis } from './redis-close.js';
 import type { Logger } from '../observability/logger.js';
 import type { GatewayEventStore, SessionEventStore } from './event-store.js';
-import { redisEgress } from './redis-egress.js';
+import { connectEventStoreRedis } from './redis-event-connection.js';
 import { formatEventId, judgeResume, parseEventId, ResumeRefused, resumeProblem, SessionSequence, type ParsedEventId, type ResumePoint } from './event-id.js';
 import { createHistoryBudget, DEFAULT_HISTORY_BUDGET } from './history-budget.js';
 
@@ -51,12 +49,6 @@ export interface RedisEventStoreOptions {
 const DEFAULT_PREFIX = 'portcullis:events:';
 /** Entries read per XRANGE while replaying or checking a resume point. */
 const PAGE = 512;
-/** A command that has not answered by then fails (a hung Redis must not hold a resume forever). */
-const COMMAND_TIMEOUT_MS = 2_000;
-/** How long `start()` waits for the first connection. */
-const START_WAIT_MS = 3_000;
-/** Writes waiting on the connection at most; beyond it they fail (and are logged as an outage). */
-const MAX_QUEUED_COMMANDS = 100_000;
 
 interface Entry {
   seq: number;
@@ -78,25 +70,6 @@ function isPrimingEvent(message: JSONRPCMessage): boolean {
   return Object.keys(message).length === 0;
 }
 
-/** Logs the first failure of an outage and the recovery, nothing in between. */
-function outageLog(logger: Logger) {
-  let healthy = true;
-  return {
-    failed(error: unknown): void {
-      if (!healthy) return;
-      healthy = false;
-      // The error code only: node-redis messages name the address.
-      const code = (error as { code?: unknown } | undefined)?.code;
-      logger.warn({ err: typeof code === 'string' ? code : (error as Error | undefined)?.name }, 'redis event store unavailable; streams continue without resumability');
-    },
-    succeeded(): void {
-      if (healthy) return;
-      healthy = true;
-      logger.info('redis event store reachable again; resumability restored');
-    },
-  };
-}
-
 export function createRedisEventStore(options: RedisEventStoreOptions): GatewayEventStore {
   const { limit, historyTtlMs, logger } = options;
   if (!Number.isInteger(limit) || limit < 1) throw new TypeError('eventStore.limit must be a positive integer');
@@ -114,20 +87,7 @@ export function createRedisEventStore(options: RedisEventStoreOptions): GatewayE
     maxTotalBytes: options.maxTotalBytes ?? DEFAULT_HISTORY_BUDGET.maxTotalBytes,
   });
 
-  const health = outageLog(logger);
-  const egress = redisEgress({ url: options.url, allowPrivateNetwork: options.allowPrivateNetwork, connectTimeoutMs: COMMAND_TIMEOUT_MS, logger });
-  const client = createClient({
-    url: options.url,
-    disableOfflineQueue: true,
-    commandsQueueMaxLength: MAX_QUEUED_COMMANDS,
-    commandOptions: { timeout: COMMAND_TIMEOUT_MS },
-    maintNotifications: egress.maintNotifications,
-    socket: { connectTimeout: COMMAND_TIMEOUT_MS, reconnectStrategy: (retries) => Math.min(50 * 2 ** retries, 1_000), lookup: egress.lookup },
-  });
-  client.on('error', (error: unknown) => health.failed(error));
-  client.on('ready', () => health.succeeded());
-  // Reconnects on its own; rejects only when closed before ever connecting.
-  const connecting = client.connect().catch(() => undefined);
+  const { client, health, start, close } = connectEventStoreRedis({ url: options.url, allowPrivateNetwork: options.allowPrivateNetwork, logger });
 
   /** Up to {@link PAGE} entries of `key` after sequence `after`, in order. */
   async function page(key: string, after: number): Promise<Entry[]> {
@@ -331,18 +291,7 @@ export function createRedisEventStore(options: RedisEventStoreOptions): GatewayE
     kind: 'redis',
     retained: () => ({ events: budget.totalEvents, bytes: budget.totalBytes }),
     forSession,
-    async start() {
-      if (client.isReady) return;
-      await new Promise<void>((resolve) => {
-        const done = () => {
-          clearTimeout(timer);
-          client.off('ready', done);
-          resolve();
-        };
-        const timer = setTimeout(done, START_WAIT_MS);
-        client.on('ready', done);
-      });
-    },
-    close: () => closeRedis(client, connecting),
+    start,
+    close,
   };
 }

@@ -4,15 +4,15 @@
  * The link forwards requests verbatim (a pass-through result schema: the gateway relays, it does
  * not re-validate), caches list results until the upstream says `list_changed`, and routes what
  * the upstream originates to the downstream that provably caused it (`attribution.ts`: its
- * invariant is that nothing of principal A ever reaches principal B). It notes the id of every
+ * invariant is that nothing of principal A ever reaches principal B; `upstream-initiated.ts`
+ * handles what the SDK dispatches of it). It notes the id of every
  * request it sends, so it knows which requests the upstream has not answered yet: a pooled
  * connection serves again only once none are open (`idle`, `whenIdle`).
  */
-import { Client, ProtocolError, type Transport } from '@modelcontextprotocol/client';
+import { Client, type Transport } from '@modelcontextprotocol/client';
 import type { ClientCapabilities, ServerCapabilities } from '@modelcontextprotocol/client';
 import type { Logger } from '../observability/logger.js';
-import { GatewayError, toJsonRpcError, UpstreamError } from '../errors.js';
-import { checkServerRequest } from '../rpc/client-capabilities.js';
+import { UpstreamError } from '../errors.js';
 import { progressTokenOf, upstreamMeta, type RequestMeta } from '../rpc/request-meta.js';
 import { classifyUpstreamFailure, safeReason } from './failure.js';
 import { ChangeListener } from './change-listener.js';
@@ -26,6 +26,8 @@ import type { LinkEvent } from './link-event.js';
 import { STALE_LISTS, type ChangedList } from './server-changes.js';
 import { startUpstreamSpan } from '../observability/tracing.js';
 import { spanFailureOf } from '../observability/span-failure.js';
+import { handleUpstreamInitiated } from './upstream-initiated.js';
+import { LinkListeners } from './link-listeners.js';
 
 /** The handshake's own bound, whatever a server's per-request timeout is. */
 const HANDSHAKE_TIMEOUT_MS = 30_000;
@@ -73,7 +75,7 @@ export class UpstreamLink {
   private readonly attribution: Attribution;
   private readonly lists: ListCache;
   private readonly changes: ChangeListener;
-  private readonly listeners = new Set<(event: LinkEvent) => void>();
+  private readonly listeners: LinkListeners;
   private closedReason: string | undefined;
 
   private constructor(options: LinkOptions, client: Client) {
@@ -81,6 +83,7 @@ export class UpstreamLink {
     this.client = client;
     this.logger = options.logger;
     this.requestTimeoutMs = options.requestTimeoutMs;
+    this.listeners = new LinkListeners(this.logger);
     this.attribution = new Attribution({ owner: options.owner, exclusive: options.exclusive ?? false, logger: this.logger });
     this.changes = new ChangeListener({
       client,
@@ -184,8 +187,7 @@ export class UpstreamLink {
 
   /** Subscribes to link-level events; returns the unsubscribe function. */
   on(listener: (event: LinkEvent) => void): () => void {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
+    return this.listeners.add(listener);
   }
 
   /**
@@ -264,7 +266,7 @@ export class UpstreamLink {
    */
   announceListChanged(list: ChangedList): void {
     this.lists.invalidate(STALE_LISTS[list]);
-    this.emit({ kind: 'listChanged', list });
+    this.listeners.emit({ kind: 'listChanged', list });
   }
 
   async close(): Promise<void> {
@@ -273,22 +275,12 @@ export class UpstreamLink {
     await this.client.close().catch(() => undefined);
   }
 
-  private emit(event: LinkEvent): void {
-    for (const listener of this.listeners) {
-      try {
-        listener(event);
-      } catch (error) {
-        this.logger.warn({ err: error }, 'link listener failed');
-      }
-    }
-  }
-
   private markClosed(reason: string): void {
     if (this.closedReason !== undefined) return;
     this.closedReason = reason;
     this.attribution.requests.clear();
     this.lists.invalidate();
-    this.emit({ kind: 'closed', reason });
+    this.listeners.emit({ kind: 'closed', reason });
   }
 
   private install(): void {
@@ -296,57 +288,13 @@ export class UpstreamLink {
     // Only a code: SDK transport errors can embed response bodies and redirect URLs.
     this.client.onerror = (error) => this.logger.debug({ reason: safeReason(error) }, 'upstream transport error');
 
-    this.client.fallbackNotificationHandler = async (notification) => {
-      const params = notification.params as Record<string, unknown> | undefined;
-      switch (notification.method) {
-        case 'notifications/tools/list_changed':
-          this.announceListChanged('tools');
-          return;
-        case 'notifications/prompts/list_changed':
-          this.announceListChanged('prompts');
-          return;
-        case 'notifications/resources/list_changed':
-          this.announceListChanged('resources');
-          return;
-        case 'notifications/resources/updated':
-          this.emit({ kind: 'resourceUpdated', params: params ?? {} });
-          return;
-        case 'notifications/tasks/status':
-          this.emit({ kind: 'taskStatus', params: params ?? {} });
-          return;
-        default:
-          return; // relayed in arrival order by `claim`
-      }
-    };
-
-    this.client.fallbackRequestHandler = async (request, ctx) => {
-      const sink = this.attribution.takeRequestSink(ctx.mcpReq.id, request.method);
-      if (sink === undefined || !sink.canRequest) {
-        throw refusal(
-          new GatewayError(
-            'UNATTRIBUTABLE',
-            sink === undefined ? 'gateway cannot attribute this request to a client call' : 'the client of this call cannot receive server requests',
-          ),
-        );
-      }
-      const params = request.params as Record<string, unknown> | undefined;
-      const allowed = checkServerRequest(sink.clientCapabilities, request.method, params);
-      if (!allowed.ok) {
-        this.logger.debug({ method: request.method, code: allowed.code }, 'refused an upstream request the client did not declare');
-        throw refusal(new GatewayError(allowed.code, allowed.message));
-      }
-      return sink.request(
-        { method: request.method, params: request.params as Record<string, unknown> | undefined },
-        ctx.mcpReq.signal,
-      ) as never;
-    };
+    handleUpstreamInitiated(this.client, {
+      attribution: this.attribution,
+      logger: this.logger,
+      listChanged: (list) => this.announceListChanged(list),
+      emit: (event) => this.listeners.emit(event),
+    });
   }
-}
-
-/** A gateway refusal as the JSON-RPC error the SDK answers the upstream's request with. */
-function refusal(error: GatewayError): ProtocolError {
-  const wire = toJsonRpcError(error);
-  return new ProtocolError(wire.code, wire.message, wire.data);
 }
 
 function withoutMeta(params: Record<string, unknown> | undefined): Record<string, unknown> | undefined {

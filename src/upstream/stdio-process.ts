@@ -4,20 +4,20 @@
  *
  * Supervision rules (docs/decisions.md, "stdio children"):
  * - argv only, never a shell (no injection through a command or argument);
- * - the child leads its own process group, and the whole group is signalled, so helpers it spawns
- *   (`npx` → `node`, `uvx` → `python`, a `sleep`) die with it; whatever is left of the group when
- *   the leader exits is killed at once (the group id stays safe to signal only while members keep
- *   it alive);
- * - stderr goes to the debug log only, line by line, bounded and redacted;
+ * - the child leads its own process group, and the whole group is signalled (`process-group.ts`);
+ *   whatever is left of the group when the leader exits is killed at once (the group id stays
+ *   safe to signal only while members keep it alive);
+ * - stderr goes to the debug log only, line by line, bounded and redacted (`stdio-stderr.ts`);
  * - errors never name the command, its arguments or environment values.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { ChildCensus } from './child-census.js';
-import type { Writable } from 'node:stream';
 import type { Logger } from 'pino';
 import { GatewayError } from '../errors.js';
-import { createLineSplitter, type LineSplitter } from './line-splitter.js';
-import { exitedAtStart, quotableLine, spawnFailure, STDERR_TAIL_LINES } from './start-failure.js';
+import { signalGroup, trackGroup, untrackGroup } from './process-group.js';
+import { exitedAtStart, spawnFailure } from './start-failure.js';
+import { StderrLog } from './stdio-stderr.js';
+import { StdinWriter } from './stdin-writer.js';
 
 export interface ChildExitStatus {
   code: number | null;
@@ -36,8 +36,7 @@ export interface StdioProcessOptions {
   killGraceMs: number;
   /** Already carries the server name; gets debug lines only. */
   log: Logger;
-  /** Masks secrets in stderr lines before they are logged. */
-  /** Masks secrets; `cut` says the text was truncated at its end (a secret may be half there). */
+  /** Masks secrets in stderr lines before they are logged; `cut` says the text was truncated at its end (a secret may be half there). */
   redact: (text: string, cut?: boolean) => string;
   /** Counts this child while it runs (the gateway's metrics); absent: not counted. */
   census?: ChildCensus;
@@ -64,20 +63,6 @@ export interface StdioProcessHandlers {
  */
 const OUTPUT_DRAIN_MS = 1000;
 
-/** Process groups of children that are running, for `killAllStdioChildren`. */
-const liveGroups = new Map<StdioProcess, number>();
-
-/**
- * SIGKILLs the process group of every stdio child still running, synchronously. For
- * `process.on('exit')` and fatal-error paths, where `close()` cannot be awaited: children are
- * spawned detached (their own group), so nothing else would stop them outliving the gateway.
- * Returns how many groups were signalled.
- */
-export function killAllStdioChildren(): number {
-  for (const pid of liveGroups.values()) signalGroup(pid, 'SIGKILL');
-  return liveGroups.size;
-}
-
 /** An error about stdio server `server` that names nothing but the server. */
 export function stdioServerError(server: string, what: string): GatewayError {
   return new GatewayError('UPSTREAM_UNAVAILABLE', `stdio server "${server}": ${what}`, { server });
@@ -90,15 +75,10 @@ export function codeOf(error: unknown): string {
 }
 
 /** A supervised child: `start()`, `write()` with back-pressure, `terminate()` its process group. */
-/** The marker `createLineSplitter` puts on a line it cut. */
-const TRUNCATED = '…[truncated]';
-
 export class StdioProcess {
   private readonly options: StdioProcessOptions;
   private readonly handlers: StdioProcessHandlers;
-  private readonly stderrLines: LineSplitter = createLineSplitter();
-  /** The last few stderr lines, redacted and quotable: what a start failure quotes. */
-  private readonly stderrTail: string[] = [];
+  private readonly stderr: StderrLog;
   private spawnErrorCode: string | undefined;
 
   private child: ChildProcess | undefined;
@@ -109,15 +89,14 @@ export class StdioProcess {
   /** stdout and stderr: read to their end before `onFinish`, so the child's last words count. */
   private openOutputs = 2;
   private finished = false;
-  private drain: Promise<void> | undefined;
-  /** stdin is corked until the loop's check phase (see `write`). */
-  private corked = false;
+  private stdin: StdinWriter | undefined;
   private killTimer: NodeJS.Timeout | undefined;
   private drainTimer: NodeJS.Timeout | undefined;
 
   constructor(options: StdioProcessOptions, handlers: StdioProcessHandlers) {
     this.options = options;
     this.handlers = handlers;
+    this.stderr = new StderrLog(options.log, options.redact);
   }
 
   /** The child's pid (also its process group id) once spawned. */
@@ -137,7 +116,7 @@ export class StdioProcess {
   get failure(): string | undefined {
     if (this.spawnErrorCode !== undefined) return spawnFailure(this.options.serverName, this.spawnErrorCode);
     if (this.exitStatusValue === undefined || this.terminating) return undefined;
-    return exitedAtStart(this.exitStatusValue, this.stderrTail);
+    return exitedAtStart(this.exitStatusValue, this.stderr.tail);
   }
 
   /** True from the spawn until the process has finished. */
@@ -188,26 +167,13 @@ export class StdioProcess {
 
   /**
    * Writes bytes to the child's stdin; waits for the pipe to drain when it is full. Messages
-   * written in the same turn of the event loop leave in one `writev`: the first corks stdin, the
-   * loop's check phase (`setImmediate`) uncorks it. Under load one pipe write per message was a
-   * visible share of the gateway's CPU; each inbound request is its own I/O callback, so
-   * uncorking on `process.nextTick` coalesced nothing (1.01 writes per call at c=16, against 0.17
-   * with `setImmediate`, measured with strace). Corked writes still count towards the stream's
-   * buffer, so a full pipe still makes `write` wait for 'drain'.
+   * written in the same turn of the event loop leave in one `writev` (`stdin-writer.ts`).
    */
   async write(bytes: Buffer): Promise<void> {
     const stdin = this.child?.stdin;
     if (stdin == null || !stdin.writable || this.state === 'closed') throw this.notConnected();
-    if (!this.corked) {
-      this.corked = true;
-      stdin.cork();
-      setImmediate(() => {
-        this.corked = false;
-        stdin.uncork();
-      });
-    }
-    if (stdin.write(bytes)) return;
-    await this.waitForDrain(stdin);
+    this.stdin ??= new StdinWriter(stdin, () => this.notConnected());
+    await this.stdin.write(bytes);
   }
 
   /**
@@ -252,20 +218,20 @@ export class StdioProcess {
       });
     }
     child.stdout?.on('error', (error) => log.debug({ code: codeOf(error) }, 'stdout error'));
-    child.stderr?.on('data', (chunk: Buffer) => this.logStderr(this.stderrLines.push(chunk)));
+    child.stderr?.on('data', (chunk: Buffer) => this.stderr.push(chunk));
     child.stderr?.on('error', (error) => log.debug({ code: codeOf(error) }, 'stderr error'));
     // EPIPE once the child is gone: its exit is what gets reported.
     child.stdin?.on('error', (error) => log.debug({ code: codeOf(error) }, 'stdin error'));
   }
 
   private track(pid: number): void {
-    liveGroups.set(this, pid);
+    trackGroup(this, pid);
     this.options.census?.spawned(this.options.serverName);
   }
 
   /** Once, whichever of exit and finish comes first. */
   private untrack(): void {
-    if (!liveGroups.delete(this)) return;
+    if (!untrackGroup(this)) return;
     this.options.census?.gone(this.options.serverName);
   }
 
@@ -294,37 +260,8 @@ export class StdioProcess {
     this.child?.stdout?.destroy();
     this.child?.stderr?.destroy();
     this.child?.stdin?.destroy();
-    this.logStderr(this.stderrLines.end());
+    this.stderr.end();
     this.handlers.onFinish(this.exitError);
-  }
-
-  /** One shared wait per full pipe, so many blocked senders add one listener pair, not many. */
-  private waitForDrain(stdin: Writable): Promise<void> {
-    this.drain ??= new Promise<void>((resolve, reject) => {
-      const settle = (error?: Error): void => {
-        stdin.off('drain', onDrain);
-        stdin.off('close', onClose);
-        this.drain = undefined;
-        if (error === undefined) resolve();
-        else reject(error);
-      };
-      const onDrain = (): void => settle();
-      const onClose = (): void => settle(this.notConnected());
-      stdin.on('drain', onDrain);
-      stdin.on('close', onClose);
-    });
-    return this.drain;
-  }
-
-  private logStderr(lines: string[]): void {
-    for (const line of lines) {
-      const cut = line.endsWith(TRUNCATED);
-      const text = cut ? `${this.options.redact(line.slice(0, -TRUNCATED.length), true)}${TRUNCATED}` : this.options.redact(line);
-      this.options.log.debug({ stderr: text }, 'stdio server stderr');
-      if (text.trim() === '') continue;
-      this.stderrTail.push(quotableLine(text));
-      if (this.stderrTail.length > STDERR_TAIL_LINES) this.stderrTail.shift();
-    }
   }
 
   private error(what: string): GatewayError {
@@ -341,16 +278,6 @@ export class StdioProcess {
     this.spawnErrorCode = codeOf(error);
     const message = `stdio server "${server}": ${spawnFailure(server, this.spawnErrorCode)}`;
     return new GatewayError('UPSTREAM_START_FAILED', message, { server });
-  }
-}
-
-/** Signals a whole process group (the child leads its own); a gone group is not an error. */
-function signalGroup(pid: number, signal: NodeJS.Signals): void {
-  try {
-    // Windows has no process groups here: only the child itself can be signalled.
-    process.kill(process.platform === 'win32' ? pid : -pid, signal);
-  } catch {
-    // ESRCH: nothing left to signal
   }
 }
 

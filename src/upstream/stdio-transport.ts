@@ -4,8 +4,8 @@
  * stays in the SDK `Client` above it). This file frames and unframes messages, runs the `auto`
  * framing negotiation (`framing-negotiation.ts`) and maps what goes wrong to `GatewayError`s that
  * name only the server: never the command, its arguments, environment values or the child's output.
+ * Its options, their checks and the redaction compiled from them are `stdio-options.ts`.
  */
-import type { ChildCensus } from './child-census.js';
 import {
   parseJSONRPCMessage,
   type JSONRPCMessage,
@@ -14,47 +14,20 @@ import {
 } from '@modelcontextprotocol/client';
 import type { Logger } from 'pino';
 import type { GatewayError } from '../errors.js';
-import { Redactor } from '../observability/logger.js';
-import { isInheritedEnvName } from './child-env.js';
-import {
-  DEFAULT_MAX_MESSAGE_BYTES,
-  type DecodeEvent,
-  type Framing,
-  type FramingMode,
-  type MessageDecoder,
-} from './framing.js';
+import { DEFAULT_MAX_MESSAGE_BYTES, type DecodeEvent, type Framing, type MessageDecoder } from './framing.js';
 import { createFramingNegotiation, createInboundDecoder, type FramingNegotiation } from './framing-negotiation.js';
 import { codeOf, StdioProcess, stdioServerError, type ChildExitStatus } from './stdio-process.js';
+import {
+  DEFAULT_DETECT_WINDOW_MS,
+  DEFAULT_KILL_GRACE_MS,
+  stdioRedactor,
+  validateStdioOptions,
+  type StdioUpstreamTransportOptions,
+} from './stdio-options.js';
 
-export { killAllStdioChildren, type ChildExitStatus } from './stdio-process.js';
-
-export interface StdioUpstreamTransportOptions {
-  /** The server's config key: the only identifying detail errors and logs carry. */
-  serverName: string;
-  command: string;
-  args: readonly string[];
-  /** The child's whole environment (build it with `buildChildEnv`). */
-  env: Readonly<Record<string, string>>;
-  cwd?: string;
-  framing: FramingMode;
-  logger: Logger;
-  /** Time between SIGTERM and SIGKILL to the process group on close; default 2000 ms. */
-  killGraceMs?: number;
-  /** Largest message accepted from the child; default 16 MiB. Larger closes the transport. */
-  maxMessageBytes?: number;
-  /** `auto` only: silence after the first message before it is re-sent Content-Length-framed; default 1 s. */
-  detectWindowMs?: number;
-  /**
-   * Masks secrets in stderr lines and stdout noise before they are logged. The values of `env`
-   * entries that are not inherited names (i.e. the entry's explicit env) are always masked.
-   */
-  redactor?: Redactor;
-  /** Counts the child while it runs (the gateway's metrics). */
-  census?: ChildCensus;
-}
-
-const DEFAULT_KILL_GRACE_MS = 2000;
-const DEFAULT_DETECT_WINDOW_MS = 1000;
+export { killAllStdioChildren } from './process-group.js';
+export type { ChildExitStatus } from './stdio-process.js';
+export type { StdioUpstreamTransportOptions } from './stdio-options.js';
 
 /**
  * A supervised stdio child behind the SDK `Transport` interface. Framing `auto` (the default in
@@ -80,12 +53,12 @@ export class StdioUpstreamTransport implements Transport {
   private detectTimer: NodeJS.Timeout | undefined;
 
   constructor(options: StdioUpstreamTransportOptions) {
-    validateOptions(options);
+    validateStdioOptions(options);
     this.serverName = options.serverName;
     this.log = options.logger.child({ server: options.serverName });
     this.detectWindowMs = options.detectWindowMs ?? DEFAULT_DETECT_WINDOW_MS;
     const maxMessageBytes = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
-    this.redact = redactorFor(options);
+    this.redact = stdioRedactor(options);
     this.negotiation = createFramingNegotiation(options.framing);
     this.decoder = createInboundDecoder(options.framing, { maxMessageBytes });
     const { serverName, command, args, env, cwd } = options;
@@ -279,34 +252,4 @@ export class StdioUpstreamTransport implements Transport {
   private notConnected(): GatewayError {
     return this.error('not connected');
   }
-}
-
-function validateOptions(options: StdioUpstreamTransportOptions): void {
-  if (typeof options.serverName !== 'string' || options.serverName === '') {
-    throw new TypeError('serverName must be a non-empty string');
-  }
-  const where = `stdio server "${options.serverName}"`;
-  if (typeof options.command !== 'string' || options.command === '') {
-    throw new TypeError(`${where}: command must be a non-empty string`);
-  }
-  if (!Array.isArray(options.args) || !options.args.every((arg) => typeof arg === 'string')) {
-    throw new TypeError(`${where}: args must be an array of strings`);
-  }
-  if (!['auto', 'ndjson', 'contentLength'].includes(options.framing)) throw new TypeError(`${where}: unknown framing`);
-  for (const name of ['killGraceMs', 'maxMessageBytes', 'detectWindowMs'] as const) {
-    const value = options[name];
-    if (value !== undefined && (!Number.isSafeInteger(value) || value <= 0)) {
-      throw new TypeError(`${where}: ${name} must be a positive integer`);
-    }
-  }
-}
-
-/** Masks the explicit env's values and the gateway's secrets; `cut` handles text cut at its end. */
-function redactorFor(options: StdioUpstreamTransportOptions): (text: string, cut?: boolean) => string {
-  const explicitValues = Object.entries(options.env)
-    .filter(([name]) => !isInheritedEnvName(name))
-    .map(([, value]) => value);
-  const own = new Redactor(explicitValues);
-  const extra = options.redactor ?? new Redactor([]);
-  return (text, cut = false) => (cut ? extra.redactCut(own.redactCut(text)) : extra.redact(own.redact(text)));
 }
