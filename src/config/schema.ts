@@ -130,10 +130,10 @@ function checkTokenExchange(
     if (server.transport === 'stdio' || server.upstreamAuth?.kind !== 'tokenExchange') continue;
     const path = ['servers', name, 'upstreamAuth'];
     if (server.isolation !== 'principal') {
-      ctx.addIssue({ code: 'custom', path, message: 'tokenExchange needs "isolation": "principal" on this server: each connection carries one principal\'s exchanged token, so none may be shared or pooled between principals' });
+      ctx.addIssue({ code: 'custom', path, message: 'the token exchange needs "isolation": "principal" on this server: each connection carries one principal\'s exchanged token, so none may be shared or pooled between principals' });
     }
     if (config.auth?.kind !== 'oauth' && config.auth?.kind !== 'jwt') {
-      ctx.addIssue({ code: 'custom', path, message: `tokenExchange needs inbound "auth" of kind "oauth" or "jwt" (${config.auth === undefined ? 'there is none' : `"${config.auth.kind}" is a shared secret`}): the caller's own access token is what is exchanged` });
+      ctx.addIssue({ code: 'custom', path, message: `the token exchange needs inbound "auth" of kind "oauth" or "jwt" (${config.auth === undefined ? 'there is none' : `"${config.auth.kind}" is a shared secret`}): the caller's own access token is what is exchanged` });
     }
   }
 }

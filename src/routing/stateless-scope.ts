@@ -67,11 +67,13 @@ export class StatelessScope {
     this.tailored = options.servers.filter((s) => options.registry.entry(s).config.isolation === 'session');
     this.tools = options.tools?.view();
     const { servers, visibility } = options;
+    const perPrincipal = new Set(servers.filter((s) => reachedPerPrincipal(options.registry.entry(s).config)));
     this.catalogue = new Catalogue(
       {
-        // Read on every merge: a global enablement decision changes what every caller sees.
+        // Read on every merge: a global enablement decision changes what every caller sees. A
+        // server reached per principal has no list but a principal's: never in this view.
         get servers() {
-          return visibility?.visible(servers) ?? servers;
+          return (visibility?.visible(servers) ?? servers).filter((s) => !perPrincipal.has(s));
         },
         linkFor: (s) => options.registry.entry(s).primary.get(),
         perCaller: (s) => this.principalServers.has(s),

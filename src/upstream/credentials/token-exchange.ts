@@ -72,6 +72,7 @@ interface Exchanged {
 
 /** A token with no `expires_in` is used this long (and never past its subject's `exp`). */
 const DEFAULT_LIFETIME_MS = 5 * 60_000;
+const EXP_GRANULARITY_MS = 1_000;
 const DEFAULT_MAX_PRINCIPALS = 10_000;
 const DEFAULT_MAX_BYTES = 32 * 1024 * 1024;
 
@@ -94,9 +95,10 @@ export function tokenExchange(options: TokenExchangeOptions): TokenExchange {
     if (resource !== undefined) form.set('resource', resource);
     if (config.audience !== undefined) form.set('audience', config.audience);
     if (config.scope !== undefined) form.set('scope', config.scope);
-    const issued = await requestToken({ server, tokenUrl: config.tokenUrl, clientId: config.clientId, secret, form, fetch: options.fetch });
+    // Counted from before the request, less a second: `exp` is in whole seconds (RFC 7519 §2).
     const issuedAt = now();
-    const expiresAt = Math.min(issuedAt + (issued.lifetimeMs ?? DEFAULT_LIFETIME_MS), subject.expiresAt);
+    const issued = await requestToken({ server, tokenUrl: config.tokenUrl, clientId: config.clientId, secret, form, fetch: options.fetch });
+    const expiresAt = Math.min(issuedAt + (issued.lifetimeMs ?? DEFAULT_LIFETIME_MS) - EXP_GRANULARITY_MS, subject.expiresAt);
     // Short-lived tokens are renewed a quarter of their life ahead, long ones a minute ahead.
     const refreshAt = expiresAt - Math.min(REFRESH_AHEAD_MS, (expiresAt - issuedAt) / 4);
     const droppedAt = held.get(principal)?.droppedAt ?? Number.NEGATIVE_INFINITY;

@@ -30,6 +30,8 @@ export interface TestIdpOptions {
   resourceScopes?: string;
   /** Access token lifetime, seconds; default 300. */
   accessTokenTtl?: number;
+  /** More static clients beside `MACHINE_CLIENT` (oidc-provider client metadata). */
+  clients?: ReadonlyArray<Record<string, unknown>>;
 }
 
 export const MACHINE_CLIENT = 'machine';
@@ -55,6 +57,7 @@ export async function startTestIdp(options: TestIdpOptions = {}): Promise<TestId
         redirect_uris: [],
         response_types: [],
       },
+      ...(options.clients ?? []),
     ],
     cookies: { keys: ['portcullis-test-idp-cookie-key'] },
     pkce: { required: () => true },
