@@ -174,12 +174,7 @@ afterEach(async () => {
   refuseExchanges = false;
   exchangedTtl = 300;
 });
-afterAll(async () => {
-  await perFile.run();
-  // No token text in any log line: inbound, exchanged, or the gateway's client secret.
-  const logs = logLines.join('');
-  for (const secret of [...tokens.values(), ...received.filter((t) => t !== ''), GATEWAY_SECRET]) expect(logs).not.toContain(secret);
-});
+afterAll(() => perFile.run());
 
 describe.each(ERAS)('tokenExchange, %s era', (era) => {
   it("reaches the upstream as each principal, never as the other, and never with the client's own token", async () => {
@@ -195,6 +190,15 @@ describe.each(ERAS)('tokenExchange, %s era', (era) => {
     // The callers' own tokens never reached the upstream.
     for (const inbound of tokens.values()) expect(received).not.toContain(inbound);
     expect(exchanges.every((e) => e.resource === upstreamUrl)).toBe(true);
+  });
+});
+
+describe('a server reached per principal', () => {
+  it('opens no connection of the gateway\'s own: ready without it, and no request ever left without a principal\'s token', async () => {
+    const ready = await fetch(gateway.url.replace(/\/mcp$/, '/readyz'), { headers: headersOf('alice') });
+    expect(ready.status).toBe(200);
+    expect(((await ready.json()) as { servers: Array<{ server: string; state: string }> }).servers).toEqual([{ server: 'peruser', mode: 'required', state: 'idle' }]);
+    expect(received).not.toContain('');
   });
 });
 
@@ -273,5 +277,16 @@ describe('configuration', () => {
   it('refuses an Authorization header beside it and a plaintext token endpoint on the internet', () => {
     expect(() => parseConfig({ auth: jwt, servers: { a: { ...entry, headers: { Authorization: 'Bearer x' } } } })).toThrow(/cannot be combined with an Authorization header/);
     expect(() => parseConfig({ auth: jwt, servers: { a: { ...entry, upstreamAuth: { ...entry.upstreamAuth, tokenUrl: 'http://idp.example.com/token' } } } })).toThrow(/servers\.a\.upstreamAuth\.tokenUrl/);
+  });
+});
+
+describe('the logs', () => {
+  // Last: after every exchange, refusal and 401 above.
+  it('never hold a token (inbound or exchanged) or the client secret, at debug level', () => {
+    const logs = logLines.join('');
+    expect(logs).toContain('"server":"peruser"');
+    const secrets = [...tokens.values(), ...received.filter((t) => t !== ''), GATEWAY_SECRET];
+    expect(secrets.length).toBeGreaterThan(4);
+    for (const secret of secrets) expect(logs).not.toContain(secret);
   });
 });
