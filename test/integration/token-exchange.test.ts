@@ -199,6 +199,10 @@ describe('a server reached per principal', () => {
     expect(ready.status).toBe(200);
     expect(((await ready.json()) as { servers: Array<{ server: string; state: string }> }).servers).toEqual([{ server: 'peruser', mode: 'required', state: 'idle' }]);
     expect(received).not.toContain('');
+    // The customisation list shows it usable (each caller's connection opens on use), not "starting" for ever.
+    const list = await fetch(`${gateway.url}/customizations`, { headers: headersOf('alice') });
+    const items = ((await list.json()) as { items: Array<{ name: string; state?: { kind: string } }> }).items;
+    expect(items.find((i) => i.name === 'peruser')?.state).toEqual({ kind: 'ready' });
   });
 });
 

@@ -157,7 +157,7 @@ describe('tokenExchange', () => {
     const { subjects, exchange } = setup();
     subjects.remember('alice', 'subject-alice', exp(3_600_000));
     answer = () => ({ status: 400, body: { error: 'invalid_grant', error_description: 'subject-alice is revoked' } });
-    const error = await exchange.forPrincipal('alice').token().catch((e: unknown) => e as Error);
+    const error = await exchange.forPrincipal('alice').token().then(() => new Error('no refusal'), (e: unknown) => e as Error);
     expect(error.message).toBe('upstream "crm": could not get an access token for the upstream: the token endpoint answered HTTP 400 (invalid_grant)');
     const missing = setup({ readEnv: () => undefined });
     missing.subjects.remember('alice', 'subject-alice', exp(3_600_000));
