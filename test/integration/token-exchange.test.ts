@@ -26,9 +26,15 @@ const perFile = new Cleanup();
 const perTest = new Cleanup();
 /** The gateway's own resource at the IdP: inbound tokens are minted for it. */
 const GATEWAY_AUDIENCE = 'https://gateway.test/mcp';
+/** Also accepted by the gateway; its tokens live one second (the gateway tolerates 30 s of skew). */
+const SHORT_AUDIENCE = 'https://gateway.test/short';
 const GATEWAY_CLIENT = 'portcullis-gateway';
 const GATEWAY_SECRET = 'gateway-exchange-secret-for-tests-only';
 const USERS = ['alice', 'bob'] as const;
+/** A principal that only ever presents a token past its `exp`. */
+const LATE = 'carol';
+/** A principal whose first connection meets a refused exchange. */
+const REFUSED = 'dave';
 const userSecret = (user: string) => `${user}-machine-secret-for-tests-only`;
 
 let idp: TestIdp;
@@ -48,11 +54,11 @@ let refuseExchanges = false;
 /** Lifetime of the next exchanged tokens, seconds. */
 let exchangedTtl = 300;
 
-async function inboundToken(user: string): Promise<string> {
+async function inboundToken(user: string, resource = GATEWAY_AUDIENCE): Promise<string> {
   const response = await fetch(`${idp.issuer}/token`, {
     method: 'POST',
     headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`${user}:${userSecret(user)}`).toString('base64')}` },
-    body: new URLSearchParams({ grant_type: 'client_credentials', resource: GATEWAY_AUDIENCE, scope: 'mcp:tools' }),
+    body: new URLSearchParams({ grant_type: 'client_credentials', resource, scope: 'mcp:tools' }),
   });
   const body = (await response.json()) as { access_token?: string };
   if (body.access_token === undefined) throw new Error(`no inbound token for ${user}: ${JSON.stringify(body)}`);
@@ -71,7 +77,7 @@ function registerTokenExchange(idp: TestIdp): void {
       if (params.subject_token_type !== ACCESS_TOKEN_TYPE || params.subject_token === undefined) throw new oidcErrors.InvalidRequest('unsupported subject_token_type');
       let sub: string;
       try {
-        ({ payload: { sub: sub = '' } } = await jwtVerify(params.subject_token, keys, { issuer: idp.issuer, audience: GATEWAY_AUDIENCE }));
+        ({ payload: { sub: sub = '' } } = await jwtVerify(params.subject_token, keys, { issuer: idp.issuer, audience: [GATEWAY_AUDIENCE, SHORT_AUDIENCE] }));
       } catch {
         throw new oidcErrors.InvalidGrant('subject_token refused');
       }
@@ -141,8 +147,9 @@ const exchangesOf = (sub: string) => exchanges.filter((e) => e.sub === sub).leng
 beforeAll(async () => {
   assertBuilt();
   idp = await startTestIdp({
+    accessTokenTtl: (resource) => (resource === SHORT_AUDIENCE ? 1 : 300),
     clients: [
-      ...USERS.map((user) => ({ client_id: user, client_secret: userSecret(user), grant_types: ['client_credentials'], redirect_uris: [], response_types: [] })),
+      ...[...USERS, LATE, REFUSED].map((user) => ({ client_id: user, client_secret: userSecret(user), grant_types: ['client_credentials'], redirect_uris: [], response_types: [] })),
       { client_id: GATEWAY_CLIENT, client_secret: GATEWAY_SECRET, grant_types: [TOKEN_EXCHANGE_GRANT], redirect_uris: [], response_types: [] },
     ],
   });
@@ -161,7 +168,7 @@ beforeAll(async () => {
           upstreamAuth: { kind: 'tokenExchange', tokenUrl: `${idp.issuer}/token`, clientId: GATEWAY_CLIENT, clientSecretEnv: 'IT_EXCHANGE_SECRET', scope: 'mcp:tools', allowPrivateNetwork: true },
         },
       },
-      { auth: { kind: 'jwt', jwks: { url: `${idp.issuer}/jwks`, allowPrivateNetwork: true }, issuer: idp.issuer, audience: GATEWAY_AUDIENCE } },
+      { auth: { kind: 'jwt', jwks: { url: `${idp.issuer}/jwks`, allowPrivateNetwork: true }, issuer: idp.issuer, audience: [GATEWAY_AUDIENCE, SHORT_AUDIENCE] } },
     ),
     // The gateway's own logger (its redaction included), at debug: every line it would write.
     logger: createLogger({ level: 'debug', destination: { write: (line: string) => void logLines.push(line) } }),
@@ -255,6 +262,32 @@ describe('an exchange the IdP refuses', () => {
     expect(error.message).toContain('upstream "peruser"');
     expect(error.message).toContain('invalid_grant');
     expect(error.message).not.toContain(fresh);
+  });
+
+  it('fails the first connection of a principal with the same error, not a negotiation failure', async () => {
+    const token = await inboundToken(REFUSED);
+    tokens.set(REFUSED, token);
+    refuseExchanges = true;
+    const { client } = await connectClient(perTest, gateway.url, '2025', { headers: headersOf(REFUSED) });
+    const error = await errorOf(client.callTool({ name: 'peruser__whoami', arguments: {} }));
+    expect(error.message).toContain('upstream "peruser"');
+    expect(error.message).toContain('the token endpoint answered HTTP 400 (invalid_grant)');
+    expect(error.message).not.toContain(token);
+  });
+});
+
+describe('a caller with no live token to exchange', () => {
+  it('is answered a clear error asking it to authenticate again, without a hang or a request to the IdP', async () => {
+    const late = await inboundToken(LATE, SHORT_AUDIENCE);
+    tokens.set(LATE, late);
+    const expiry = decodeJwt(late).exp! * 1000;
+    await waitUntil(() => Date.now() > expiry, 'the inbound token expired', 5_000);
+    // Still inside the gateway's clock tolerance: authenticated, but never kept for an exchange.
+    const { client } = await connectClient(perTest, gateway.url, '2026', { headers: headersOf(LATE) });
+    const error = await within(errorOf(client.callTool({ name: 'peruser__whoami', arguments: {} })), 10_000, 'the refusal');
+    expect(error.message).toContain('upstream "peruser"');
+    expect(error.message).toContain('authenticate again');
+    expect(exchangesOf(LATE)).toBe(0);
   });
 });
 
