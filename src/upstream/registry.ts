@@ -166,6 +166,10 @@ export class UpstreamRegistry {
     if (config.transport !== entry.config.transport || config.isolation !== entry.config.isolation) {
       throw new GatewayError('NOT_SUPPORTED', `server "${name}": a restart cannot change its transport or isolation`, { server: name });
     }
+    if (reachedPerPrincipal(config) !== reachedPerPrincipal(entry.config)) {
+      // Whether it has a primary at all is settled when the entry is built (reloads refuse it: config-diff.ts).
+      throw new GatewayError('NOT_SUPPORTED', `server "${name}": a restart cannot start or stop its token exchange (upstreamAuth); restart the gateway`, { server: name });
+    }
     // A server reached per principal has no primary to reconnect: its principals reconnect on use.
     const noPrimary = this.stopped.has(name) || reachedPerPrincipal(config);
     await this.transition(name, () => restartServer(entry as RestartableEntry, config, (next) => this.createPool(name, next), noPrimary));
