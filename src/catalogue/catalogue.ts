@@ -128,7 +128,7 @@ export class Catalogue {
    * naming it, as a call to it would have met: no token to exchange, restarting…), so a call to
    * one of its tools is told why; undefined for anything else (an upstream's own answer).
    */
-  unavailableReasonOf(server: string): UpstreamError | undefined {
+  unavailableBecause(server: string): UpstreamError | undefined {
     let current = this.unavailable.get(server);
     for (let depth = 0; depth < 4 && current instanceof Error; depth++) {
       if (current instanceof UpstreamError) return current.server === server && (current.code === 'UPSTREAM_UNAVAILABLE' || current.code === 'UPSTREAM_START_FAILED') ? current : undefined;
@@ -287,7 +287,7 @@ export class Catalogue {
             { server, list: kind, err: error instanceof Error ? error.message : String(error) },
             'upstream left out of a merged list',
           );
-          return { server, items: [] as unknown[], apps: false, key: 'x' + Math.random(), failed: true, error, hint: FAILED_PART };
+          return { server, items: [] as unknown[], apps: false, key: 'x' + Math.random(), failed: true, hint: FAILED_PART, error };
         }
       }),
     );
