@@ -13,6 +13,7 @@ import { hostGuard, originGuard } from './inbound/edge-guards.js';
 import type { McpEndpoint } from './inbound/endpoint.js';
 import { incomingBodyOf } from './inbound/incoming-body.js';
 import { mountLegacySse } from './inbound/legacy-sse/sse-routes.js';
+import type { SubjectTokens } from './upstream/credentials/subject-tokens.js';
 import { accessMiddleware, accessOf, authMiddleware, principalOf, stripAuthorization, type AuthMiddlewareOptions } from './inbound/auth/auth-middleware.js';
 import type { Authenticator } from './inbound/auth/authenticate.js';
 import type { UpstreamRegistry } from './upstream/registry.js';
@@ -68,6 +69,8 @@ export interface AppOptions {
   admin?: Omit<AdminRoutesOptions, 'base'>;
   /** Every refusal at the edge gets an audit line (inbound/audit-refusals.ts); absent: none. */
   audit?: AuditLog;
+  /** Where callers' verified tokens are kept for `upstreamAuth` `tokenExchange`; absent: kept nowhere. */
+  subjectTokens?: SubjectTokens;
 }
 
 const notFound = () => refusal('NOT_FOUND', 'Not found');
@@ -122,6 +125,7 @@ export function createApp(options: AppOptions): Hono {
   resources?.mount(app);
   // Everything past liveness needs a principal when auth is on: /readyz names the servers.
   const metrics = options.metrics;
+  const subjectTokens = options.subjectTokens;
   if (options.authenticator !== undefined) {
     app.use(
       '*',
@@ -129,6 +133,7 @@ export function createApp(options: AppOptions): Hono {
         ...(resources === undefined ? {} : { targetOf: (c: Context) => resources.targetOf(c) }),
         ...(options.forwarded === undefined ? {} : { forwarded: options.forwarded }),
         onFailure: (code) => metrics?.authFailed(code),
+        ...(subjectTokens === undefined ? {} : { onVerifiedToken: (principal: string, token: string, exp: unknown) => subjectTokens.remember(principal, token, exp) }),
       }),
     );
   }

@@ -34,6 +34,7 @@ import { compileRequestLimiter } from './policy/request-limits.js';
 import { memoryBuckets } from './policy/memory-buckets.js';
 import { compileAccessPolicy, hidesNothing } from './policy/access-policy.js';
 import { upstreamCredentials } from './upstream/credentials/upstream-credentials.js';
+import { SubjectTokens } from './upstream/credentials/subject-tokens.js';
 import { buildEndpoints } from './composition/endpoints.js';
 import { allowedEnvNames, compileAuthentication, compileVisibility, logPlugins, refuseBind } from './composition/gateway-policy.js';
 import { listen } from './composition/listener.js';
@@ -146,7 +147,9 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       disabledServers: new Set(plugins.plugins.flatMap((p) => p.servers.filter((s) => !s.runs).map((s) => s.declaration.name))),
       onEgressRefusal: (range) => metrics.egressRefused('otlp-traces', range),
     });
-    const credentials = upstreamCredentials((name) => env[name], logger);
+    // Callers' verified tokens are kept only when a server exchanges them (tokenExchange).
+    const subjectTokens = Object.values(servers).some((s) => s.transport !== 'stdio' && s.upstreamAuth?.kind === 'tokenExchange') ? new SubjectTokens() : undefined;
+    const credentials = upstreamCredentials((name) => env[name], logger, subjectTokens === undefined ? {} : { subjectTokens });
     closers.add('upstream credentials', () => credentials.close());
     const registry = new UpstreamRegistry({
       servers,
@@ -303,6 +306,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
         ? {}
         : { admin: { sources: admin, reload: () => reload('admin'), authOn: authenticator !== undefined, admins: config.admin.principals } }),
       ...(telemetry.audit === undefined ? {} : { audit: telemetry.audit }),
+      ...(subjectTokens === undefined ? {} : { subjectTokens }),
       ...(config.auth?.kind === 'oauth' ? { oauth: config.auth } : {}),
       ...(config.listen.publicUrl === undefined ? {} : { publicUrl: config.listen.publicUrl }),
       ...(limiter === undefined ? {} : { limiter }),

@@ -6,6 +6,7 @@
  * allowed to fail the whole list.
  */
 import type { Prompt, Resource, ResourceTemplateType, Tool } from '@modelcontextprotocol/server';
+import { UpstreamError } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
 import type { UpstreamLink } from '../upstream/link.js';
 import type { CacheHint, ListKind } from '../upstream/list-cache.js';
@@ -100,8 +101,8 @@ export class Catalogue {
   private readonly memo = new Map<ListKind, { key: string; value: unknown }>();
   private readonly linkIds = new WeakMap<UpstreamLink, number>();
   private nextLinkId = 1;
-  /** Servers whose lists could not be fetched at the last merge. */
-  private unavailable = new Set<string>();
+  /** Servers whose lists could not be fetched at the last merge, with why. */
+  private unavailable = new Map<string, unknown>();
 
   constructor(source: CatalogueSource, options: CatalogueOptions) {
     this.source = source;
@@ -114,10 +115,24 @@ export class Catalogue {
    */
   unavailableOwnerOf(exposed: string): string | undefined {
     const separator = this.options.separator;
-    for (const server of this.unavailable) {
+    for (const server of this.unavailable.keys()) {
       // A server this view hides is never named, not even as down.
       if (!this.showsServer(server)) continue;
       if (separator === null || exposed.startsWith(`${server}${separator}`)) return server;
+    }
+    return undefined;
+  }
+
+  /**
+   * The gateway's own refusal that kept `server`'s list out of the last merge (an `UpstreamError`
+   * naming it, as a call to it would have met: no token to exchange, restarting…), so a call to
+   * one of its tools is told why; undefined for anything else (an upstream's own answer).
+   */
+  unavailableBecause(server: string): UpstreamError | undefined {
+    let current = this.unavailable.get(server);
+    for (let depth = 0; depth < 4 && current instanceof Error; depth++) {
+      if (current instanceof UpstreamError) return current.server === server && (current.code === 'UPSTREAM_UNAVAILABLE' || current.code === 'UPSTREAM_START_FAILED') ? current : undefined;
+      current = current.cause;
     }
     return undefined;
   }
@@ -272,11 +287,11 @@ export class Catalogue {
             { server, list: kind, err: error instanceof Error ? error.message : String(error) },
             'upstream left out of a merged list',
           );
-          return { server, items: [] as unknown[], apps: false, key: 'x' + Math.random(), failed: true, hint: FAILED_PART };
+          return { server, items: [] as unknown[], apps: false, key: 'x' + Math.random(), failed: true, hint: FAILED_PART, error };
         }
       }),
     );
-    this.unavailable = new Set(settled.filter((s) => s.failed).map((s) => s.server));
+    this.unavailable = new Map(settled.filter((s) => s.failed).map((s) => [s.server, 'error' in s ? s.error : undefined]));
     return {
       key: settled.map((s) => s.key).join('|'),
       lists: settled.map(({ server, items }) => ({ server, items })),

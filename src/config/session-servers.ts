@@ -93,6 +93,10 @@ export function compileSessionServersGate(policy: Readonly<Policy>): SessionServ
       if (config.transport === 'stdio' && !allowed.stdio) {
         return refuse(`${FIELD}.${name}.transport: the policy does not let clients run stdio servers (policy sessionServers.stdio is false)`);
       }
+      if (config.transport !== 'stdio' && config.upstreamAuth?.kind === 'tokenExchange') {
+        // Its connection serves the session's every call with no principal bound to it (principal-bound.ts).
+        return refuse(`${FIELD}.${name}.upstreamAuth: the token exchange is for configured servers isolated per principal, not for servers a client brings`);
+      }
       const problems = serverPolicyProblems(name, config, rules);
       if (problems.length > 0) return refuse(problems.map((p) => p.replace(`servers.${name}`, `${FIELD}.${name}`)).join('; '));
       servers[name] = config;

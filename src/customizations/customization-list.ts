@@ -9,6 +9,7 @@
  * replacement), so a slow watcher never makes versions pile up.
  */
 import type { UpstreamRegistry } from '../upstream/registry.js';
+import { reachedPerPrincipal } from '../upstream/credentials/principal-bound.js';
 import type { Viewer } from './enablement/decisions.js';
 import type { Enablement } from './enablement/enablement.js';
 import { buildCustomizations, type ListSources, type LiveView } from './build-list.js';
@@ -169,7 +170,10 @@ export class CustomizationList {
     const view: LiveView = {
       stateOf: (server) => {
         const entry = registry.entries.get(server);
-        return entry === undefined ? { kind: 'stopped' } : serverState(server, entry.primary.state, entry.primary.lastError);
+        if (entry === undefined) return { kind: 'stopped' };
+        // No primary to judge by (principal-bound.ts): usable unless stopped, each caller's connection opens on use.
+        const state = reachedPerPrincipal(entry.config) && entry.primary.state !== 'closed' ? 'ready' : entry.primary.state;
+        return serverState(server, state, entry.primary.lastError);
       },
       iconsOf: (server) => upstreamIcons(registry.entries.get(server)?.primary.current?.serverInfo),
       channelOf: (server) => `${this.channelBase ?? '/servers/'}${encodeURIComponent(server)}`,

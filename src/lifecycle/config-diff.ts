@@ -39,6 +39,10 @@ const SERVER_SHAPE = ['transport', 'isolation', 'enabled'] as const;
 
 const FILTER_FIELDS = new Set(['enabledTools', 'disabledTools']);
 
+function upstreamAuthOf(server: ServerConfig): unknown {
+  return server.transport === 'stdio' ? undefined : server.upstreamAuth;
+}
+
 /** Structural equality of parsed config values (plain JSON data: objects, arrays, primitives). */
 export function sameValue(a: unknown, b: unknown): boolean {
   if (a === b) return true;
@@ -103,7 +107,10 @@ export function diffConfigs(
       remove.push(name);
       continue;
     }
-    const shape = SERVER_SHAPE.filter((field) => before[field] !== after[field]);
+    const shape: string[] = SERVER_SHAPE.filter((field) => before[field] !== after[field]);
+    // The token source of `upstreamAuth` is built once per server (upstream/credentials/), and
+    // whether the server has a primary at all depends on it (principal-bound.ts).
+    if (!sameValue(upstreamAuthOf(before), upstreamAuthOf(after))) shape.push('upstreamAuth');
     for (const field of shape) needsRestart.push(`servers.${name}.${field}: changed; this needs a restart`);
     if (shape.length > 0) continue;
     if (!sameValue(withoutFilters(before), withoutFilters(after))) restart.push(name);

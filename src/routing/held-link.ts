@@ -65,6 +65,19 @@ export function principalHeld(registry: UpstreamRegistry, server: string, key: C
   };
 }
 
+/**
+ * The link `server`'s lists come from for `key` when it has no primary (principal-bound.ts):
+ * `key`'s own principal connection, opened now if needed (and then kept as for a call); without
+ * a principal, the primary's refusal saying why.
+ */
+export async function principalListLink(registry: UpstreamRegistry, server: string, key: ConnectionKey | undefined): Promise<UpstreamLink> {
+  const entry = registry.entry(server);
+  if (key?.principal === undefined || entry.principals === undefined) return entry.primary.get();
+  const lease = await registry.principalLease(server, key);
+  lease.release();
+  return lease.link;
+}
+
 /** The servers of `servers` that are isolated per principal. */
 export function principalServersOf(registry: UpstreamRegistry, servers: readonly string[]): Set<string> {
   return new Set(servers.filter((server) => registry.entry(server).config.isolation === 'principal'));

@@ -4,6 +4,7 @@
  */
 import type { ServerCapabilities } from '@modelcontextprotocol/server';
 import type { UpstreamRegistry } from '../upstream/registry.js';
+import { PER_PRINCIPAL_CAPABILITIES, reachedPerPrincipal } from '../upstream/credentials/principal-bound.js';
 
 export interface PrimaryInfo {
   readonly server: string;
@@ -17,8 +18,11 @@ export type ListName = 'tools' | 'prompts' | 'resources';
 /** Capabilities and instructions of `servers`, in that order, from the primaries that are up now. */
 export function primaryInfo(registry: UpstreamRegistry, servers: readonly string[]): PrimaryInfo[] {
   return servers.map((server) => {
-    const link = registry.entry(server).primary.current;
-    return { server, capabilities: link?.capabilities, instructions: link?.instructions };
+    const entry = registry.entry(server);
+    const link = entry.primary.current;
+    // A server reached per principal has no primary (principal-bound.ts): its declared lists.
+    const capabilities = link?.capabilities ?? (reachedPerPrincipal(entry.config) ? PER_PRINCIPAL_CAPABILITIES : undefined);
+    return { server, capabilities, instructions: link?.instructions };
   });
 }
 

@@ -28,7 +28,8 @@ import type { UpstreamRegistry } from '../upstream/registry.js';
 import type { DownstreamSink, RpcMessage } from '../rpc/sink.js';
 import type { LinkEvent } from '../upstream/link-event.js';
 import type { CallerResources, GatewayResources } from './gateway-resources.js';
-import { primaryHeld, principalHeld, principalServersOf, takesTasksVia, withReinitialise } from './held-link.js';
+import { primaryHeld, principalHeld, principalListLink, principalServersOf, takesTasksVia, withReinitialise } from './held-link.js';
+import { reachedPerPrincipal } from '../upstream/credentials/principal-bound.js';
 import { SessionVisibility } from './session-visibility.js';
 import type { ServerVisibility } from './visibility.js';
 import { SessionConnection } from './session-connection.js';
@@ -236,7 +237,10 @@ export class SessionScope implements RouteScope {
 
   /** The connection this session's lists of `server` come from: its own once open, else the primary. */
   async listLink(server: string): Promise<UpstreamLink> {
-    return this.own.get(server)?.current ?? this.principalLink(server) ?? this.registry.entry(server).primary.get();
+    const entry = this.registry.entry(server);
+    // A server with no primary lists from the session's principal connection, opened for it.
+    if (reachedPerPrincipal(entry.config)) return this.principalLink(server) ?? principalListLink(this.registry, server, this.key);
+    return this.own.get(server)?.current ?? this.principalLink(server) ?? entry.primary.get();
   }
 
   /** This session's principal connection to `server`, if it is one and open now. */

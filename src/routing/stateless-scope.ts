@@ -11,7 +11,8 @@ import type { Logger } from '../observability/logger.js';
 import type { UpstreamLink } from '../upstream/link.js';
 import { connectionKeyId, type ConnectionKey } from '../upstream/principal-connections.js';
 import type { UpstreamRegistry } from '../upstream/registry.js';
-import { primaryHeld, principalHeld, principalServersOf, takesTasksVia, withReinitialise } from './held-link.js';
+import { primaryHeld, principalHeld, principalListLink, principalServersOf, takesTasksVia, withReinitialise } from './held-link.js';
+import { reachedPerPrincipal } from '../upstream/credentials/principal-bound.js';
 import { InputBridge } from './input-bridge.js';
 import { sameServers } from './session-visibility.js';
 import { ListingConnections, listingSet } from './listing-connections.js';
@@ -66,11 +67,13 @@ export class StatelessScope {
     this.tailored = options.servers.filter((s) => options.registry.entry(s).config.isolation === 'session');
     this.tools = options.tools?.view();
     const { servers, visibility } = options;
+    const perPrincipal = new Set(servers.filter((s) => reachedPerPrincipal(options.registry.entry(s).config)));
     this.catalogue = new Catalogue(
       {
-        // Read on every merge: a global enablement decision changes what every caller sees.
+        // Read on every merge: a global enablement decision changes what every caller sees. A
+        // server reached per principal has no list but a principal's: never in this view.
         get servers() {
-          return visibility?.visible(servers) ?? servers;
+          return (visibility?.visible(servers) ?? servers).filter((s) => !perPrincipal.has(s));
         },
         linkFor: (s) => options.registry.entry(s).primary.get(),
         perCaller: (s) => this.principalServers.has(s),
@@ -153,7 +156,11 @@ export class StatelessScope {
             return visibility?.visible(servers, workspace) ?? servers;
           },
           linkFor: async (s) =>
-            (key === undefined ? undefined : registry.entry(s).principals?.current(key)) ?? this.listings.linkFor(s, set) ?? registry.entry(s).primary.get(),
+            (key === undefined ? undefined : registry.entry(s).principals?.current(key)) ??
+            // A server with no primary lists from the caller's principal connection, opened for it.
+            (reachedPerPrincipal(registry.entry(s).config) ? principalListLink(registry, s, key) : undefined) ??
+            this.listings.linkFor(s, set) ??
+            registry.entry(s).primary.get(),
           perCaller: (s) => this.principalServers.has(s),
         },
         { ...narrowedView(this.options.catalogue, access), logger: this.logger },

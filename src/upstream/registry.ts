@@ -30,6 +30,7 @@ import type { DownstreamSink } from '../rpc/sink.js';
 import { UpstreamSlot, type SlotState } from './slot.js';
 import { announceToolsChanged, restartServer, type RestartableEntry } from './server-restart.js';
 import type { CredentialOwner } from './credentials/credential-owner.js';
+import { noPrimaryConnection, reachedPerPrincipal } from './credentials/principal-bound.js';
 
 export interface UpstreamRegistryOptions {
   /** Told each time a call waits for a free stateless-pool connection of a server (metrics). */
@@ -107,11 +108,13 @@ export class UpstreamRegistry {
     const entries = new Map<string, ServerEntry>();
     for (const name of Object.keys(options.servers).sort()) {
       const config = options.servers[name]!;
+      // A server reached per principal has no primary: asking it answers why (principal-bound.ts).
+      const perPrincipal = reachedPerPrincipal(config);
       const primary = new UpstreamSlot({
         server: name,
-        eager: true,
+        eager: !perPrincipal,
         logger: this.logger,
-        connect: () => this.connect(name),
+        connect: perPrincipal ? () => Promise.reject(noPrimaryConnection(name)) : () => this.connect(name),
       });
       const pool = this.createPool(name, config);
       const sessionChildren =
@@ -163,7 +166,13 @@ export class UpstreamRegistry {
     if (config.transport !== entry.config.transport || config.isolation !== entry.config.isolation) {
       throw new GatewayError('NOT_SUPPORTED', `server "${name}": a restart cannot change its transport or isolation`, { server: name });
     }
-    await this.transition(name, () => restartServer(entry as RestartableEntry, config, (next) => this.createPool(name, next), this.stopped.has(name)));
+    if (reachedPerPrincipal(config) !== reachedPerPrincipal(entry.config)) {
+      // Whether it has a primary at all is settled when the entry is built (reloads refuse it: config-diff.ts).
+      throw new GatewayError('NOT_SUPPORTED', `server "${name}": a restart cannot start or stop its token exchange (upstreamAuth); restart the gateway`, { server: name });
+    }
+    // A server reached per principal has no primary to reconnect: its principals reconnect on use.
+    const noPrimary = this.stopped.has(name) || reachedPerPrincipal(config);
+    await this.transition(name, () => restartServer(entry as RestartableEntry, config, (next) => this.createPool(name, next), noPrimary));
   }
 
   /** Sessions listing tools of `name` hear `tools/list_changed` (its tool filters moved). */
@@ -328,6 +337,7 @@ export class UpstreamRegistry {
     const results = await Promise.all(
       [...this.entries.values()].map(async (entry) => {
         if (this.stopped.has(entry.name)) return undefined; // disabled before start: not started
+        if (reachedPerPrincipal(entry.config)) return undefined; // no primary: principals connect on use
         try {
           const link = await entry.primary.get();
           this.logger.info({ server: entry.name }, 'upstream ready');
@@ -370,9 +380,9 @@ export class UpstreamRegistry {
     return [...this.entries.values()].filter((e) => !this.removed.has(e.name)).map((e) => ({ server: e.name, mode: e.config.mode, state: e.primary.state }));
   }
 
-  /** True when every required server's primary connection is up (a server stopped on purpose is not waited for). */
+  /** True when every required server's primary connection is up (a server stopped on purpose, or with no primary, is not waited for). */
   ready(): boolean {
-    return [...this.entries.values()].every((e) => e.config.mode === 'optional' || this.stopped.has(e.name) || e.primary.state === 'ready');
+    return [...this.entries.values()].every((e) => e.config.mode === 'optional' || this.stopped.has(e.name) || reachedPerPrincipal(e.config) || e.primary.state === 'ready');
   }
 
   async close(): Promise<void> {

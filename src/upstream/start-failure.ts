@@ -3,7 +3,7 @@
  * own messages are safe by construction (they name servers, fields and error codes, never a
  * command, an argument, a URL or a header value); a child's stderr lines reach here redacted.
  */
-import { GatewayError } from '../errors.js';
+import { GatewayError, UpstreamError } from '../errors.js';
 import { blockedAdvice } from '../net/blocked-advice.js';
 import { safeReason } from './failure.js';
 
@@ -34,6 +34,7 @@ const isBlocked = (value: unknown): value is GatewayError => value instanceof Ga
  *   at start with its exit code and last stderr lines);
  * - an egress-guard refusal found anywhere along the cause chain, even under the SDK's
  *   version-negotiation error, with the setting that would allow it when one would;
+ * - the gateway's own refusal to send a request (no token to be had for it) found there too;
  * - otherwise `could not connect (CODE)`.
  */
 export function describeStartFailure(server: string, error: unknown, transport: unknown): string {
@@ -41,6 +42,9 @@ export function describeStartFailure(server: string, error: unknown, transport: 
   if (own !== undefined) return own;
   const blocked = findCause(error, isBlocked);
   if (blocked !== undefined) return blockedAdvice(server, blocked.message);
+  // The gateway's own refusal on the way out (no credential for the upstream: credentials/).
+  const refused = findCause(error, (value): value is UpstreamError => value instanceof UpstreamError && value.server === server && value.code === 'UPSTREAM_UNAVAILABLE');
+  if (refused !== undefined) return refused.message.slice(`upstream "${server}": `.length);
   return `could not connect (${safeReason(error)})`;
 }
 

@@ -113,6 +113,7 @@ describe('servers a client brings', () => {
       ['more than the per-session maximum', { a: { transport: 'streamableHttp', url: 'https://a.example/mcp' }, b: { transport: 'streamableHttp', url: 'https://b.example/mcp' }, c: { transport: 'streamableHttp', url: 'https://c.example/mcp' } }, /at most 2 servers per session/],
       ['a name that is not a server name', { '../x': { transport: 'streamableHttp', url: 'https://a.example/mcp' } }, /a server name must be/],
       ['a list instead of a record', [{ transport: 'streamableHttp', url: 'https://a.example/mcp' }], /must be an object of server name to server entry/],
+      ['a token exchange (per principal, configured servers only)', { web: { transport: 'streamableHttp', url: 'https://mcp.example/mcp', upstreamAuth: { kind: 'tokenExchange', tokenUrl: 'https://idp.example/token', clientId: 'c', clientSecretEnv: 'OK_SECRET' } } }, /web\.upstreamAuth: the token exchange is for configured servers isolated per principal/],
       ['plain http beyond loopback', { web: { transport: 'streamableHttp', url: 'http://mcp.example/mcp', headers: { authorization: `Bearer ${SECRET}` } } }, /web\.url/],
     ])('refuses %s with -32602 naming the field, never a value', async (_what, servers, message) => {
       const { gateway } = await startPluginGateway(cleanup, {}, allowing());

@@ -42,6 +42,14 @@ describe('diffConfigs', () => {
     expect(diff.needsRestart).toEqual(['servers.a.enabled: changed; this needs a restart']);
   });
 
+  it('refuses a change of a server\'s upstreamAuth: its token source is built once', () => {
+    const auth = { kind: 'clientCredentials', tokenUrl: 'https://idp.example.com/token', clientId: 'c', clientSecretEnv: 'B_SECRET' };
+    const withAuth = config((raw) => Object.assign(raw.servers.b, { headers: {}, upstreamAuth: auth }));
+    const changed = config((raw) => Object.assign(raw.servers.b, { headers: {}, upstreamAuth: { ...auth, tokenUrl: 'https://idp2.example.com/token' } }));
+    expect(diffConfigs(withAuth, changed).needsRestart).toEqual(['servers.b.upstreamAuth: changed; this needs a restart']);
+    expect(isEmptyDiff(diffConfigs(withAuth, config((raw) => Object.assign(raw.servers.b, { headers: {}, upstreamAuth: auth }))))).toBe(true);
+  });
+
   it('takes new body limits live', () => {
     const diff = diffConfigs(running, config((raw) => (raw.limits = { maxBodyBytes: 4096 })));
     expect(diff).toMatchObject({ bodyLimits: true, needsRestart: [] });

@@ -17,6 +17,7 @@ import type { Context, MiddlewareHandler } from 'hono';
 import { refusal } from '../../errors.js';
 import type { AuthFailureCode, Authenticator, AuthTarget } from './authenticate.js';
 import { headerLines } from '../header-lines.js';
+import { readBearerToken } from './authorization-header.js';
 import type { AccessProfile, CompiledAccess } from '../../policy/access-policy.js';
 
 declare module 'hono' {
@@ -48,6 +49,12 @@ export interface AuthMiddlewareOptions {
    */
   forwarded?: (request: Request) => { ok: true; principal: string | undefined } | { ok: false; reason: string } | undefined;
   onFailure?: (code: AuthFailureCode | 'AUTH_QUERY_TOKEN' | 'AUTH_FORWARD_PROOF') => void;
+  /**
+   * Told the verified token of each request it authenticated, with its `exp` claim: where the
+   * edge keeps callers' tokens for `upstreamAuth` `tokenExchange` (upstream/credentials/subject-tokens.ts).
+   * Absent: the token is forgotten with the request, as it should be unless exchanged.
+   */
+  onVerifiedToken?: (principal: string, token: string, exp: unknown) => void;
 }
 
 /**
@@ -59,7 +66,7 @@ export interface AuthMiddlewareOptions {
  * says: the MCP authorization spec forbids it, since URLs end up in logs and browser history.
  */
 export function authMiddleware(authenticator: Authenticator, options: AuthMiddlewareOptions = {}): MiddlewareHandler {
-  const { targetOf, onFailure, forwarded } = options;
+  const { targetOf, onFailure, forwarded, onVerifiedToken } = options;
   return async function authMiddleware(c, next) {
     if (new URL(c.req.url).searchParams.has('access_token')) {
       onFailure?.('AUTH_QUERY_TOKEN');
@@ -82,6 +89,11 @@ export function authMiddleware(authenticator: Authenticator, options: AuthMiddle
       return refusal(code, result.message, { headers: { 'www-authenticate': result.wwwAuthenticate } });
     }
     c.set('principal', result.principal);
+    if (onVerifiedToken !== undefined && result.claims !== undefined) {
+      // Only a verified JWT (claims): the very bearer the authenticator just accepted.
+      const read = readBearerToken(authorizationLines(c));
+      if (read.ok) onVerifiedToken(result.principal, read.token, result.claims.exp);
+    }
     if (result.claims !== undefined) c.set('principalClaims', result.claims);
     if (result.scopes !== undefined) c.set('principalScopes', result.scopes);
     await next();

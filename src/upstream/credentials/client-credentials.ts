@@ -11,8 +11,8 @@
  * (a rotated secret is picked up) and never logged; failures name the server and the HTTP status
  * or OAuth error code only.
  */
-import { UpstreamError } from '../../errors.js';
 import type { GuardedFetch } from '../../net/guarded-fetch.js';
+import { requestToken, tokenFailure } from './token-endpoint.js';
 
 export interface ClientCredentialsConfig {
   tokenUrl: string;
@@ -31,13 +31,11 @@ export interface UpstreamTokenSource {
 }
 
 /** Tokens are renewed this long before they expire. */
-const REFRESH_AHEAD_MS = 60_000;
+export const REFRESH_AHEAD_MS = 60_000;
 /** A token with no `expires_in` is reused this long. */
 const DEFAULT_LIFETIME_MS = 5 * 60_000;
-const FETCH_TIMEOUT_MS = 10_000;
-const MAX_TOKEN_LENGTH = 16 * 1024;
 /** After a refused token is dropped, the next refusal within this long keeps its token. */
-const REFETCH_COOLDOWN_MS = 5_000;
+export const REFETCH_COOLDOWN_MS = 5_000;
 
 export interface ClientCredentialsOptions {
   server: string;
@@ -55,45 +53,14 @@ export function clientCredentialsSource(options: ClientCredentialsOptions): Upst
   let lastDropped = Number.NEGATIVE_INFINITY;
   let pending: Promise<string> | undefined;
 
-  const fail = (why: string) => new UpstreamError('UPSTREAM_UNAVAILABLE', server, `could not get an access token for the upstream: ${why}`);
-
   async function fetchToken(): Promise<string> {
     const secret = options.readEnv(config.clientSecretEnv);
-    if (secret === undefined || secret === '') throw fail(`${config.clientSecretEnv} is not set`);
-    const body = new URLSearchParams({ grant_type: 'client_credentials', resource: config.resource ?? options.upstreamUrl });
-    if (config.scope !== undefined) body.set('scope', config.scope);
-    let response: Response;
-    try {
-      response = await options.fetch(config.tokenUrl, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/x-www-form-urlencoded',
-          accept: 'application/json',
-          // RFC 6749 §2.3.1: client_secret_basic, both parts form-encoded first.
-          authorization: `Basic ${Buffer.from(`${encodeURIComponent(config.clientId)}:${encodeURIComponent(secret)}`).toString('base64')}`,
-        },
-        body: body.toString(),
-        signal: AbortSignal.timeout(FETCH_TIMEOUT_MS),
-      });
-    } catch {
-      throw fail('the token endpoint could not be reached');
-    }
-    let answer: { access_token?: unknown; token_type?: unknown; expires_in?: unknown; error?: unknown };
-    try {
-      answer = (await response.json()) as typeof answer;
-    } catch {
-      throw fail(`the token endpoint answered HTTP ${response.status} without JSON`);
-    }
-    if (!response.ok) {
-      const code = typeof answer.error === 'string' && /^[\x20-\x7e]{1,64}$/.test(answer.error) ? answer.error : 'unknown';
-      throw fail(`the token endpoint answered HTTP ${response.status} (${code})`);
-    }
-    const token = answer.access_token;
-    if (typeof token !== 'string' || token === '' || token.length > MAX_TOKEN_LENGTH || /[\s"\\]/.test(token)) throw fail('the token endpoint answered no usable access_token');
-    if (typeof answer.token_type === 'string' && answer.token_type.toLowerCase() !== 'bearer') throw fail('the token endpoint answered a token type other than Bearer');
-    const lifetime = typeof answer.expires_in === 'number' && answer.expires_in > 0 ? answer.expires_in * 1000 : DEFAULT_LIFETIME_MS;
-    current = { token, expiresAt: now() + lifetime };
-    return token;
+    if (secret === undefined || secret === '') throw tokenFailure(server, `${config.clientSecretEnv} is not set`);
+    const form = new URLSearchParams({ grant_type: 'client_credentials', resource: config.resource ?? options.upstreamUrl });
+    if (config.scope !== undefined) form.set('scope', config.scope);
+    const issued = await requestToken({ server, tokenUrl: config.tokenUrl, clientId: config.clientId, secret, form, fetch: options.fetch });
+    current = { token: issued.token, expiresAt: now() + (issued.lifetimeMs ?? DEFAULT_LIFETIME_MS) };
+    return issued.token;
   }
 
   return {

@@ -9,6 +9,8 @@ import type { RemoteServerConfig } from '../../config/schema.js';
 import { createEgressDispatcher, createGuardedFetch } from '../../net/egress-guard.js';
 import type { CredentialOwner } from './credential-owner.js';
 import { clientCredentialsSource, type UpstreamTokenSource } from './client-credentials.js';
+import type { SubjectTokens } from './subject-tokens.js';
+import { tokenExchange, type TokenExchange } from './token-exchange.js';
 
 const TOKEN_CONNECT_TIMEOUT_MS = 5_000;
 const TOKEN_BODY_BYTES = 64 * 1024;
@@ -19,11 +21,16 @@ export interface UpstreamCredentials {
   close(): Promise<void>;
 }
 
-export function upstreamCredentials(readEnv: (name: string) => string | undefined, logger: Logger): UpstreamCredentials {
-  const sources = new Map<string, UpstreamTokenSource>();
+export interface UpstreamCredentialsOptions {
+  /** The callers' verified inbound tokens (`tokenExchange` reads them); absent: no server uses it. */
+  subjectTokens?: SubjectTokens;
+}
+
+export function upstreamCredentials(readEnv: (name: string) => string | undefined, logger: Logger, options: UpstreamCredentialsOptions = {}): UpstreamCredentials {
+  const sources = new Map<string, UpstreamTokenSource | TokenExchange>();
   const dispatchers: Dispatcher[] = [];
   return {
-    tokenSourceFor(server, config) {
+    tokenSourceFor(server, config, owner) {
       const auth = config.upstreamAuth;
       if (auth === undefined) return undefined;
       let source = sources.get(server);
@@ -38,13 +45,23 @@ export function upstreamCredentials(readEnv: (name: string) => string | undefine
         });
         dispatchers.push(dispatcher);
         const fetch = createGuardedFetch({ server: field, dispatcher, logger, limits: { maxMessageBytes: TOKEN_BODY_BYTES, maxOtherBodyBytes: TOKEN_BODY_BYTES } });
-        source = clientCredentialsSource({ server, upstreamUrl: config.url, config: auth, readEnv, fetch });
+        source =
+          auth.kind === 'tokenExchange'
+            ? tokenExchange({ server, upstreamUrl: config.url, config: auth, subjects: subjectTokensFor(server, options), readEnv, fetch })
+            : clientCredentialsSource({ server, upstreamUrl: config.url, config: auth, readEnv, fetch });
         sources.set(server, source);
       }
+      // Per principal: bound to the principal of this connection, never to anyone else's.
+      if ('forPrincipal' in source) return source.forPrincipal(owner?.kind === 'principal' ? owner.principal : undefined);
       return source;
     },
     async close() {
       await Promise.all(dispatchers.splice(0).map((d) => d.close().catch(() => undefined)));
     },
   };
+}
+
+function subjectTokensFor(server: string, options: UpstreamCredentialsOptions): SubjectTokens {
+  if (options.subjectTokens === undefined) throw new TypeError(`${server}.upstreamAuth: tokenExchange needs the callers' inbound tokens, and none are kept`);
+  return options.subjectTokens;
 }

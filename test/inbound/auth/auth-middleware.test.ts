@@ -169,3 +169,16 @@ describe('stripAuthorization', () => {
     expect(await original.text()).toBe('{"b":2}');
   });
 });
+
+describe('onVerifiedToken (the subject tokens of tokenExchange)', () => {
+  it('is never told a shared bearer secret, nor a token that was refused', async () => {
+    const told: string[] = [];
+    const hono = new Hono();
+    hono.use('*', authMiddleware(authenticator, { onVerifiedToken: (_principal, token) => void told.push(token) }));
+    hono.all('*', (c) => c.text(`hello ${c.get('principal')}`));
+    expect((await hono.request('/mcp', { headers: { authorization: `Bearer ${TOKEN}` } })).status).toBe(200);
+    expect((await hono.request('/mcp', { headers: { authorization: 'Bearer not-the-token-0123456789' } })).status).toBe(401);
+    // A bearer secret is no JWT the authorization server could exchange (no claims): never kept.
+    expect(told).toEqual([]);
+  });
+});

@@ -28,8 +28,10 @@ export interface TestIdp {
 export interface TestIdpOptions {
   /** Space-separated scopes a resource server accepts; default `mcp:tools mcp:admin`. */
   resourceScopes?: string;
-  /** Access token lifetime, seconds; default 300. */
-  accessTokenTtl?: number;
+  /** Access token lifetime, seconds (or per resource); default 300. */
+  accessTokenTtl?: number | ((resource: string) => number);
+  /** More static clients beside `MACHINE_CLIENT` (oidc-provider client metadata). */
+  clients?: ReadonlyArray<Record<string, unknown>>;
 }
 
 export const MACHINE_CLIENT = 'machine';
@@ -55,6 +57,7 @@ export async function startTestIdp(options: TestIdpOptions = {}): Promise<TestId
         redirect_uris: [],
         response_types: [],
       },
+      ...(options.clients ?? []),
     ],
     cookies: { keys: ['portcullis-test-idp-cookie-key'] },
     pkce: { required: () => true },
@@ -70,7 +73,7 @@ export async function startTestIdp(options: TestIdpOptions = {}): Promise<TestId
         getResourceServerInfo: (_ctx, resourceIndicator) => ({
           scope: resourceScopes,
           audience: resourceIndicator,
-          accessTokenTTL: options.accessTokenTtl ?? 300,
+          accessTokenTTL: typeof options.accessTokenTtl === 'function' ? options.accessTokenTtl(resourceIndicator) : (options.accessTokenTtl ?? 300),
           accessTokenFormat: 'jwt',
           jwt: { sign: { alg: 'RS256' } },
         }),
