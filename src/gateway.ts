@@ -34,6 +34,7 @@ import { compileRequestLimiter } from './policy/request-limits.js';
 import { memoryBuckets } from './policy/memory-buckets.js';
 import { compileAccessPolicy, hidesNothing } from './policy/access-policy.js';
 import { upstreamCredentials } from './upstream/credentials/upstream-credentials.js';
+import { UserTokens } from './upstream/credentials/user-tokens.js';
 import { buildEndpoints } from './composition/endpoints.js';
 import { allowedEnvNames, compileAuthentication, compileVisibility, logPlugins, refuseBind } from './composition/gateway-policy.js';
 import { listen } from './composition/listener.js';
@@ -146,7 +147,9 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       disabledServers: new Set(plugins.plugins.flatMap((p) => p.servers.filter((s) => !s.runs).map((s) => s.declaration.name))),
       onEgressRefusal: (range) => metrics.egressRefused('otlp-traces', range),
     });
-    const credentials = upstreamCredentials((name) => env[name], logger);
+    // Sessions' own tokens for `perUser` servers: in memory, dropped with their sessions.
+    const userTokens = new UserTokens();
+    const credentials = upstreamCredentials((name) => env[name], logger, userTokens);
     closers.add('upstream credentials', () => credentials.close());
     const registry = new UpstreamRegistry({
       servers,
@@ -178,7 +181,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     const stopCountingRestarts = countRestarts(registry, (server) => metrics.upstreamRestarted(server));
     closers.add('restart counter', stopCountingRestarts);
     // Servers the global decisions disable are stopped before the registry starts, so they never start.
-    const customizations = await customizationsFor(config, plugins, registry, decisions, agents);
+    const customizations = await customizationsFor(config, plugins, registry, decisions, agents, userTokens);
     closers.add('customizations', () => customizations.close()); // ends every watch stream
     await registry.start();
     await eventStore.start();
@@ -229,6 +232,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       logger,
       metrics,
       telemetry,
+      userTokens,
     });
     closers.add('endpoints', () => endpoints.close()); // every session closed, every child reaped
     // Before the sessions close (which takes a while), every SSE answer still open is ended, so
@@ -293,6 +297,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       logger,
       customizations: customizations.list,
       togglePermissions: customizations.permissions(address.address),
+      userTokens,
       // The session's list shows the servers its client brought (customizations/session-plugin.ts).
       sessionPlugin: (sessionId, principal) => {
         const brought = endpoints.aggregate.broughtBy(sessionId, principal);
@@ -313,6 +318,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       legacySessions: () => endpoints.sessionCount(),
       upstreams: () => registry.status(),
       stdioChildren: () => registry.stdioChildren(),
+      userCredentials: () => userTokens.size,
       eventHistory: () => eventStore.retained(),
     });
     const hostForUrl = address.family === 'IPv6' ? `[${address.address}]` : address.address;

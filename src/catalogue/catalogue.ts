@@ -6,6 +6,7 @@
  * allowed to fail the whole list.
  */
 import type { Prompt, Resource, ResourceTemplateType, Tool } from '@modelcontextprotocol/server';
+import { GatewayError } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
 import type { UpstreamLink } from '../upstream/link.js';
 import type { CacheHint, ListKind } from '../upstream/list-cache.js';
@@ -100,8 +101,8 @@ export class Catalogue {
   private readonly memo = new Map<ListKind, { key: string; value: unknown }>();
   private readonly linkIds = new WeakMap<UpstreamLink, number>();
   private nextLinkId = 1;
-  /** Servers whose lists could not be fetched at the last merge. */
-  private unavailable = new Set<string>();
+  /** Servers whose lists could not be fetched at the last merge, with why. */
+  private unavailable = new Map<string, unknown>();
 
   constructor(source: CatalogueSource, options: CatalogueOptions) {
     this.source = source;
@@ -114,12 +115,22 @@ export class Catalogue {
    */
   unavailableOwnerOf(exposed: string): string | undefined {
     const separator = this.options.separator;
-    for (const server of this.unavailable) {
+    for (const server of this.unavailable.keys()) {
       // A server this view hides is never named, not even as down.
       if (!this.showsServer(server)) continue;
       if (separator === null || exposed.startsWith(`${server}${separator}`)) return server;
     }
     return undefined;
+  }
+
+  /**
+   * Why `server`'s list could not be fetched, when the gateway itself said so for the caller: an
+   * authorization it needs (`UPSTREAM_AUTH_REQUIRED`, e.g. a per-user server this session has no
+   * token for) or a request it cannot serve (`INVALID_REQUEST`). Anything else stays unsaid.
+   */
+  unavailableBecause(server: string): GatewayError | undefined {
+    const why = this.unavailable.get(server);
+    return why instanceof GatewayError && why.server === server && (why.code === 'UPSTREAM_AUTH_REQUIRED' || why.code === 'INVALID_REQUEST') ? why : undefined;
   }
 
   /** Whether this view shows anything of `server` beyond single tools: a caller's access profile may hide it. */
@@ -272,11 +283,11 @@ export class Catalogue {
             { server, list: kind, err: error instanceof Error ? error.message : String(error) },
             'upstream left out of a merged list',
           );
-          return { server, items: [] as unknown[], apps: false, key: 'x' + Math.random(), failed: true, hint: FAILED_PART };
+          return { server, items: [] as unknown[], apps: false, key: 'x' + Math.random(), failed: true, hint: FAILED_PART, error };
         }
       }),
     );
-    this.unavailable = new Set(settled.filter((s) => s.failed).map((s) => s.server));
+    this.unavailable = new Map(settled.filter((s) => s.failed).map((s) => [s.server, 'error' in s ? s.error : undefined]));
     return {
       key: settled.map((s) => s.key).join('|'),
       lists: settled.map(({ server, items }) => ({ server, items })),

@@ -44,7 +44,7 @@ export function serverPolicyProblems(name: string, server: ServerConfig, rules: 
     }
   }
   // A client secret leaves the host like an envHeaders value does: the same rule.
-  const secretEnv = server.upstreamAuth?.clientSecretEnv;
+  const secretEnv = server.upstreamAuth?.kind === 'clientCredentials' ? server.upstreamAuth.clientSecretEnv : undefined;
   if (secretEnv !== undefined && !rules.envHeaderAllowed(secretEnv)) {
     problems.push(`${at}.upstreamAuth.clientSecretEnv: the policy does not allow reading this variable`);
   }

@@ -50,7 +50,7 @@ export function infrastructureEgressTargets(
     });
   }
   for (const [name, server] of Object.entries(config.servers ?? {})) {
-    if (server.transport === 'stdio' || server.upstreamAuth === undefined) continue;
+    if (server.transport === 'stdio' || server.upstreamAuth?.kind !== 'clientCredentials') continue;
     targets.push({
       field: `servers.${name}.upstreamAuth.tokenUrl`,
       url: server.upstreamAuth.tokenUrl,

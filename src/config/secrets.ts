@@ -14,7 +14,7 @@ export function configSecrets(config: Readonly<GatewayConfig>, env: Readonly<Rec
   for (const server of Object.values(config.servers)) {
     if (server.transport !== 'stdio') {
       secrets.push(...Object.values(server.headers));
-      for (const variable of [...Object.values(server.envHeaders), ...(server.upstreamAuth === undefined ? [] : [server.upstreamAuth.clientSecretEnv])]) {
+      for (const variable of [...Object.values(server.envHeaders), ...(server.upstreamAuth?.kind === 'clientCredentials' ? [server.upstreamAuth.clientSecretEnv] : [])]) {
         const value = env[variable];
         if (value !== undefined && value !== '') secrets.push(value);
       }

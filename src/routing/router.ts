@@ -219,7 +219,7 @@ async function callTool(scope: RouteScope, params: Params, call: CallContext): P
   await scope.admit?.('tools/call', visible ? exposed : undefined);
   if (!visible) {
     const down = target === undefined ? scope.catalogue.unavailableOwnerOf(exposed) : undefined;
-    if (down !== undefined) throw new GatewayError('UPSTREAM_UNAVAILABLE', `upstream "${down}" is unavailable`, { server: down });
+    if (down !== undefined) throw scope.catalogue.unavailableBecause(down) ?? new GatewayError('UPSTREAM_UNAVAILABLE', `upstream "${down}" is unavailable`, { server: down });
     throw new GatewayError('UNKNOWN_TOOL', `Unknown tool: ${exposed}`);
   }
   const upstreamParams = { ...params, name: target.name };

@@ -32,6 +32,8 @@ import { primaryHeld, principalHeld, principalServersOf, takesTasksVia, withRein
 import { SessionVisibility } from './session-visibility.js';
 import type { ServerVisibility } from './visibility.js';
 import { SessionConnection } from './session-connection.js';
+import { SessionCredentials } from './session-credentials.js';
+import { takesUserTokens, type UserTokens } from '../upstream/credentials/user-tokens.js';
 import type { RouteScope } from './router.js';
 import { TaskScope } from './tasks/task-scope.js';
 import type { TaskTable } from './tasks/task-table.js';
@@ -56,6 +58,8 @@ export interface ScopeOptions {
   limiter?: RequestLimiter;
   /** Judges and filters the servers a 2025 client brings in `initialize` (session-servers-scope.ts); absent: the default policy's (none). */
   sessionServers?: SessionServersOptions;
+  /** Sessions' own tokens for `perUser` servers (session-credentials.ts); absent: those servers get none. */
+  userTokens?: UserTokens;
 }
 
 /** What an endpoint knows about servers its 2025 clients may bring. */
@@ -114,6 +118,8 @@ export class SessionScope implements RouteScope {
   private readonly taskTable: TaskTable | undefined;
   /** The session's key in the task table: random, never the session id itself. */
   private readonly taskOwner = `session:${randomUUID()}`;
+  /** Its own tokens for `perUser` servers; undefined when it reaches none. */
+  private readonly credentials: SessionCredentials | undefined;
 
   constructor(options: ScopeOptions, session: SessionScopeOptions) {
     this.servers = options.servers;
@@ -165,6 +171,7 @@ export class SessionScope implements RouteScope {
             // A task on the session's own child lives as long as that child: keep it while the task does.
             pin: (server, link) => this.own.get(server)?.pin(link),
           });
+    const perUser = new Map<string, SessionConnection>();
     for (const server of options.servers) {
       const entry = options.registry.entry(server);
       const principals = entry.principals;
@@ -199,11 +206,26 @@ export class SessionScope implements RouteScope {
         clientCapabilities: session.clientCapabilities,
         quota: entry.sessionChildren,
         idleTimeoutMs: stdio ? session.childIdleTimeoutMs : undefined,
+        ...(session.sessionId === undefined ? {} : { credentialOwner: { kind: 'session' as const, session: session.sessionId, principal: this.key.principal } }),
         logger: options.logger,
       });
       this.own.set(server, connection);
+      if (takesUserTokens(entry.config)) perUser.set(server, connection);
       this.unsubscribes.push(connection.slot.on((event) => this.onLinkEvent(server, event)));
     }
+    this.credentials =
+      perUser.size === 0 || options.userTokens === undefined || session.sessionId === undefined
+        ? undefined
+        : new SessionCredentials({
+            store: options.userTokens,
+            sessionId: session.sessionId,
+            principal: this.key.principal,
+            connections: perUser,
+            announce: () => {
+              for (const list of ['tools', 'prompts', 'resources']) void this.owner.notify({ method: `notifications/${list}/list_changed` }).catch(() => undefined);
+            },
+            logger: options.logger,
+          });
     // Until the session's first use of a server, its lists come from that server's primary (a
     // connection of the same server, configured the same way); from then on, from its own.
     this.sharedCatalogue = this.own.size === 0 && this.principalServers.size === 0 ? session.shared : undefined;
@@ -214,7 +236,7 @@ export class SessionScope implements RouteScope {
           return scope.visibility.visibleServers();
         },
         linkFor: (s) => this.listLink(s),
-        perCaller: (s) => this.principalServers.has(s),
+        perCaller: (s) => this.principalServers.has(s) || this.credentials?.covers(s) === true,
       },
       { ...narrowedView(options.catalogue, session.access), logger: options.logger },
     );
@@ -236,6 +258,8 @@ export class SessionScope implements RouteScope {
 
   /** The connection this session's lists of `server` come from: its own once open, else the primary. */
   async listLink(server: string): Promise<UpstreamLink> {
+    // A per-user server lists from the session's own connection only, with the session's token.
+    if (this.credentials?.covers(server) === true) return this.credentials.listLink(server);
     return this.own.get(server)?.current ?? this.principalLink(server) ?? this.registry.entry(server).primary.get();
   }
 
@@ -251,7 +275,10 @@ export class SessionScope implements RouteScope {
 
   withLink<T>(server: string, fn: (link: UpstreamLink) => Promise<T>): Promise<T> {
     const own = this.own.get(server);
-    if (own !== undefined) return withReinitialise(server, this.registry, this.logger, () => own.acquire(), fn);
+    if (own !== undefined) {
+      const call = () => withReinitialise(server, this.registry, this.logger, () => own.acquire(), fn);
+      return this.credentials?.covers(server) === true ? this.credentials.run(server, call) : call();
+    }
     if (this.principalServers.has(server)) return withReinitialise(server, this.registry, this.logger, principalHeld(this.registry, server, this.key), fn);
     return withReinitialise(server, this.registry, this.logger, primaryHeld(this.registry, server), fn);
   }
@@ -310,6 +337,7 @@ export class SessionScope implements RouteScope {
     }
     this.subscriptions.clear();
     this.taskTable?.forgetOwner(this.taskOwner);
+    this.credentials?.close();
     await Promise.all([...this.own.values()].map((connection) => connection.close()));
   }
 
