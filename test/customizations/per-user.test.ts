@@ -13,10 +13,10 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/load.js';
 import { startGateway, type RunningGateway } from '../../src/gateway.js';
-import { collectNotifications, connectClient, errorOf, textOf, type ConnectedClient } from '../integration/harness/clients.js';
+import { collectNotifications, connectClient, errorOf, sideChannelUrl, textOf, type ConnectedClient } from '../integration/harness/clients.js';
 import { bearerPrincipals, type Principals } from '../integration/harness/principals.js';
 import { httpServer } from '../integration/harness/upstreams.js';
-import { Cleanup, within } from '../integration/harness/wait.js';
+import { Cleanup, waitUntil, within } from '../integration/harness/wait.js';
 import { capturingLogger } from '../session/redis-helpers.js';
 import { startPerUserUpstream, type PerUserUpstream } from './per-user-upstream.js';
 
@@ -32,7 +32,7 @@ interface World {
   lines: Array<Record<string, unknown>>;
 }
 
-async function world(): Promise<World> {
+async function world(extra: Record<string, unknown> = {}): Promise<World> {
   const upstream = await startPerUserUpstream();
   cleanup.add(() => upstream.close());
   const principals = bearerPrincipals('alice', 'bob');
@@ -46,6 +46,7 @@ async function world(): Promise<World> {
       // The same upstream without per-user credentials: its tokens can never be given.
       plain: httpServer(upstream.url, { mode: 'optional' }),
     },
+    ...extra,
   });
   const gateway = await startGateway({ config, logger, env: { ...process.env, ...principals.env } });
   cleanup.add(() => within(gateway.close(), 15_000, 'gateway close'));
@@ -58,9 +59,9 @@ interface Session extends ConnectedClient {
   listChanged: ReturnType<typeof collectNotifications>;
 }
 
-async function session(w: World, principal: string): Promise<Session> {
+async function session(w: World, principal: string, url = w.gateway.url): Promise<Session> {
   let listChanged!: ReturnType<typeof collectNotifications>;
-  const connected = await connectClient(cleanup, w.gateway.url, '2025', {
+  const connected = await connectClient(cleanup, url, '2025', {
     headers: w.principals.headers(principal),
     setup: (client) => {
       listChanged = collectNotifications(client, 'notifications/tools/list_changed');
@@ -143,6 +144,9 @@ describe('perUser: an upstream that demands each user\'s own token', () => {
     expect(await whoami(a)).toBe('user A');
     expect((await notesOf(w, alsoAlice)).state.kind).toBe('authRequired');
     expect(await heldTokens(w)).toBe(2);
+    // A caller without a session sees the server as the primary does.
+    const sessionless = await fetch(`${w.gateway.url}/customizations`, { headers: w.principals.headers('alice') });
+    expect(((await sessionless.json()) as { items: Item[] }).items.find((item) => item.name === 'notes')!.state.kind).toBe('authRequired');
 
     // What reached the upstream: the users' tokens or nothing, never a gateway principal's token.
     const gatewayTokens = ['alice', 'bob'].map((name) => w.principals.headers(name).Authorization!);
@@ -154,6 +158,17 @@ describe('perUser: an upstream that demands each user\'s own token', () => {
     const logged = JSON.stringify(w.lines);
     expect(logged).not.toContain('user-a-token');
     expect(logged).not.toContain('user-b-token');
+  });
+
+  it('takes a token for a side channel session the same way, for that session only', async () => {
+    const w = await world();
+    const channel = await session(w, 'alice', sideChannelUrl(w.gateway.url, 'notes'));
+    const aggregate = await session(w, 'alice');
+    const id = (await notesOf(w, aggregate)).id;
+    expect((await authenticate(w, channel, { id, token: 'user-b-token' })).status).toBe(200);
+    await channel.listChanged.waitFor(1);
+    expect(textOf(await channel.client.callTool({ name: 'whoami', arguments: {} }))).toBe('user B');
+    expect((await notesOf(w, aggregate)).state.kind).toBe('authRequired');
   });
 
   it('drops a token the upstream refuses: the call says to authenticate again and the list shows authRequired', async () => {
@@ -202,6 +217,18 @@ describe('perUser: an upstream that demands each user\'s own token', () => {
     expect(await heldTokens(w)).toBe(1);
     await b.transport.terminateSession();
     expect(await heldTokens(w)).toBe(0);
+  });
+
+  it('holds nothing for a session whose client hung up without DELETE, once the session expires', async () => {
+    const w = await world({ sessions: { idleTimeoutMs: 400 } });
+    const a = await session(w, 'alice');
+    const id = (await notesOf(w, a)).id;
+    expect((await authenticate(w, a, { id, token: 'user-a-token' })).status).toBe(200);
+    expect(await heldTokens(w)).toBe(1);
+    // Gone without a word: its standalone stream closes, no DELETE is sent.
+    await a.client.close();
+    await waitUntil(async () => (await heldTokens(w)) === 0, 'the expired session\'s token dropped');
+    expect((await authenticate(w, a, { id, token: 'user-a-token' })).status).toBe(404);
   });
 
   it('refuses hostile bodies and other principals\' sessions without keeping or echoing a token', async () => {
