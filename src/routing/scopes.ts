@@ -213,19 +213,7 @@ export class SessionScope implements RouteScope {
       if (takesUserTokens(entry.config)) perUser.set(server, connection);
       this.unsubscribes.push(connection.slot.on((event) => this.onLinkEvent(server, event)));
     }
-    this.credentials =
-      perUser.size === 0 || options.userTokens === undefined || session.sessionId === undefined
-        ? undefined
-        : new SessionCredentials({
-            store: options.userTokens,
-            sessionId: session.sessionId,
-            principal: this.key.principal,
-            connections: perUser,
-            announce: () => {
-              for (const list of ['tools', 'prompts', 'resources']) void this.owner.notify({ method: `notifications/${list}/list_changed` }).catch(() => undefined);
-            },
-            logger: options.logger,
-          });
+    this.credentials = SessionCredentials.attach(options.userTokens, { sessionId: session.sessionId, principal: this.key.principal, connections: perUser, owner: this.owner, logger: options.logger });
     // Until the session's first use of a server, its lists come from that server's primary (a
     // connection of the same server, configured the same way); from then on, from its own.
     this.sharedCatalogue = this.own.size === 0 && this.principalServers.size === 0 ? session.shared : undefined;

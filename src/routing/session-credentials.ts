@@ -20,6 +20,7 @@ import { authRequiredIn } from '../upstream/auth-required.js';
 import { missingToken, takesUserTokens, type UserTokens } from '../upstream/credentials/user-tokens.js';
 import type { UpstreamRegistry } from '../upstream/registry.js';
 import type { UpstreamLink } from '../upstream/link.js';
+import type { DownstreamSink } from '../rpc/sink.js';
 import type { SessionConnection } from './session-connection.js';
 
 export interface SessionCredentialsOptions {
@@ -28,8 +29,8 @@ export interface SessionCredentialsOptions {
   readonly principal: string | undefined;
   /** The session's own connections to its per-user servers. */
   readonly connections: ReadonlyMap<string, SessionConnection>;
-  /** The session hears that its tools, prompts and resources may have changed. */
-  announce(): void;
+  /** The session's standalone stream: where it hears its lists changed. */
+  readonly owner: DownstreamSink;
   readonly logger: Logger;
 }
 
@@ -38,7 +39,17 @@ export class SessionCredentials {
   private readonly detach: () => void;
   private readonly unsubscribes: Array<() => void> = [];
 
-  constructor(options: SessionCredentialsOptions) {
+  /** The session's credentials, attached to `store`; undefined when it reaches no per-user server (or has no id, or there is no store). */
+  static attach(
+    store: UserTokens | undefined,
+    session: Omit<SessionCredentialsOptions, 'store' | 'sessionId'> & { readonly sessionId: string | undefined },
+  ): SessionCredentials | undefined {
+    const { sessionId } = session;
+    if (store === undefined || sessionId === undefined || session.connections.size === 0) return undefined;
+    return new SessionCredentials({ ...session, store, sessionId });
+  }
+
+  private constructor(options: SessionCredentialsOptions) {
     this.options = options;
     const { store, connections } = options;
     this.detach = store.attach(options.sessionId, options.principal, [...connections.keys()], {
@@ -110,7 +121,7 @@ export class SessionCredentials {
       const held = await connection.acquire();
       held.release();
     });
-    this.options.announce();
+    this.announce();
   }
 
   /**
@@ -119,7 +130,12 @@ export class SessionCredentials {
    * the next token.
    */
   private changed(server: string): void {
-    if (!this.options.store.has(this.options.sessionId, server)) this.options.announce();
+    if (!this.options.store.has(this.options.sessionId, server)) this.announce();
+  }
+
+  /** The session's lists of the server changed (it lists again and finds, or loses, its tools). */
+  private announce(): void {
+    for (const list of ['tools', 'prompts', 'resources']) void this.options.owner.notify({ method: `notifications/${list}/list_changed` }).catch(() => undefined);
   }
 
   private dropConnection(server: string): void {
