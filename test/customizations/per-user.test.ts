@@ -19,6 +19,7 @@ import { httpServer } from '../integration/harness/upstreams.js';
 import { Cleanup, waitUntil, within } from '../integration/harness/wait.js';
 import { capturingLogger } from '../session/redis-helpers.js';
 import { startPerUserUpstream, type PerUserUpstream } from './per-user-upstream.js';
+import { openWatch } from './watch-reader.js';
 
 const cleanup = new Cleanup();
 afterEach(() => cleanup.run());
@@ -123,10 +124,20 @@ describe('perUser: an upstream that demands each user\'s own token', () => {
     expect(refused.data).toMatchObject({ code: 'UPSTREAM_AUTH_REQUIRED' });
     expect(refused.message).toContain('customizations/authenticate');
 
+    // The session's own watch stream follows its own state of the server.
+    const watch = await openWatch(`${w.gateway.url}/customizations`, { ...w.principals.headers('alice'), 'mcp-session-id': a.id });
+    cleanup.add(() => watch.close());
+    expect((await watch.next()).items.find((item) => item.name === 'notes')!.state).toMatchObject({ kind: 'authRequired' });
+
     const answer = await authenticate(w, a, { id: before.id, token: 'user-a-token' });
     expect(answer.status).toBe(200);
     const answered = ((await answer.json()) as { items: Item[] }).items.find((item) => item.name === 'notes')!;
     expect(answered.state).toEqual({ kind: 'ready' });
+    for (;;) {
+      const state = (await watch.next()).items.find((item) => item.name === 'notes')!.state as Item;
+      if (state.kind === 'ready') break;
+      expect(state.kind).toMatch(/^(authRequired|starting)$/);
+    }
     await a.listChanged.waitFor(1);
     expect(await toolNames(a)).toContain('notes__whoami');
     expect(await whoami(a)).toBe('user A');
