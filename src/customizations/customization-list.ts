@@ -14,8 +14,8 @@ import type { Enablement } from './enablement/enablement.js';
 import { buildCustomizations, type ListSources, type LiveView } from './build-list.js';
 import type { IdMinter } from './ids.js';
 import { mcpAppOf } from './mcp-app.js';
-import { perUserState, serverState } from './server-state.js';
-import type { UserTokens } from '../upstream/credentials/user-tokens.js';
+import { perUserPrimaryState, perUserState, serverState } from './server-state.js';
+import { takesUserTokens, type UserTokens } from '../upstream/credentials/user-tokens.js';
 import type { Customization } from './types.js';
 import { upstreamIcons } from './upstream-icons.js';
 
@@ -192,7 +192,7 @@ export class CustomizationList {
       stateOf: (server) => {
         const entry = registry.entries.get(server);
         if (entry === undefined) return { kind: 'stopped' };
-        const primary = serverState(server, entry.primary.state, entry.primary.lastError);
+        const primary = (takesUserTokens(entry.config) ? perUserPrimaryState : serverState)(server, entry.primary.state, entry.primary.lastError);
         const own = session === undefined || primary.kind === 'stopped' ? undefined : userTokens?.view(session, server);
         return own === undefined ? primary : perUserState(server, own, primary);
       },

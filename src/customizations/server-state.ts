@@ -101,6 +101,16 @@ export function perUserState(server: string, view: UserServerView, primary: McpS
   return primary;
 }
 
+/**
+ * The primary's state of a per-user server: its token-less retries keep meeting the same
+ * challenge, so while one is under way after such a refusal it stays `authRequired` rather than
+ * flickering through `starting` at every retry (for sessionless callers and token-less sessions).
+ */
+export function perUserPrimaryState(server: string, slot: SlotState, lastError: unknown): McpServerState {
+  const auth = slot === 'connecting' ? authRequiredIn(lastError) : undefined;
+  return auth === undefined ? serverState(server, slot, lastError) : authRequiredState(server, auth);
+}
+
 /** A declared server the gateway cannot run: refused by the policy or of an unsupported transport (`error`). */
 export function notRunState(server: string, reason: 'unsupported' | 'refused'): McpServerState {
   switch (reason) {

@@ -117,6 +117,8 @@ export class SessionCredentials {
     const connection = this.options.connections.get(server)!;
     const live = connection.current;
     if (live !== undefined) await connection.slot.discard(live);
+    // Attempts refused for an earlier token are no reason to make this one wait.
+    connection.slot.forgetFailures();
     await this.run(server, async () => {
       const held = await connection.acquire();
       held.release();

@@ -208,6 +208,8 @@ describe('perUser: an upstream that demands each user\'s own token', () => {
     expect(JSON.stringify(body)).not.toContain('user-a-token');
     expect(await heldTokens(w)).toBe(0);
 
+    // Refused tokens in a row never make the next one wait out a backoff.
+    for (let attempt = 0; attempt < 6; attempt++) expect((await authenticate(w, a, { id, token: 'user-a-token' })).status).toBe(502);
     expect((await authenticate(w, a, { id, token: 'user-b-token' })).status).toBe(200);
     expect(await whoami(a)).toBe('user B');
     expect(JSON.stringify(w.lines)).not.toContain('user-a-token');

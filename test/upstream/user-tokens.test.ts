@@ -8,7 +8,8 @@
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/load.js';
 import { parseAuthenticate } from '../../src/customizations/authenticate-route.js';
-import { perUserState } from '../../src/customizations/server-state.js';
+import { perUserPrimaryState, perUserState } from '../../src/customizations/server-state.js';
+import { UpstreamError } from '../../src/errors.js';
 import type { McpServerState } from '../../src/customizations/types.js';
 import { UpstreamAuthRequired } from '../../src/upstream/auth-required.js';
 import { MAX_USER_TOKEN_BYTES, UserTokens, type UserSessionHooks } from '../../src/upstream/credentials/user-tokens.js';
@@ -76,6 +77,19 @@ describe('the state a session\'s list shows of a per-user server', () => {
     ['a token, connected', { hasToken: true, refusal: undefined, connection: { state: 'ready' as const, lastError: undefined } }, { kind: 'ready' }],
   ])('%s', (_, view, expected) => {
     expect(perUserState('notes', view, primary)).toEqual(expected);
+  });
+});
+
+describe('the primary\'s state of a per-user server', () => {
+  it('stays authRequired while the token-less primary retries after a challenge', () => {
+    expect(perUserPrimaryState('notes', 'connecting', refusal)).toMatchObject({ kind: 'authRequired', reason: 'expired' });
+    expect(perUserPrimaryState('notes', 'error', refusal)).toMatchObject({ kind: 'authRequired', reason: 'expired' });
+  });
+
+  it('shows every other retry as starting, like any server', () => {
+    expect(perUserPrimaryState('notes', 'connecting', undefined)).toEqual({ kind: 'starting' });
+    expect(perUserPrimaryState('notes', 'connecting', new UpstreamError('UPSTREAM_UNAVAILABLE', 'notes', 'failed'))).toEqual({ kind: 'starting' });
+    expect(perUserPrimaryState('notes', 'ready', refusal)).toEqual({ kind: 'ready' });
   });
 });
 
