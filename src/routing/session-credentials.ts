@@ -74,14 +74,16 @@ export class SessionCredentials {
    */
   async run<T>(server: string, fn: () => Promise<T>): Promise<T> {
     const { store, sessionId } = this.options;
-    if (!store.has(sessionId, server)) throw missingToken(server);
+    const token = store.tokenOf(sessionId, server);
+    if (token === undefined) throw missingToken(server);
     try {
       return await fn();
     } catch (error) {
       const auth = authRequiredIn(error);
       // A 401 without protected resource metadata drops the token as well (the token source did).
-      if (auth === undefined && store.has(sessionId, server)) throw error;
-      store.refused(sessionId, server, undefined, auth);
+      if (auth === undefined && store.tokenOf(sessionId, server) === token) throw error;
+      // Only the token this call went out with: one set since (a new authenticate) stays.
+      store.refused(sessionId, server, token, auth);
       // The call is over: the connection that carried the refused token goes too (closing it
       // while the refusal was on its way would have failed the call as "connection closed").
       this.dropConnection(server);

@@ -94,6 +94,11 @@ export class UserTokens {
     return this.sessions.get(session)?.tokens.has(server) === true;
   }
 
+  /** The token `session` holds for `server` now (only to tell later whether it is still that one). */
+  tokenOf(session: string, server: string): string | undefined {
+    return this.sessions.get(session)?.tokens.get(server);
+  }
+
   /**
    * The upstream refused `token` (HTTP 401; undefined: whichever is held): it is dropped if it is
    * still the one held, and `auth`, when the refusal named protected resource metadata, is what
