@@ -10,9 +10,9 @@
  * - With one, the session's own connection carries it; the authenticate route opens that
  *   connection afresh (`reconnect`), and the session hears its lists changed.
  * - An upstream refusal of the token (401, or 403 asking for more scopes, naming protected
- *   resource metadata) drops it: the connection is closed once the call is over, the session's list shows
- *   `authRequired` with what the upstream asked for, the session hears its lists changed, and the
- *   call fails with `UPSTREAM_AUTH_REQUIRED` saying to authenticate again.
+ *   resource metadata) drops it: the connection is closed once the call is over, the session's
+ *   list shows `authRequired` with what the upstream asked for, the session hears its lists
+ *   changed, and the call fails with `UPSTREAM_AUTH_REQUIRED` saying to authenticate again.
  */
 import { GatewayError } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
@@ -39,7 +39,7 @@ export class SessionCredentials {
   private readonly detach: () => void;
   private readonly unsubscribes: Array<() => void> = [];
 
-  /** The session's credentials, attached to `store`; undefined when it reaches no per-user server (or has no id, or there is no store). */
+  /** The session's credentials, attached to `store`; undefined when it reaches no per-user server, has no id, or there is no store. */
   static attach(
     store: UserTokens | undefined,
     session: Omit<SessionCredentialsOptions, 'store' | 'sessionId'> & { readonly sessionId: string | undefined },
