@@ -17,6 +17,7 @@ import type { SubjectTokens } from './upstream/credentials/subject-tokens.js';
 import { accessMiddleware, accessOf, authMiddleware, principalOf, stripAuthorization, type AuthMiddlewareOptions } from './inbound/auth/auth-middleware.js';
 import type { Authenticator } from './inbound/auth/authenticate.js';
 import type { UpstreamRegistry } from './upstream/registry.js';
+import type { UserTokens } from './upstream/credentials/user-tokens.js';
 import { sessionTag } from './observability/session-tag.js';
 import type { CustomizationList } from './customizations/customization-list.js';
 import type { PluginCustomization } from './customizations/types.js';
@@ -53,6 +54,8 @@ export interface AppOptions {
   togglePermissions?: TogglePermissions;
   /** The client plugin of a caller's session (servers its client brought), for its list only. */
   sessionPlugin?: (sessionId: string, principal: string | undefined) => PluginCustomization | undefined;
+  /** Sessions' own tokens for `perUser` servers (`POST <path>/customizations/authenticate`); absent: not served. */
+  userTokens?: UserTokens;
   /** Served at `/metrics` in the Prometheus text format; absent: not served. */
   metrics?: GatewayMetrics;
   /** The `oauth` auth block: protected resource metadata is served and tokens bound to endpoints. */
@@ -173,6 +176,7 @@ export function createApp(options: AppOptions): Hono {
       base,
       list: options.customizations,
       principalOf,
+      ...(options.userTokens === undefined ? {} : { userTokens: { store: options.userTokens, registry: options.registry } }),
       permissions,
       ...(ownPlugin === undefined
         ? {}

@@ -35,6 +35,7 @@ import { memoryBuckets } from './policy/memory-buckets.js';
 import { compileAccessPolicy, hidesNothing } from './policy/access-policy.js';
 import { upstreamCredentials } from './upstream/credentials/upstream-credentials.js';
 import { SubjectTokens } from './upstream/credentials/subject-tokens.js';
+import { UserTokens } from './upstream/credentials/user-tokens.js';
 import { buildEndpoints } from './composition/endpoints.js';
 import { allowedEnvNames, compileAuthentication, compileVisibility, logPlugins, refuseBind } from './composition/gateway-policy.js';
 import { listen } from './composition/listener.js';
@@ -149,7 +150,9 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     });
     // Callers' verified tokens are kept only when a server exchanges them (tokenExchange).
     const subjectTokens = Object.values(servers).some((s) => s.transport !== 'stdio' && s.upstreamAuth?.kind === 'tokenExchange') ? new SubjectTokens() : undefined;
-    const credentials = upstreamCredentials((name) => env[name], logger, subjectTokens === undefined ? {} : { subjectTokens });
+    // Sessions' own tokens for `perUser` servers: in memory, dropped with their sessions.
+    const userTokens = new UserTokens();
+    const credentials = upstreamCredentials((name) => env[name], logger, { userTokens, ...(subjectTokens === undefined ? {} : { subjectTokens }) });
     closers.add('upstream credentials', () => credentials.close());
     const registry = new UpstreamRegistry({
       servers,
@@ -181,7 +184,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     const stopCountingRestarts = countRestarts(registry, (server) => metrics.upstreamRestarted(server));
     closers.add('restart counter', stopCountingRestarts);
     // Servers the global decisions disable are stopped before the registry starts, so they never start.
-    const customizations = await customizationsFor(config, plugins, registry, decisions, agents);
+    const customizations = await customizationsFor(config, plugins, registry, decisions, agents, userTokens);
     closers.add('customizations', () => customizations.close()); // ends every watch stream
     await registry.start();
     await eventStore.start();
@@ -232,6 +235,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       logger,
       metrics,
       telemetry,
+      userTokens,
     });
     closers.add('endpoints', () => endpoints.close()); // every session closed, every child reaped
     // Before the sessions close (which takes a while), every SSE answer still open is ended, so
@@ -296,6 +300,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       logger,
       customizations: customizations.list,
       togglePermissions: customizations.permissions(address.address),
+      userTokens,
       // The session's list shows the servers its client brought (customizations/session-plugin.ts).
       sessionPlugin: (sessionId, principal) => {
         const brought = endpoints.aggregate.broughtBy(sessionId, principal);
@@ -317,6 +322,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       legacySessions: () => endpoints.sessionCount(),
       upstreams: () => registry.status(),
       stdioChildren: () => registry.stdioChildren(),
+      userCredentials: () => userTokens.size,
       eventHistory: () => eventStore.retained(),
     });
     const hostForUrl = address.family === 'IPv6' ? `[${address.address}]` : address.address;

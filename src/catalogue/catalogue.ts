@@ -6,7 +6,7 @@
  * allowed to fail the whole list.
  */
 import type { Prompt, Resource, ResourceTemplateType, Tool } from '@modelcontextprotocol/server';
-import { UpstreamError } from '../errors.js';
+import { GatewayError } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
 import type { UpstreamLink } from '../upstream/link.js';
 import type { CacheHint, ListKind } from '../upstream/list-cache.js';
@@ -95,6 +95,9 @@ const FAILED_PART: CacheHint = { ttlMs: 0, cacheScope: 'private' };
 
 const allowAll: VisibilityFilter = () => true;
 
+/** Gateway refusals a call to a server whose list failed is told (`unavailableBecause`). */
+const SAID_REFUSALS: ReadonlySet<string> = new Set(['UPSTREAM_AUTH_REQUIRED', 'INVALID_REQUEST', 'UPSTREAM_UNAVAILABLE', 'UPSTREAM_START_FAILED']);
+
 export class Catalogue {
   private readonly source: CatalogueSource;
   private readonly options: CatalogueOptions;
@@ -124,14 +127,17 @@ export class Catalogue {
   }
 
   /**
-   * The gateway's own refusal that kept `server`'s list out of the last merge (an `UpstreamError`
-   * naming it, as a call to it would have met: no token to exchange, restarting…), so a call to
-   * one of its tools is told why; undefined for anything else (an upstream's own answer).
+   * The gateway's own refusal that kept `server`'s list out of the last merge, as a call to it
+   * would meet it, so a call to one of its tools is told why: an authorization it needs
+   * (`UPSTREAM_AUTH_REQUIRED`, a per-user server this session has no token for), a request it
+   * cannot serve (`INVALID_REQUEST`), or the server unreachable for the caller (`UPSTREAM_UNAVAILABLE`:
+   * no token to exchange; `UPSTREAM_START_FAILED`), found a few causes deep. Anything else (an
+   * upstream's own answer) stays unsaid.
    */
-  unavailableBecause(server: string): UpstreamError | undefined {
+  unavailableBecause(server: string): GatewayError | undefined {
     let current = this.unavailable.get(server);
     for (let depth = 0; depth < 4 && current instanceof Error; depth++) {
-      if (current instanceof UpstreamError) return current.server === server && (current.code === 'UPSTREAM_UNAVAILABLE' || current.code === 'UPSTREAM_START_FAILED') ? current : undefined;
+      if (current instanceof GatewayError) return current.server === server && SAID_REFUSALS.has(current.code) ? current : undefined;
       current = current.cause;
     }
     return undefined;

@@ -31,6 +31,7 @@ import type { UpstreamRegistry } from '../upstream/registry.js';
 import type { GatewayError } from '../errors.js';
 import type { BodyLimits } from '../inbound/body.js';
 import type { Telemetry } from './telemetry.js';
+import type { UserTokens } from '../upstream/credentials/user-tokens.js';
 
 export interface EndpointsDeps {
   config: Readonly<GatewayConfig>;
@@ -59,6 +60,8 @@ export interface EndpointsDeps {
   refuseRequests?: () => GatewayError | undefined;
   /** Traces and audit lines: each endpoint's requests observed under its audit name. */
   telemetry: Telemetry;
+  /** Sessions' own tokens for `perUser` servers, on every endpoint; absent: those servers get none. */
+  userTokens?: UserTokens;
 }
 
 export interface Endpoints {
@@ -113,6 +116,7 @@ export function buildEndpoints(deps: EndpointsDeps): Endpoints {
       ...(deps.limiter === undefined ? {} : { limiter: deps.limiter }),
       ...(deps.visibility === undefined ? {} : { visibility: deps.visibility }),
       ...(gatewayResources === undefined ? {} : { gatewayResources }),
+      ...(deps.userTokens === undefined ? {} : { userTokens: deps.userTokens }),
       sessionServers,
     };
     return new McpEndpoint({

@@ -11,6 +11,7 @@ import type { Policy } from '../policy/policy-schema.js';
 import type { StdioRules } from '../policy/stdio-rules.js';
 import { infrastructureEgressTargets, serverEgressTarget } from './egress-targets.js';
 import type { EffectiveLimits, EventStoreSettings, GatewayConfig, GatewayConfigFile, ServerConfig, SessionLimits, StdioServerConfig } from './schema.js';
+import { gatewayClientOf } from './gateway-client.js';
 
 /** The state directory when the config names none, relative to the config file's directory. */
 export const DEFAULT_STATE_DIR = '.portcullis';
@@ -44,7 +45,7 @@ export function serverPolicyProblems(name: string, server: ServerConfig, rules: 
     }
   }
   // A client secret leaves the host like an envHeaders value does: the same rule.
-  const secretEnv = server.upstreamAuth?.clientSecretEnv;
+  const secretEnv = gatewayClientOf(server)?.clientSecretEnv;
   if (secretEnv !== undefined && !rules.envHeaderAllowed(secretEnv)) {
     problems.push(`${at}.upstreamAuth.clientSecretEnv: the policy does not allow reading this variable`);
   }

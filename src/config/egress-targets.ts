@@ -6,6 +6,7 @@
  */
 import type { EgressTarget } from '../policy/egress-target.js';
 import type { GatewayConfigFile, ServerConfig } from './schema.js';
+import { gatewayClientOf } from './gateway-client.js';
 
 /** The egress target of one server entry (Streamable HTTP or HTTP+SSE), or none (stdio servers dial nothing). */
 export function serverEgressTarget(name: string, server: ServerConfig): EgressTarget | undefined {
@@ -50,13 +51,14 @@ export function infrastructureEgressTargets(
     });
   }
   for (const [name, server] of Object.entries(config.servers ?? {})) {
-    if (server.transport === 'stdio' || server.upstreamAuth === undefined) continue;
+    const client = gatewayClientOf(server);
+    if (client === undefined) continue;
     targets.push({
       field: `servers.${name}.upstreamAuth.tokenUrl`,
-      url: server.upstreamAuth.tokenUrl,
+      url: client.tokenUrl,
       protocol: 'http',
       tier: 'infrastructure',
-      allowPrivateNetwork: server.upstreamAuth.allowPrivateNetwork,
+      allowPrivateNetwork: client.allowPrivateNetwork,
       allowPrivateNetworkField: `servers.${name}.upstreamAuth.allowPrivateNetwork`,
     });
   }

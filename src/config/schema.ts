@@ -66,8 +66,10 @@ export const stdioServerSchema = z.strictObject({
 /**
  * How the gateway authenticates to an HTTP upstream beyond `headers`/`envHeaders` (which are the
  * `static` mode). `clientCredentials`: the gateway's own OAuth client for that upstream (RFC 6749
- * §4.4 with the upstream as RFC 8707 `resource`); `tokenExchange`: per principal (below). The
- * client's own token is never forwarded.
+ * §4.4 with the upstream as RFC 8707 `resource`); `tokenExchange`: per principal (below);
+ * `perUser`: each 2025 session sends its own token for the upstream (`POST
+ * <path>/customizations/authenticate`), carried by that session's own connection only. The
+ * client's own token for the gateway is never forwarded.
  */
 const upstreamAuthSchema = z.discriminatedUnion('kind', [
   z.strictObject({
@@ -102,17 +104,23 @@ const upstreamAuthSchema = z.discriminatedUnion('kind', [
     scope: z.string().min(1).max(2048).optional(),
     allowPrivateNetwork: z.boolean().default(false),
   }),
+  z.strictObject({ kind: z.literal('perUser') }),
 ]);
 
 /** `upstreamAuth` replaces the `Authorization` header: the two on one server entry contradict each other. */
 function checkUpstreamAuth(
-  config: { servers: Record<string, { transport: string; upstreamAuth?: unknown; headers?: Record<string, string>; envHeaders?: Record<string, string> }> },
+  config: { servers: Record<string, { transport: string; isolation?: string; upstreamAuth?: unknown; headers?: Record<string, string>; envHeaders?: Record<string, string> }> },
   ctx: { addIssue(issue: { code: 'custom'; path: string[]; message: string }): void },
 ): void {
   for (const [name, server] of Object.entries(config.servers)) {
     if (server.transport === 'stdio' || server.upstreamAuth === undefined) continue;
     const named = [...Object.keys(server.headers ?? {}), ...Object.keys(server.envHeaders ?? {})].some((h) => h.toLowerCase() === 'authorization');
     if (named) ctx.addIssue({ code: 'custom', path: ['servers', name, 'upstreamAuth'], message: 'cannot be combined with an Authorization header in headers or envHeaders' });
+    // A user's token lives on that user's session connection only; a shared or per-principal
+    // connection would carry one session's token for others.
+    if ((server.upstreamAuth as { kind?: unknown }).kind === 'perUser' && server.isolation !== 'session') {
+      ctx.addIssue({ code: 'custom', path: ['servers', name, 'upstreamAuth'], message: 'per-user credentials need isolation "session" (each session\'s own connection carries its own token); remove isolation or set it to "session"' });
+    }
   }
 }
 

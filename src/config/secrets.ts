@@ -8,13 +8,15 @@
 
 const SECRET_NAME = /TOKEN|KEY|SECRET|PASS|AUTH|CRED|COOKIE|SESSION|PRIVATE/i;
 import type { GatewayConfig } from './schema.js';
+import { gatewayClientOf } from './gateway-client.js';
 
 export function configSecrets(config: Readonly<GatewayConfig>, env: Readonly<Record<string, string | undefined>>): string[] {
   const secrets: string[] = [];
   for (const server of Object.values(config.servers)) {
     if (server.transport !== 'stdio') {
       secrets.push(...Object.values(server.headers));
-      for (const variable of [...Object.values(server.envHeaders), ...(server.upstreamAuth === undefined ? [] : [server.upstreamAuth.clientSecretEnv])]) {
+      const client = gatewayClientOf(server);
+      for (const variable of [...Object.values(server.envHeaders), ...(client === undefined ? [] : [client.clientSecretEnv])]) {
         const value = env[variable];
         if (value !== undefined && value !== '') secrets.push(value);
       }

@@ -93,9 +93,15 @@ export function compileSessionServersGate(policy: Readonly<Policy>): SessionServ
       if (config.transport === 'stdio' && !allowed.stdio) {
         return refuse(`${FIELD}.${name}.transport: the policy does not let clients run stdio servers (policy sessionServers.stdio is false)`);
       }
-      if (config.transport !== 'stdio' && config.upstreamAuth?.kind === 'tokenExchange') {
-        // Its connection serves the session's every call with no principal bound to it (principal-bound.ts).
-        return refuse(`${FIELD}.${name}.upstreamAuth: the token exchange is for configured servers isolated per principal, not for servers a client brings`);
+      if (config.transport !== 'stdio') {
+        // The URL is the client's: nothing of the gateway's environment or credentials may go there
+        // (an envHeaders variable or a gateway client secret would be sent to whoever the client names).
+        if (Object.keys(config.envHeaders).length > 0) {
+          return refuse(`${FIELD}.${name}.envHeaders: a server a client brings gets no value from the gateway's environment; send literal headers instead`);
+        }
+        if (config.upstreamAuth !== undefined) {
+          return refuse(`${FIELD}.${name}.upstreamAuth: a server a client brings gets no credentials of the gateway's (clientCredentials, tokenExchange) and no per-user token store (perUser)`);
+        }
       }
       const problems = serverPolicyProblems(name, config, rules);
       if (problems.length > 0) return refuse(problems.map((p) => p.replace(`servers.${name}`, `${FIELD}.${name}`)).join('; '));

@@ -15,7 +15,8 @@ import type { Enablement } from './enablement/enablement.js';
 import { buildCustomizations, type ListSources, type LiveView } from './build-list.js';
 import type { IdMinter } from './ids.js';
 import { mcpAppOf } from './mcp-app.js';
-import { serverState } from './server-state.js';
+import { perUserPrimaryState, perUserState, serverState } from './server-state.js';
+import { takesUserTokens, type UserTokens } from '../upstream/credentials/user-tokens.js';
 import type { Customization } from './types.js';
 import { upstreamIcons } from './upstream-icons.js';
 
@@ -32,6 +33,8 @@ export interface CustomizationListOptions {
   readonly ids: IdMinter;
   /** Decisions shown as each item's `enablement`; absent: none (every item enabled). */
   readonly enablement?: Enablement;
+  /** Sessions' tokens for per-user servers: each session's list shows its own state of them. */
+  readonly userTokens?: UserTokens;
 }
 
 const NOBODY: Viewer = Object.freeze({});
@@ -44,6 +47,7 @@ export class CustomizationList {
   private channelBase: string | undefined;
   private current: ListSnapshot;
   private scheduled = false;
+  private bumpScheduled = false;
   private isClosed = false;
 
   constructor(options: CustomizationListOptions) {
@@ -54,6 +58,8 @@ export class CustomizationList {
     }
     // A toggle may change only one session's list: every watcher rebuilds its own and compares.
     if (options.enablement !== undefined) this.unsubscribe.push(options.enablement.onAnyChange(() => this.bump()));
+    // So does a session's token or its own connection to a per-user server.
+    if (options.userTokens !== undefined) this.unsubscribe.push(options.userTokens.onChange(() => this.bumpSoon()));
   }
 
   /** The ids of the listed items (and their durable keys, never on the wire). */
@@ -77,6 +83,11 @@ export class CustomizationList {
     if (!sources.configServers.includes(name)) return;
     this.options = { ...this.options, sources: { ...sources, configServers: sources.configServers.filter((server) => server !== name) } };
     this.refresh();
+  }
+
+  /** The configured servers it lists, in config order. */
+  get configServers(): readonly string[] {
+    return this.options.sources.configServers;
   }
 
   /** The opaque id of a durable key, minted like every id of this list (session-plugin.ts). */
@@ -147,6 +158,16 @@ export class CustomizationList {
     return this.build(this.current.version, viewer);
   }
 
+  /** Per-user states come in bursts too (token set, connecting, ready): one version per turn. */
+  private bumpSoon(): void {
+    if (this.bumpScheduled || this.isClosed) return;
+    this.bumpScheduled = true;
+    setImmediate(() => {
+      this.bumpScheduled = false;
+      this.bump();
+    });
+  }
+
   /** A decision changed: a new version even when the sessionless list is the same (a session's may not be). */
   private bump(): void {
     if (this.isClosed) return;
@@ -166,14 +187,17 @@ export class CustomizationList {
   }
 
   private build(version: number, viewer: Viewer = NOBODY): ListSnapshot {
-    const { registry, sources, ids, enablement } = this.options;
+    const { registry, sources, ids, enablement, userTokens } = this.options;
+    const session = viewer.sessionId;
     const view: LiveView = {
       stateOf: (server) => {
         const entry = registry.entries.get(server);
         if (entry === undefined) return { kind: 'stopped' };
         // No primary to judge by (principal-bound.ts): usable unless stopped, each caller's connection opens on use.
         const state = reachedPerPrincipal(entry.config) && entry.primary.state !== 'closed' ? 'ready' : entry.primary.state;
-        return serverState(server, state, entry.primary.lastError);
+        const primary = (takesUserTokens(entry.config) ? perUserPrimaryState : serverState)(server, state, entry.primary.lastError);
+        const own = session === undefined || primary.kind === 'stopped' ? undefined : userTokens?.view(session, server);
+        return own === undefined ? primary : perUserState(server, own, primary);
       },
       iconsOf: (server) => upstreamIcons(registry.entries.get(server)?.primary.current?.serverInfo),
       channelOf: (server) => `${this.channelBase ?? '/servers/'}${encodeURIComponent(server)}`,

@@ -12,6 +12,7 @@ import type { AgentSet } from '../plugins/agent-set.js';
 import type { LoadedPlugins } from '../plugins/plugin-servers.js';
 import type { GatewayResources } from '../routing/gateway-resources.js';
 import type { UpstreamRegistry } from '../upstream/registry.js';
+import type { UserTokens } from '../upstream/credentials/user-tokens.js';
 import { readConfigSource, type ConfigSource } from './config-ranges.js';
 import { CustomizationList } from './customization-list.js';
 import { customizationsResource } from './customizations-resource.js';
@@ -53,6 +54,7 @@ export async function customizationsFor(
   registry: UpstreamRegistry,
   read: { enablement: Enablement },
   agents?: AgentSet,
+  userTokens?: UserTokens,
 ): Promise<GatewayCustomizations> {
   const { enablement } = read;
   await applyGlobalDecisions(enablement, registry);
@@ -65,6 +67,7 @@ export async function customizationsFor(
     registry,
     ids: createIdMinter(),
     enablement,
+    ...(userTokens === undefined ? {} : { userTokens }),
   });
   const resource = customizationsResource(list);
   const admins = new Set(config.policy.admins);

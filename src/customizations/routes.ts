@@ -11,6 +11,8 @@
  *   whenever anything in it changes. Pull-driven: a watcher that does not read holds one pending
  *   list, never a backlog; at most {@link MAX_WATCHERS} watch at once.
  * - `POST <path>/customizations/toggle` → toggle-route.ts.
+ * - `POST <path>/customizations/authenticate` → authenticate-route.ts (a session's own token for
+ *   a `perUser` server), when the gateway holds such tokens.
  *
  * Other methods answer 405 through the error taxonomy.
  */
@@ -19,6 +21,9 @@ import { errorResponse, GatewayError } from '../errors.js';
 import { callerView, type CallerView } from './caller-view.js';
 import type { CustomizationList, ListSnapshot } from './customization-list.js';
 import { mountToggle, type ToggleRouteOptions } from './toggle-route.js';
+import { mountAuthenticate } from './authenticate-route.js';
+import type { UserTokens } from '../upstream/credentials/user-tokens.js';
+import type { UpstreamRegistry } from '../upstream/registry.js';
 import type { PluginCustomization } from './types.js';
 
 /** Concurrent watch streams per gateway; each holds one socket and one waiter. */
@@ -34,6 +39,8 @@ export interface CustomizationRoutesOptions extends Omit<ToggleRouteOptions, 'pa
   principalOf(c: Context): string | undefined;
   /** The client plugin of the caller's session (the servers its client brought), if any (session-plugin.ts). */
   readonly sessionPlugin?: (c: Context) => PluginCustomization | undefined;
+  /** Sessions' tokens for per-user servers, and the registry that says which servers take them. */
+  readonly userTokens?: { readonly store: UserTokens; readonly registry: UpstreamRegistry };
 }
 
 const encoder = new TextEncoder();
@@ -132,4 +139,8 @@ export function mountCustomizations(app: Hono, options: CustomizationRoutesOptio
   });
   app.all(path, () => errorResponse(new GatewayError('METHOD_NOT_ALLOWED', 'the customisation list is read with GET')));
   mountToggle(app, { ...options, path: `${path}/toggle` });
+  const userTokens = options.userTokens;
+  if (userTokens !== undefined) {
+    mountAuthenticate(app, { path: `${path}/authenticate`, list, registry: userTokens.registry, userTokens: userTokens.store, principalOf: options.principalOf });
+  }
 }

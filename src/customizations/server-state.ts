@@ -10,6 +10,9 @@
  * | an HTTP upstream asked for authorization (401/403 naming its metadata) | `authRequired` |
  * | closed (gateway stopping, or stopped by a global disable), or not run | `stopped` |
  *
+ * A server with per-user credentials is shown to each session from its own token and connection
+ * (`perUserState`).
+ *
  * `error → starting` happens by itself: the gateway retries with backoff. An error's message
  * names the server and what failed, and takes only a code from the failure (an errno name, an
  * SDK code, an HTTP status): never a message, which can carry a command line, a URL or a header.
@@ -18,6 +21,7 @@ import { GatewayError } from '../errors.js';
 import { authRequiredIn, type UpstreamAuthRequired } from '../upstream/auth-required.js';
 import { safeReason } from '../upstream/failure.js';
 import type { SlotState } from '../upstream/slot.js';
+import type { UserServerView } from '../upstream/credentials/user-tokens.js';
 import type { McpServerState } from './types.js';
 
 const STARTING: McpServerState = Object.freeze({ kind: 'starting' });
@@ -77,6 +81,34 @@ export function serverState(server: string, slot: SlotState, lastError: unknown)
       throw new TypeError(`unknown slot state ${String(unreachable)}`);
     }
   }
+}
+
+/**
+ * The state one session's list shows of a server with per-user credentials (`upstreamAuth.kind:
+ * "perUser"`), from what the gateway saw of *that session's* token and connection: with a token,
+ * its own connection's state (an upstream refusal of it is `authRequired`); without one,
+ * `authRequired` as the upstream last refused this session's token, else as it refused the
+ * primary (which carries no user's token, so it is refused exactly like a session without one),
+ * else the primary's state as it is.
+ */
+export function perUserState(server: string, view: UserServerView, primary: McpServerState): McpServerState {
+  if (view.hasToken) {
+    const connection = view.connection;
+    if (connection === undefined) return STARTING;
+    return serverState(server, connection.state === 'idle' ? 'connecting' : connection.state, connection.lastError);
+  }
+  if (view.refusal !== undefined) return authRequiredState(server, view.refusal);
+  return primary;
+}
+
+/**
+ * The primary's state of a per-user server: its token-less retries keep meeting the same
+ * challenge, so while one is under way after such a refusal it stays `authRequired` rather than
+ * flickering through `starting` at every retry (for sessionless callers and token-less sessions).
+ */
+export function perUserPrimaryState(server: string, slot: SlotState, lastError: unknown): McpServerState {
+  const auth = slot === 'connecting' ? authRequiredIn(lastError) : undefined;
+  return auth === undefined ? serverState(server, slot, lastError) : authRequiredState(server, auth);
 }
 
 /** A declared server the gateway cannot run: refused by the policy or of an unsupported transport (`error`). */

@@ -10,6 +10,7 @@ import { primaryInfo } from '../routing/primaries.js';
 import { mergeTaskCapability, TASKS_EXTENSION } from '../routing/tasks/task-capabilities.js';
 import type { ScopeOptions } from '../routing/scopes.js';
 import type { Era } from './gateway-server.js';
+import { reachesPerUserServer } from '../routing/session-credentials.js';
 
 export interface EndpointIdentity {
   name: string;
@@ -38,8 +39,11 @@ export function endpointIdentity(source: IdentitySource, era: Era): EndpointIden
   const capabilities = mergeCapabilities(parts);
   // The gateway relays logging and list changes itself, whatever each upstream declared.
   capabilities.logging = {};
+  // A per-user server shows what it serves only once a session's token reaches it: a 2025
+  // session is told of all three lists, so it hears them change when it authenticates.
+  const perUser = era === 'legacy' && reachesPerUserServer(source.registry, source.servers);
   for (const key of ['tools', 'prompts', 'resources'] as const) {
-    if (capabilities[key] !== undefined) capabilities[key] = { ...capabilities[key], listChanged: true };
+    if (capabilities[key] !== undefined || perUser) capabilities[key] = { ...capabilities[key], listChanged: true };
   }
   // Resources of its own (the customisation list) are served, and subscribed to, by the gateway.
   if (source.gatewayResources === true) capabilities.resources = { ...capabilities.resources, subscribe: true, listChanged: true };

@@ -68,6 +68,8 @@ export interface MetricSources {
   upstreams(): readonly { server: string; state: string }[];
   /** Live stdio child processes, by server. */
   stdioChildren(): ReadonlyMap<string, number>;
+  /** Tokens sessions gave for `perUser` servers, held now (a count; never a value). */
+  userCredentials?(): number;
   /** Events and bytes the event store's history budget currently holds; absent: no budget kept. */
   eventHistory?(): { events: number; bytes: number };
 }
@@ -153,6 +155,14 @@ export class GatewayMetrics {
       collect() {
         this.reset();
         for (const [server, count] of read()?.stdioChildren() ?? []) this.set({ server }, count);
+      },
+    });
+    new Gauge({
+      name: 'portcullis_upstream_user_credentials',
+      help: 'Tokens 2025 sessions gave the gateway for perUser upstream servers, held now (one per session and server at most).',
+      registers,
+      collect() {
+        this.set(read()?.userCredentials?.() ?? 0);
       },
     });
     new Gauge({

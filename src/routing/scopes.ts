@@ -33,6 +33,8 @@ import { reachedPerPrincipal } from '../upstream/credentials/principal-bound.js'
 import { SessionVisibility } from './session-visibility.js';
 import type { ServerVisibility } from './visibility.js';
 import { SessionConnection } from './session-connection.js';
+import { SessionCredentials } from './session-credentials.js';
+import { takesUserTokens, type UserTokens } from '../upstream/credentials/user-tokens.js';
 import type { RouteScope } from './router.js';
 import { TaskScope } from './tasks/task-scope.js';
 import type { TaskTable } from './tasks/task-table.js';
@@ -57,6 +59,8 @@ export interface ScopeOptions {
   limiter?: RequestLimiter;
   /** Judges and filters the servers a 2025 client brings in `initialize` (session-servers-scope.ts); absent: the default policy's (none). */
   sessionServers?: SessionServersOptions;
+  /** Sessions' own tokens for `perUser` servers (session-credentials.ts); absent: those servers get none. */
+  userTokens?: UserTokens;
 }
 
 /** What an endpoint knows about servers its 2025 clients may bring. */
@@ -115,6 +119,8 @@ export class SessionScope implements RouteScope {
   private readonly taskTable: TaskTable | undefined;
   /** The session's key in the task table: random, never the session id itself. */
   private readonly taskOwner = `session:${randomUUID()}`;
+  /** Its own tokens for `perUser` servers; undefined when it reaches none. */
+  private readonly credentials: SessionCredentials | undefined;
 
   constructor(options: ScopeOptions, session: SessionScopeOptions) {
     this.servers = options.servers;
@@ -166,6 +172,7 @@ export class SessionScope implements RouteScope {
             // A task on the session's own child lives as long as that child: keep it while the task does.
             pin: (server, link) => this.own.get(server)?.pin(link),
           });
+    const perUser = new Map<string, SessionConnection>();
     for (const server of options.servers) {
       const entry = options.registry.entry(server);
       const principals = entry.principals;
@@ -200,11 +207,14 @@ export class SessionScope implements RouteScope {
         clientCapabilities: session.clientCapabilities,
         quota: entry.sessionChildren,
         idleTimeoutMs: stdio ? session.childIdleTimeoutMs : undefined,
+        ...(session.sessionId === undefined ? {} : { credentialOwner: { kind: 'session' as const, session: session.sessionId, principal: this.key.principal } }),
         logger: options.logger,
       });
       this.own.set(server, connection);
+      if (takesUserTokens(entry.config)) perUser.set(server, connection);
       this.unsubscribes.push(connection.slot.on((event) => this.onLinkEvent(server, event)));
     }
+    this.credentials = SessionCredentials.attach(options.userTokens, { sessionId: session.sessionId, principal: this.key.principal, connections: perUser, owner: this.owner, logger: options.logger });
     // Until the session's first use of a server, its lists come from that server's primary (a
     // connection of the same server, configured the same way); from then on, from its own.
     this.sharedCatalogue = this.own.size === 0 && this.principalServers.size === 0 ? session.shared : undefined;
@@ -215,7 +225,7 @@ export class SessionScope implements RouteScope {
           return scope.visibility.visibleServers();
         },
         linkFor: (s) => this.listLink(s),
-        perCaller: (s) => this.principalServers.has(s),
+        perCaller: (s) => this.principalServers.has(s) || this.credentials?.covers(s) === true,
       },
       { ...narrowedView(options.catalogue, session.access), logger: options.logger },
     );
@@ -237,6 +247,8 @@ export class SessionScope implements RouteScope {
 
   /** The connection this session's lists of `server` come from: its own once open, else the primary. */
   async listLink(server: string): Promise<UpstreamLink> {
+    // A per-user server lists from the session's own connection only, with the session's token.
+    if (this.credentials?.covers(server) === true) return this.credentials.listLink(server);
     const entry = this.registry.entry(server);
     // A server with no primary lists from the session's principal connection, opened for it.
     if (reachedPerPrincipal(entry.config)) return this.principalLink(server) ?? principalListLink(this.registry, server, this.key);
@@ -255,7 +267,10 @@ export class SessionScope implements RouteScope {
 
   withLink<T>(server: string, fn: (link: UpstreamLink) => Promise<T>): Promise<T> {
     const own = this.own.get(server);
-    if (own !== undefined) return withReinitialise(server, this.registry, this.logger, () => own.acquire(), fn);
+    if (own !== undefined) {
+      const call = () => withReinitialise(server, this.registry, this.logger, () => own.acquire(), fn);
+      return this.credentials?.covers(server) === true ? this.credentials.run(server, call) : call();
+    }
     if (this.principalServers.has(server)) return withReinitialise(server, this.registry, this.logger, principalHeld(this.registry, server, this.key), fn);
     return withReinitialise(server, this.registry, this.logger, primaryHeld(this.registry, server), fn);
   }
@@ -314,6 +329,7 @@ export class SessionScope implements RouteScope {
     }
     this.subscriptions.clear();
     this.taskTable?.forgetOwner(this.taskOwner);
+    this.credentials?.close();
     await Promise.all([...this.own.values()].map((connection) => connection.close()));
   }
 

@@ -21,6 +21,7 @@ import type { UpstreamLink } from '../upstream/link.js';
 import type { UpstreamRegistry } from '../upstream/registry.js';
 import type { DownstreamSink } from '../rpc/sink.js';
 import { UpstreamSlot } from '../upstream/slot.js';
+import type { CredentialOwner } from '../upstream/credentials/credential-owner.js';
 
 export interface SessionConnectionOptions {
   server: string;
@@ -33,6 +34,8 @@ export interface SessionConnectionOptions {
   quota: ChildQuota | undefined;
   /** Close the connection after this long without a call; absent: keep it for the session's life. */
   idleTimeoutMs: number | undefined;
+  /** Whose connection this is, for per-user upstream credentials (credential-owner.ts). */
+  credentialOwner?: CredentialOwner;
   logger: Logger;
 }
 
@@ -136,7 +139,13 @@ export class SessionConnection {
 
   private async connect(): Promise<UpstreamLink> {
     const { registry, server, owner } = this.options;
-    const link = await registry.connect(server, { owner, era: 'legacy', clientCapabilities: this.options.clientCapabilities() ?? {} });
+    const credentialOwner = this.options.credentialOwner;
+    const link = await registry.connect(server, {
+      owner,
+      era: 'legacy',
+      clientCapabilities: this.options.clientCapabilities() ?? {},
+      ...(credentialOwner === undefined ? {} : { credentialOwner }),
+    });
     if (this.logLevel !== undefined && link.capabilities.logging !== undefined) {
       await link.request('logging/setLevel', this.logLevel, { sink: owner }).catch(() => undefined);
     }

@@ -24,6 +24,7 @@ import type { AccessProfile } from '../policy/access-policy.js';
 import { narrowedView } from './access-view.js';
 import { TaskScope } from './tasks/task-scope.js';
 import type { TaskTable } from './tasks/task-table.js';
+import { sessionNeeded, takesUserTokens } from '../upstream/credentials/user-tokens.js';
 
 /** A 2026 request's capability set, as the list-only connections are keyed (listing-connections.ts). */
 type ListingSet = NonNullable<ReturnType<typeof listingSet>>;
@@ -54,6 +55,8 @@ export class StatelessScope {
   /** The servers whose 2026 lists follow the request's capabilities (`isolation: "session"`). */
   private readonly tailored: readonly string[];
   private readonly taskTable: TaskTable | undefined;
+  /** Servers taking each user's own credential: only a 2025 session can reach them. */
+  private readonly perUser: ReadonlySet<string>;
 
   constructor(options: ScopeOptions) {
     this.servers = options.servers;
@@ -64,7 +67,8 @@ export class StatelessScope {
     this.taskTable = options.tasks;
     this.inputBridge = new InputBridge({ max: 1000, ttlMs: options.inputTtlMs ?? 5 * 60_000 });
     this.listings = new ListingConnections({ registry: options.registry, logger: options.logger });
-    this.tailored = options.servers.filter((s) => options.registry.entry(s).config.isolation === 'session');
+    this.perUser = new Set(options.servers.filter((s) => takesUserTokens(options.registry.entry(s).config)));
+    this.tailored = options.servers.filter((s) => options.registry.entry(s).config.isolation === 'session' && !this.perUser.has(s));
     this.tools = options.tools?.view();
     const { servers, visibility } = options;
     const perPrincipal = new Set(servers.filter((s) => reachedPerPrincipal(options.registry.entry(s).config)));
@@ -75,7 +79,7 @@ export class StatelessScope {
         get servers() {
           return (visibility?.visible(servers) ?? servers).filter((s) => !perPrincipal.has(s));
         },
-        linkFor: (s) => options.registry.entry(s).primary.get(),
+        linkFor: (s) => (this.perUser.has(s) ? Promise.reject(sessionNeeded(s)) : options.registry.entry(s).primary.get()),
         perCaller: (s) => this.principalServers.has(s),
       },
       { ...options.catalogue, logger: options.logger },
@@ -156,11 +160,13 @@ export class StatelessScope {
             return visibility?.visible(servers, workspace) ?? servers;
           },
           linkFor: async (s) =>
-            (key === undefined ? undefined : registry.entry(s).principals?.current(key)) ??
-            // A server with no primary lists from the caller's principal connection, opened for it.
-            (reachedPerPrincipal(registry.entry(s).config) ? principalListLink(registry, s, key) : undefined) ??
-            this.listings.linkFor(s, set) ??
-            registry.entry(s).primary.get(),
+            this.perUser.has(s)
+              ? Promise.reject(sessionNeeded(s))
+              : ((key === undefined ? undefined : registry.entry(s).principals?.current(key)) ??
+                // A server with no primary lists from the caller's principal connection, opened for it.
+                (reachedPerPrincipal(registry.entry(s).config) ? principalListLink(registry, s, key) : undefined) ??
+                this.listings.linkFor(s, set) ??
+                registry.entry(s).primary.get()),
           perCaller: (s) => this.principalServers.has(s),
         },
         { ...narrowedView(this.options.catalogue, access), logger: this.logger },
@@ -176,11 +182,13 @@ export class StatelessScope {
   }
 
   private withPrimary<T>(server: string, fn: (link: UpstreamLink) => Promise<T>): Promise<T> {
+    if (this.perUser.has(server)) return Promise.reject(sessionNeeded(server));
     return withReinitialise(server, this.registry, this.logger, primaryHeld(this.registry, server), fn);
   }
 
   private withLink<T>(server: string, key: ConnectionKey, fn: (link: UpstreamLink) => Promise<T>): Promise<T> {
     if (this.principalServers.has(server)) return withReinitialise(server, this.registry, this.logger, principalHeld(this.registry, server, key), fn);
+    if (this.perUser.has(server)) return Promise.reject(sessionNeeded(server));
     const principal = key.principal;
     return withReinitialise(server, this.registry, this.logger, async () => {
       const lease = await this.registry.lease(server, principal);

@@ -31,6 +31,8 @@ import { UpstreamSlot, type SlotState } from './slot.js';
 import { announceToolsChanged, restartServer, type RestartableEntry } from './server-restart.js';
 import type { CredentialOwner } from './credentials/credential-owner.js';
 import { noPrimaryConnection, reachedPerPrincipal } from './credentials/principal-bound.js';
+import { takesUserTokens } from './credentials/user-tokens.js';
+import { authRequiredIn } from './auth-required.js';
 
 export interface UpstreamRegistryOptions {
   /** Told each time a call waits for a free stateless-pool connection of a server (metrics). */
@@ -348,6 +350,10 @@ export class UpstreamRegistry {
           return undefined;
         } catch (error) {
           const reason = error instanceof Error ? error.message : String(error);
+          if (asksEachUser(entry)) {
+            this.logger.info({ server: entry.name }, 'upstream asks each user for their own credential');
+            return undefined;
+          }
           if (entry.config.mode === 'optional') {
             this.logger.warn({ server: entry.name, reason }, 'optional upstream failed to start; retrying in the background');
             return undefined;
@@ -380,12 +386,23 @@ export class UpstreamRegistry {
     return [...this.entries.values()].filter((e) => !this.removed.has(e.name)).map((e) => ({ server: e.name, mode: e.config.mode, state: e.primary.state }));
   }
 
-  /** True when every required server's primary connection is up (a server stopped on purpose, or with no primary, is not waited for). */
+  /**
+   * True when every required server's primary connection is up (a server stopped on purpose, or
+   * with no primary, is not waited for; a per-user server is up when it answers its token-less
+   * primary by asking for authorization, which is what it does until a user's token reaches it).
+   */
   ready(): boolean {
-    return [...this.entries.values()].every((e) => e.config.mode === 'optional' || this.stopped.has(e.name) || reachedPerPrincipal(e.config) || e.primary.state === 'ready');
+    return [...this.entries.values()].every(
+      (e) => e.config.mode === 'optional' || this.stopped.has(e.name) || reachedPerPrincipal(e.config) || e.primary.state === 'ready' || asksEachUser(e),
+    );
   }
 
   async close(): Promise<void> {
     await Promise.all([...this.entries.values()].flatMap((e) => [e.primary.close(), e.pool?.close(), e.principals?.close()]));
   }
+}
+
+/** A per-user server whose primary (no user's token) was answered with an authorization challenge: it is up. */
+function asksEachUser(entry: ServerEntry): boolean {
+  return takesUserTokens(entry.config) && entry.primary.state === 'error' && authRequiredIn(entry.primary.lastError) !== undefined;
 }

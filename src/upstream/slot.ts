@@ -135,6 +135,15 @@ export class UpstreamSlot {
     this.announceState();
   }
 
+  /**
+   * Forgets the failures so far, so the next `get` tries at once: for a connection whose next
+   * attempt differs from the failed ones (a new credential), not for retrying the same.
+   */
+  forgetFailures(): void {
+    this.failures = 0;
+    this.nextAttemptAt = 0;
+  }
+
   private attempt(): Promise<UpstreamLink> {
     const attempt = this.options
       .connect()

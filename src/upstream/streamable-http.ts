@@ -18,7 +18,7 @@ import { answerAsResponse, withFetchDefaults } from '../net/dispatch-hop.js';
 import { createGuardedFetch, createGuardedRequest, type GuardedFetch } from '../net/guarded-fetch.js';
 import type { Logger } from '../observability/logger.js';
 import { compileOutboundHeaders } from '../policy/outbound-headers.js';
-import { readingAuthChallenges } from './auth-required.js';
+import { authRequiredIn, readingAuthChallenges } from './auth-required.js';
 import type { UpstreamTokenSource } from './credentials/client-credentials.js';
 import type { CredentialOwner } from './credentials/credential-owner.js';
 import { LeanHttpTransport, type LeanPost } from './lean-http-transport.js';
@@ -159,7 +159,10 @@ export function httpSessionExpired(error: unknown): boolean {
 export async function preferLegacyHandshake<T>(open: (negotiation?: 'legacy') => Promise<T>, logger: Logger): Promise<T> {
   try {
     return await open('legacy');
-  } catch {
+  } catch (error) {
+    // A refusal for want of authorization is no refusal of the revision: the other handshake
+    // would be refused the same way (and a per-user token it refused is already dropped).
+    if (authRequiredIn(error) !== undefined) throw error;
     logger.debug('upstream refused the 2025 handshake; negotiating');
   }
   return open();

@@ -1,7 +1,8 @@
 /**
  * UpstreamSlot on its own, over real links to stdio children: one connection shared by concurrent
  * callers, a fresh link after the child dies (lazily, or in the background when eager), listeners
- * that follow every link, discard of one link only, failing fast while backing off, and close.
+ * that follow every link, discard of one link only, failing fast while backing off (until told to
+ * forget the failures), and close.
  */
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { UpstreamError } from '../../src/errors.js';
@@ -113,6 +114,10 @@ describe('UpstreamSlot', () => {
     expect(refused.message).toMatch(/restarting/);
     expect(count).toBe(2);
     expect(slot.state).toBe('error');
+    // Told the next attempt differs (a new credential): it dials at once.
+    slot.forgetFailures();
+    await expect(slot.get()).rejects.toBeInstanceOf(UpstreamError);
+    expect(count).toBe(3);
   });
 
   it('closes its link and refuses callers once closed', async () => {

@@ -23,6 +23,8 @@ export interface StoredDecisions {
 export interface Viewer {
   readonly session?: ReadonlyMap<string, boolean>;
   readonly workspace?: string;
+  /** The session's id, for what only it holds (its per-user upstream credentials); never shown. */
+  readonly sessionId?: string;
 }
 
 /** What the config says of an item: `false` only where it set `enabled: false`. */

@@ -54,7 +54,8 @@ export class SessionRecord implements SessionEnablement {
   }
 
   viewer(): Viewer {
-    return this.currentWorkspace === undefined ? { session: this.decisions } : { session: this.decisions, workspace: this.currentWorkspace };
+    const own = { session: this.decisions, sessionId: this.id };
+    return this.currentWorkspace === undefined ? own : { ...own, workspace: this.currentWorkspace };
   }
 
   setWorkspace(uri: string | undefined): void {

@@ -2,6 +2,8 @@
  * The token sources of every server with `upstreamAuth`, built once per server on first use, each
  * with its own egress dispatcher to its token endpoint (an infrastructure connection: the
  * entry's `allowPrivateNetwork`, plaintext only off the public internet), closed with the gateway.
+ * A `perUser` server's token comes from the session that owns the connection (user-tokens.ts);
+ * a connection no session owns (the primary, a pooled lease) carries none.
  */
 import type { Dispatcher } from 'undici';
 import type { Logger } from '../../observability/logger.js';
@@ -11,6 +13,7 @@ import type { CredentialOwner } from './credential-owner.js';
 import { clientCredentialsSource, type UpstreamTokenSource } from './client-credentials.js';
 import type { SubjectTokens } from './subject-tokens.js';
 import { tokenExchange, type TokenExchange } from './token-exchange.js';
+import type { UserTokens } from './user-tokens.js';
 
 const TOKEN_CONNECT_TIMEOUT_MS = 5_000;
 const TOKEN_BODY_BYTES = 64 * 1024;
@@ -24,15 +27,19 @@ export interface UpstreamCredentials {
 export interface UpstreamCredentialsOptions {
   /** The callers' verified inbound tokens (`tokenExchange` reads them); absent: no server uses it. */
   subjectTokens?: SubjectTokens;
+  /** The 2025 sessions' own tokens (`perUser`); absent: no server takes them. */
+  userTokens?: UserTokens;
 }
 
 export function upstreamCredentials(readEnv: (name: string) => string | undefined, logger: Logger, options: UpstreamCredentialsOptions = {}): UpstreamCredentials {
+  const { userTokens } = options;
   const sources = new Map<string, UpstreamTokenSource | TokenExchange>();
   const dispatchers: Dispatcher[] = [];
   return {
     tokenSourceFor(server, config, owner) {
       const auth = config.upstreamAuth;
       if (auth === undefined) return undefined;
+      if (auth.kind === 'perUser') return owner?.kind === 'session' ? userTokens?.sourceFor(owner.session, server) : undefined;
       let source = sources.get(server);
       if (source === undefined) {
         const field = `${server}.upstreamAuth`;

@@ -1,0 +1,92 @@
+/**
+ * `POST <path>/customizations/authenticate` with `{ "id", "token" }`: the caller's session gives
+ * the gateway its own token for one server with `upstreamAuth.kind: "perUser"`
+ * (docs/authorization.md, "Credentials for upstreams"). The token is held for that session only
+ * (upstream/credentials/user-tokens.ts), the session's connection to the server opens afresh with
+ * it, and the answer is 200 with the caller's list, where the server is `ready` once the upstream
+ * accepted it; the session hears its lists changed.
+ *
+ * Refusals, in this order, each through the error taxonomy and none echoing the token: a body
+ * that is not that object → 400 (-32602; 415/413/-32700 for the body itself); no `Mcp-Session-Id`
+ * → 400; one that is not a live session of the caller → 404; an id the list does not hold → 404;
+ * a server without per-user credentials, or one the session does not reach → 400; the upstream
+ * refusing the token → 502 `UPSTREAM_AUTH_REQUIRED` (the token is dropped), or not reachable →
+ * 502 (the token is kept for the session's next use).
+ */
+import type { Context, Hono } from 'hono';
+import { errorResponse, GatewayError } from '../errors.js';
+import { readJsonRpcBody } from '../inbound/body.js';
+import { MAX_USER_TOKEN_BYTES, takesUserTokens, type UserTokens } from '../upstream/credentials/user-tokens.js';
+import type { UpstreamRegistry } from '../upstream/registry.js';
+import { configServerKey } from './build-list.js';
+import { callerView } from './caller-view.js';
+import type { CustomizationList } from './customization-list.js';
+import type { Check } from './toggle-check.js';
+
+/** A token and an id, with room for JSON escapes of the token. */
+const BODY_LIMITS = Object.freeze({ maxBytes: 2 * MAX_USER_TOKEN_BYTES + 1024, maxDepth: 2 });
+/** RFC 6750 §2.1 `b64token`: all an `Authorization: Bearer` value may hold (no CR, LF or quote). */
+const B64TOKEN = /^[A-Za-z0-9\-._~+/]+=*$/;
+const FIELDS: ReadonlySet<string> = new Set(['id', 'token']);
+
+export interface AuthenticateRequest {
+  readonly id: string;
+  readonly token: string;
+}
+
+/** `{ id, token }` and nothing else; the token a bearer token of at most 16 KiB. Pure; never echoes the token. */
+export function parseAuthenticate(body: unknown): Check<AuthenticateRequest> {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return { ok: false, message: 'the body must be an object { id, token }' };
+  const fields = body as Record<string, unknown>;
+  const unknown = Object.keys(fields).find((key) => !FIELDS.has(key));
+  if (unknown !== undefined) return { ok: false, message: `unknown field ${JSON.stringify(unknown.slice(0, 64))}; expected id, token` };
+  const { id, token } = fields;
+  if (typeof id !== 'string' || id.length === 0 || id.length > 64) return { ok: false, message: '"id" must be the id of a listed server' };
+  if (typeof token !== 'string' || token.length === 0) return { ok: false, message: '"token" must be a non-empty string' };
+  if (token.length > MAX_USER_TOKEN_BYTES) return { ok: false, message: `"token" must be at most ${MAX_USER_TOKEN_BYTES} bytes` };
+  if (!B64TOKEN.test(token)) return { ok: false, message: '"token" must be a bearer token (RFC 6750: letters, digits and -._~+/, then any "=")' };
+  return { ok: true, value: { id, token } };
+}
+
+export interface AuthenticateRouteOptions {
+  readonly path: string;
+  readonly list: CustomizationList;
+  readonly registry: UpstreamRegistry;
+  readonly userTokens: UserTokens;
+  principalOf(c: Context): string | undefined;
+}
+
+export function mountAuthenticate(app: Hono, options: AuthenticateRouteOptions): void {
+  const { list, registry, userTokens } = options;
+  /** The config server an id names, if the list holds it. */
+  const serverOf = (id: string): string | undefined => list.configServers.find((name) => list.idFor(configServerKey(name)) === id);
+
+  app.post(options.path, async function authenticateCustomization(c) {
+    const body = await readJsonRpcBody(c.req.raw, BODY_LIMITS);
+    if (!body.ok) return errorResponse(body.error);
+    const parsed = parseAuthenticate(body.value);
+    if (!parsed.ok) return errorResponse(new GatewayError('INVALID_PARAMS', parsed.message));
+    const { id, token } = parsed.value;
+    const sessionId = c.req.header('mcp-session-id');
+    if (sessionId === undefined) return errorResponse(new GatewayError('SESSION_ID_REQUIRED', 'a credential is for one session: send its Mcp-Session-Id'));
+    const principal = options.principalOf(c);
+    const caller = callerView({ header: (name) => c.req.header(name), query: () => undefined }, principal, list.enablement);
+    if (caller instanceof GatewayError) return errorResponse(caller);
+    const server = serverOf(id);
+    if (server === undefined) return errorResponse(new GatewayError('UNKNOWN_CUSTOMIZATION', 'no server with this id is listed'));
+    const entry = registry.entries.get(server);
+    if (entry === undefined || !takesUserTokens(entry.config)) {
+      return errorResponse(new GatewayError('INVALID_PARAMS', `server "${server}" does not take a user's own credential (its upstreamAuth is not "perUser")`, { server }));
+    }
+    const outcome = userTokens.set(sessionId, principal, server, token);
+    if (outcome === 'unknownSession') return errorResponse(new GatewayError('SESSION_NOT_FOUND', 'Session not found'));
+    if (outcome === 'notReached') return errorResponse(new GatewayError('INVALID_PARAMS', `this session does not reach server "${server}" (another endpoint's session, or the server is hidden from it)`, { server }));
+    try {
+      await userTokens.reconnect(sessionId, server);
+    } catch (error) {
+      return errorResponse(error);
+    }
+    return new Response(list.freshFor(caller.viewer()).json, { status: 200, headers: { 'content-type': 'application/json', 'cache-control': 'no-store' } });
+  });
+  app.all(options.path, () => errorResponse(new GatewayError('METHOD_NOT_ALLOWED', 'a credential is sent with POST')));
+}

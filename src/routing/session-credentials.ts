@@ -1,0 +1,158 @@
+/**
+ * A 2025 session's own credentials for the servers it reaches with `upstreamAuth.kind: "perUser"`
+ * (docs/authorization.md, "Credentials for upstreams"): the session is attached to the gateway's
+ * token store while it lives and detached (its tokens dropped) when its scope closes.
+ *
+ * - Without a token of the session's, nothing is sent to the upstream for it: a call, and the
+ *   session's lists of that server, are refused with `UPSTREAM_AUTH_REQUIRED` telling the client
+ *   to authenticate. Its lists never fall back to another connection (the primary carries no
+ *   user's token, and no other session's connection is ever used).
+ * - With one, the session's own connection carries it; the authenticate route opens that
+ *   connection afresh (`reconnect`), and the session hears its lists changed.
+ * - An upstream refusal of the token (401, or 403 asking for more scopes, naming protected
+ *   resource metadata) drops it: the connection is closed once the call is over, the session's
+ *   list shows `authRequired` with what the upstream asked for, the session hears its lists
+ *   changed, and the call fails with `UPSTREAM_AUTH_REQUIRED` saying to authenticate again.
+ */
+import { GatewayError } from '../errors.js';
+import type { Logger } from '../observability/logger.js';
+import { authRequiredIn } from '../upstream/auth-required.js';
+import { missingToken, takesUserTokens, type UserTokens } from '../upstream/credentials/user-tokens.js';
+import type { UpstreamRegistry } from '../upstream/registry.js';
+import type { UpstreamLink } from '../upstream/link.js';
+import type { DownstreamSink } from '../rpc/sink.js';
+import type { SessionConnection } from './session-connection.js';
+
+export interface SessionCredentialsOptions {
+  readonly store: UserTokens;
+  readonly sessionId: string;
+  readonly principal: string | undefined;
+  /** The session's own connections to its per-user servers. */
+  readonly connections: ReadonlyMap<string, SessionConnection>;
+  /** The session's standalone stream: where it hears its lists changed. */
+  readonly owner: DownstreamSink;
+  readonly logger: Logger;
+}
+
+export class SessionCredentials {
+  private readonly options: SessionCredentialsOptions;
+  private readonly detach: () => void;
+  private readonly unsubscribes: Array<() => void> = [];
+
+  /** The session's credentials, attached to `store`; undefined when it reaches no per-user server, has no id, or there is no store. */
+  static attach(
+    store: UserTokens | undefined,
+    session: Omit<SessionCredentialsOptions, 'store' | 'sessionId'> & { readonly sessionId: string | undefined },
+  ): SessionCredentials | undefined {
+    const { sessionId } = session;
+    if (store === undefined || sessionId === undefined || session.connections.size === 0) return undefined;
+    return new SessionCredentials({ ...session, store, sessionId });
+  }
+
+  private constructor(options: SessionCredentialsOptions) {
+    this.options = options;
+    const { store, connections } = options;
+    this.detach = store.attach(options.sessionId, options.principal, [...connections.keys()], {
+      reconnect: (server) => this.reconnect(server),
+      connection: (server) => {
+        const slot = connections.get(server)?.slot;
+        return slot === undefined ? undefined : { state: slot.state, lastError: slot.lastError };
+      },
+      changed: (server) => this.changed(server),
+    });
+    for (const connection of connections.values()) this.unsubscribes.push(connection.slot.onStateChange(() => store.noteConnection()));
+  }
+
+  /** True when `server` takes this session's own credential. */
+  covers(server: string): boolean {
+    return this.options.connections.has(server);
+  }
+
+  /**
+   * Runs `fn` (a call, or opening the connection) with the session's token for `server`: refused
+   * without one; an upstream refusal of it drops it and fails with a clear error.
+   */
+  async run<T>(server: string, fn: () => Promise<T>): Promise<T> {
+    const { store, sessionId } = this.options;
+    const token = store.tokenOf(sessionId, server);
+    if (token === undefined) throw missingToken(server);
+    try {
+      return await fn();
+    } catch (error) {
+      const auth = authRequiredIn(error);
+      // A 401 without protected resource metadata drops the token as well (the token source did).
+      if (auth === undefined && store.tokenOf(sessionId, server) === token) throw error;
+      // Only the token this call went out with: one set since (a new authenticate) stays.
+      store.refused(sessionId, server, token, auth);
+      // The call is over: the connection that carried the refused token goes too (closing it
+      // while the refusal was on its way would have failed the call as "connection closed").
+      this.dropConnection(server);
+      const reason = auth?.challenge.reason ?? 'expired';
+      throw new GatewayError(
+        'UPSTREAM_AUTH_REQUIRED',
+        `upstream "${server}" refused this session's credential (${reason}); it was dropped: send a new one with POST <MCP path>/customizations/authenticate {"id", "token"}`,
+        { server, data: { reason } },
+      );
+    }
+  }
+
+  /** The live link of `server`'s connection for the session's lists, opened with its token as needed. */
+  listLink(server: string): Promise<UpstreamLink> {
+    const connection = this.options.connections.get(server)!;
+    const live = connection.current;
+    if (live !== undefined && this.options.store.has(this.options.sessionId, server)) return Promise.resolve(live);
+    return this.run(server, async () => {
+      const held = await connection.acquire();
+      held.release();
+      return held.link;
+    });
+  }
+
+  /** Drops the session's tokens (it ended) and stops following its connections. */
+  close(): void {
+    for (const unsubscribe of this.unsubscribes.splice(0)) unsubscribe();
+    this.detach();
+  }
+
+  /** A new token: the connection opens afresh with it (an upstream session may be bound to its user). */
+  private async reconnect(server: string): Promise<void> {
+    const connection = this.options.connections.get(server)!;
+    const live = connection.current;
+    if (live !== undefined) await connection.slot.discard(live);
+    // Attempts refused for an earlier token are no reason to make this one wait.
+    connection.slot.forgetFailures();
+    await this.run(server, async () => {
+      const held = await connection.acquire();
+      held.release();
+    });
+    this.announce();
+  }
+
+  /**
+   * A token set or dropped. A dropped one leaves the session's lists at once; its connection is
+   * no longer used (no token goes out on it) and closes once the refused call is over, or at
+   * the next token.
+   */
+  private changed(server: string): void {
+    if (!this.options.store.has(this.options.sessionId, server)) this.announce();
+  }
+
+  /** The session's lists of the server changed (it lists again and finds, or loses, its tools). */
+  private announce(): void {
+    for (const list of ['tools', 'prompts', 'resources']) void this.options.owner.notify({ method: `notifications/${list}/list_changed` }).catch(() => undefined);
+  }
+
+  private dropConnection(server: string): void {
+    const connection = this.options.connections.get(server);
+    const live = connection?.current;
+    if (connection === undefined || live === undefined) return;
+    void connection.slot.discard(live).catch((error: unknown) =>
+      this.options.logger.debug({ server, err: error instanceof Error ? error.message : String(error) }, 'closing a connection whose credential was dropped failed'),
+    );
+  }
+}
+
+/** True when one of `servers` takes each user's own credential (`upstreamAuth.kind: "perUser"`). */
+export function reachesPerUserServer(registry: UpstreamRegistry, servers: readonly string[]): boolean {
+  return servers.some((server) => takesUserTokens(registry.entry(server).config));
+}

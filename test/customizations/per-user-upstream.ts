@@ -1,0 +1,76 @@
+/**
+ * An MCP server on 127.0.0.1 that demands each user's own bearer token, for the `perUser` tests:
+ * a real SDK server (both eras) behind a gate that answers a request without an accepted token
+ * with 401 `WWW-Authenticate: Bearer resource_metadata="…", scope="notes:read"` (MCP 2025-11-25,
+ * "Authorization"; `error="invalid_token"` when a token was sent) and serves that RFC 9728
+ * document itself. Tool `whoami` answers which user the request's token belongs to. A token can
+ * be revoked, and every `Authorization` the gate saw is kept, so a test can tell what reached it.
+ */
+import { createServer } from 'node:http';
+import { McpServer } from '@modelcontextprotocol/server';
+import { serveBothEras } from '../../demo/lib/serve-both-eras.js';
+import { forwardTo, listenOnLoopback } from '../integration/harness/loopback-proxy.js';
+
+export const USERS: Readonly<Record<string, string>> = { 'user-a-token': 'user A', 'user-b-token': 'user B' };
+
+export interface PerUserUpstream {
+  /** The gated MCP URL (`…/mcp`). */
+  readonly url: string;
+  readonly origin: string;
+  /** Every `Authorization` header an MCP request carried (undefined for none), in order. */
+  readonly seen: ReadonlyArray<string | undefined>;
+  /** From now on `token` is refused (401 invalid_token). */
+  revoke(token: string): void;
+  close(): Promise<void>;
+}
+
+function userServer(): McpServer {
+  const server = new McpServer({ name: 'per-user-notes', version: '1.0.0' }, { capabilities: { tools: {} } });
+  server.registerTool('whoami', { description: 'Says which user the request was made for' }, (ctx) => {
+    const sent = ctx.http?.req?.headers.get('authorization') ?? '';
+    const user = USERS[sent.replace(/^Bearer /, '')] ?? 'nobody';
+    return { content: [{ type: 'text' as const, text: user }] };
+  });
+  return server;
+}
+
+export async function startPerUserUpstream(): Promise<PerUserUpstream> {
+  const inner = await serveBothEras({ factory: () => userServer() });
+  const target = new URL(inner.url);
+  const revoked = new Set<string>();
+  const seen: Array<string | undefined> = [];
+  let origin = '';
+  const gate = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      if (req.url === '/.well-known/oauth-protected-resource/mcp') {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ resource: `${origin}/mcp`, authorization_servers: [`${origin}/as`], scopes_supported: ['notes:read'], resource_name: 'Per-user notes' }));
+        return;
+      }
+      const sent = req.headers.authorization;
+      seen.push(sent);
+      const token = sent?.startsWith('Bearer ') ? sent.slice('Bearer '.length) : undefined;
+      if (token !== undefined && USERS[token] !== undefined && !revoked.has(token)) {
+        forwardTo(target, req, res, Buffer.concat(chunks));
+        return;
+      }
+      const error = sent === undefined ? '' : 'error="invalid_token", ';
+      res.writeHead(401, { 'www-authenticate': `Bearer ${error}resource_metadata="${origin}/.well-known/oauth-protected-resource/mcp", scope="notes:read"`, 'content-type': 'text/plain' });
+      res.end('unauthorized');
+    });
+  });
+  const listening = await listenOnLoopback(gate, '/mcp');
+  origin = new URL(listening.url).origin;
+  return {
+    url: listening.url,
+    origin,
+    seen,
+    revoke: (token) => revoked.add(token),
+    async close() {
+      await listening.close();
+      await inner.close();
+    },
+  };
+}
