@@ -316,6 +316,13 @@ describe('configuration', () => {
     expect(() => parseConfig({ auth: jwt, servers: { a: { ...entry, headers: { Authorization: 'Bearer x' } } } })).toThrow(/cannot be combined with an Authorization header/);
     expect(() => parseConfig({ auth: jwt, servers: { a: { ...entry, upstreamAuth: { ...entry.upstreamAuth, tokenUrl: 'http://idp.example.com/token' } } } })).toThrow(/servers\.a\.upstreamAuth\.tokenUrl/);
   });
+
+  it('holds its client secret to the policy as an envHeaders variable is held', () => {
+    // The same rule as clientCredentials (config/gateway-client.ts): a cloud credential is not read.
+    expect(() => parseConfig({ auth: jwt, servers: { a: { ...entry, upstreamAuth: { ...entry.upstreamAuth, clientSecretEnv: 'AWS_SECRET_ACCESS_KEY' } } } })).toThrow(
+      /servers\.a\.upstreamAuth\.clientSecretEnv: the policy does not allow reading this variable/,
+    );
+  });
 });
 
 describe('the logs', () => {
