@@ -69,6 +69,7 @@ function lastReload(status: AdminStatus): string {
   if (r === undefined) return 'no reload since the gateway started';
   if (!r.applied) return `${r.at}: refused — ${r.problems.join('; ')}`;
   const parts = [`restarted: ${r.restarted.join(', ') || 'none'}`, `re-filtered: ${r.refiltered.join(', ') || 'none'}`];
+  if (r.added.length > 0) parts.push(`added: ${r.added.join(', ')}`);
   if (r.removed.length > 0) parts.push(`removed: ${r.removed.join(', ')}`);
   if (r.failed.length > 0) parts.push(`did not come back: ${r.failed.join(', ')}`);
   return `${r.at}: applied — ${parts.join('; ')}`;

@@ -34,7 +34,7 @@ export interface IdentitySource {
 }
 
 export function endpointIdentity(source: IdentitySource, era: Era): EndpointIdentity {
-  const parts = primaryInfo(source.registry, source.servers);
+  const parts = primaryInfo(source.registry, source.servers.names);
   const capabilities = mergeCapabilities(parts);
   // The gateway relays logging and list changes itself, whatever each upstream declared.
   capabilities.logging = {};
@@ -49,6 +49,6 @@ export function endpointIdentity(source: IdentitySource, era: Era): EndpointIden
   if (tasks !== undefined && era === 'modern') capabilities.extensions = { ...capabilities.extensions, [TASKS_EXTENSION]: {} };
   const instructions =
     source.instructionsFor?.(parts) ??
-    (source.servers.length === 1 ? (parts[0]?.instructions ?? source.instructions) : mergeInstructions(source.instructions, parts));
+    (source.servers.names.length === 1 ? (parts[0]?.instructions ?? source.instructions) : mergeInstructions(source.instructions, parts));
   return { name: source.name, version: source.version, capabilities, instructions };
 }

@@ -64,8 +64,3 @@ export function principalHeld(registry: UpstreamRegistry, server: string, key: C
     return { link: lease.link, drop: () => lease.discard(), release: () => lease.release() };
   };
 }
-
-/** The servers of `servers` that are isolated per principal. */
-export function principalServersOf(registry: UpstreamRegistry, servers: readonly string[]): Set<string> {
-  return new Set(servers.filter((server) => registry.entry(server).config.isolation === 'principal'));
-}
