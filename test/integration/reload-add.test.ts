@@ -7,14 +7,33 @@
  * entry the policy refuses makes the whole reload invalid and keeps the running configuration,
  * logging every problem without a secret; a new server that cannot start shows its error state
  * without keeping another added beside it from serving; a server added, removed and named again
- * serves again on the same session.
+ * serves again on the same session; with authentication, the policy's access rules decide who
+ * sees the new server, as for every server (a gateway in this process, reloaded through its API).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { logged, startReloadable, type ReloadableGateway } from './harness/reload-gateway.js';
-import { assertBuilt, Cleanup, collectNotifications, connectClient, errorOf, processesWithMarker, spawnCli, stdioServer, textOf, waitUntil } from './harness.js';
+import { startGateway } from '../../src/gateway.js';
+import { silentLogger } from '../../src/observability/logger.js';
+import {
+  assertBuilt,
+  bearerPrincipals,
+  Cleanup,
+  collectNotifications,
+  connectClient,
+  errorOf,
+  gatewayConfig,
+  killPids,
+  newMarker,
+  processesWithMarker,
+  spawnCli,
+  stdioServer,
+  textOf,
+  waitUntil,
+  within,
+} from './harness.js';
 
 const perFile = new Cleanup();
 const perTest = new Cleanup();
@@ -181,5 +200,40 @@ describe('reloading a configuration that names a new server', () => {
     await logged(gw.cli, 'reload refused: these changes need a restart');
     expect(gw.cli.stderr()).toContain('servers.other.isolation: differs from the server of that name a reload removed');
     expect((await readiness(gw)).servers.map((s) => s.server)).toEqual(['local']);
+  });
+});
+
+describe('reloading a new server under access rules', () => {
+  it('shows it to the principal the rules let see it, and to the other neither in lists nor as a callable name, in both eras', async () => {
+    const markers = { local: newMarker(), added: newMarker() };
+    perTest.add(() => killPids([...processesWithMarker(markers.local), ...processesWithMarker(markers.added)]));
+    const policy = join(dir, `access-${process.pid}.json`);
+    writeFileSync(policy, JSON.stringify({ access: { default: 'allow', rules: [{ name: 'bob-never-added', principals: ['bob'], effect: 'deny', servers: ['added'] }] } }));
+    const principals = bearerPrincipals('alice', 'bob');
+    const configWith = (servers: Record<string, unknown>) => gatewayConfig(servers, { auth: principals.auth, policy });
+    let next = configWith({ local: stdioServer(markers.local) });
+    const gateway = await startGateway({ config: next, logger: silentLogger(), env: { ...process.env, ...principals.env }, reloadConfig: async () => next });
+    perTest.add(() => within(gateway.close(), 15_000, 'gateway close'));
+    const alice = await connectClient(perTest, gateway.url, '2025', { headers: principals.headers('alice') });
+    const bob = await connectClient(perTest, gateway.url, '2025', { headers: principals.headers('bob') });
+    const aliceModern = await connectClient(perTest, gateway.url, '2026', { headers: principals.headers('alice') });
+    const bobModern = await connectClient(perTest, gateway.url, '2026', { headers: principals.headers('bob') });
+    const aliceChanged = collectNotifications(alice.client, 'notifications/tools/list_changed');
+
+    next = configWith({ local: stdioServer(markers.local), added: stdioServer(markers.added) });
+    const outcome = await gateway.reload('admin');
+    expect(outcome).toMatchObject({ applied: true, added: ['added'], failed: [] });
+
+    await aliceChanged.waitFor(1);
+    expect(await toolNames(alice.client)).toContain('added__echo');
+    expect(textOf(await alice.client.callTool({ name: 'added__echo', arguments: { text: 'alice' } }))).toBe('alice');
+    expect(await toolNames(aliceModern.client)).toContain('added__echo');
+    for (const client of [bob.client, bobModern.client]) {
+      const names = await toolNames(client);
+      expect(names).toContain('local__echo');
+      expect(names).not.toContain('added__echo');
+      const refused = await errorOf(client.callTool({ name: 'added__echo', arguments: { text: 'bob' } }));
+      expect(refused.code).toBe(-32602);
+    }
   });
 });
