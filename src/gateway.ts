@@ -247,6 +247,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
         visibility = compileVisibility(next, nextServers);
         bodyLimits = { maxBytes: next.limits.maxBodyBytes, maxDepth: next.limits.maxJsonDepth };
         registry.setAllowedEnvNames(allowedEnvNames(next));
+        telemetry?.setServers(nextServers);
       },
       // Hidden first (sessions hear list_changed and no new call reaches it), then its side
       // channel and list item go, then it stops with every child reaped.

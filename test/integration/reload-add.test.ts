@@ -10,7 +10,7 @@
  * serves again on the same session; with authentication, the policy's access rules decide who
  * sees the new server, as for every server (a gateway in this process, reloaded through its API).
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -111,6 +111,9 @@ describe('reloading a configuration that names a new server', () => {
     const ready = await readiness(gw);
     expect(ready.status).toBe('ready');
     expect(ready.servers).toEqual(expect.arrayContaining([{ server: 'added', mode: 'required', state: 'ready' }]));
+    const metrics = await (await fetch(gw.url.replace(/\/mcp$/, '/metrics'))).text();
+    expect(metrics).toContain('portcullis_upstream_state{server="added",state="ready"} 1');
+    expect(metrics).toMatch(/portcullis_stdio_children\{server="added"\} [1-9]/);
   });
 
   it('refuses a new entry the policy forbids, keeping the running configuration and naming every problem without a secret', async () => {
@@ -204,13 +207,14 @@ describe('reloading a configuration that names a new server', () => {
 });
 
 describe('reloading a new server under access rules', () => {
-  it('shows it to the principal the rules let see it, and to the other neither in lists nor as a callable name, in both eras', async () => {
+  it('shows it to the principal the rules let see it, and to the other neither in lists nor as a callable name, in both eras; audit lines name it and why', async () => {
     const markers = { local: newMarker(), added: newMarker() };
     perTest.add(() => killPids([...processesWithMarker(markers.local), ...processesWithMarker(markers.added)]));
     const policy = join(dir, `access-${process.pid}.json`);
     writeFileSync(policy, JSON.stringify({ access: { default: 'allow', rules: [{ name: 'bob-never-added', principals: ['bob'], effect: 'deny', servers: ['added'] }] } }));
     const principals = bearerPrincipals('alice', 'bob');
-    const configWith = (servers: Record<string, unknown>) => gatewayConfig(servers, { auth: principals.auth, policy });
+    const audit = join(dir, `audit-${process.pid}.jsonl`);
+    const configWith = (servers: Record<string, unknown>) => gatewayConfig(servers, { auth: principals.auth, policy, audit: { sink: audit } });
     let next = configWith({ local: stdioServer(markers.local) });
     const gateway = await startGateway({ config: next, logger: silentLogger(), env: { ...process.env, ...principals.env }, reloadConfig: async () => next });
     perTest.add(() => within(gateway.close(), 15_000, 'gateway close'));
@@ -220,7 +224,7 @@ describe('reloading a new server under access rules', () => {
     const bobModern = await connectClient(perTest, gateway.url, '2026', { headers: principals.headers('bob') });
     const aliceChanged = collectNotifications(alice.client, 'notifications/tools/list_changed');
 
-    next = configWith({ local: stdioServer(markers.local), added: stdioServer(markers.added) });
+    next = configWith({ local: stdioServer(markers.local), added: stdioServer(markers.added, { disabledTools: ['slow'] }) });
     const outcome = await gateway.reload('admin');
     expect(outcome).toMatchObject({ applied: true, added: ['added'], failed: [] });
 
@@ -235,5 +239,14 @@ describe('reloading a new server under access rules', () => {
       const refused = await errorOf(client.callTool({ name: 'added__echo', arguments: { text: 'bob' } }));
       expect(refused.code).toBe(-32602);
     }
+    // The audit lines name the new server and why its names were hidden: the rule, or its filter.
+    expect((await errorOf(alice.client.callTool({ name: 'added__slow', arguments: { ms: 1 } }))).code).toBe(-32602);
+    await new Promise((resolve) => setImmediate(resolve)); // the sink writes one tick's lines on the next
+    const lines = readFileSync(audit, 'utf8').split('\n').filter((line) => line !== '').map((line) => JSON.parse(line) as Record<string, unknown>);
+    const of = (principal: string, tool: string) => lines.filter((line) => line.principal === principal && line.tool === tool);
+    expect(of('bob', 'added__echo')).toHaveLength(2);
+    for (const line of of('bob', 'added__echo')) expect(line).toMatchObject({ decision: 'denied', rule: 'bob-never-added', server: 'added' });
+    expect(of('alice', 'added__echo')[0]).toMatchObject({ decision: 'allowed', server: 'added' });
+    expect(of('alice', 'added__slow')[0]).toMatchObject({ decision: 'filtered', server: 'added' });
   });
 });
