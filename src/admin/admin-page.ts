@@ -96,7 +96,7 @@ document.getElementById('reload').addEventListener('click', async () => {
   try {
     const { body } = await postJson(${JSON.stringify(reloadUrl)}, {});
     out.textContent = body.applied
-      ? 'reloaded (restarted: ' + (body.restarted.join(', ') || 'none') + '; re-filtered: ' + (body.refiltered.join(', ') || 'none') + '); refresh to see the new state'
+      ? 'reloaded (' + (body.added.length > 0 ? 'added: ' + body.added.join(', ') + '; ' : '') + 'restarted: ' + (body.restarted.join(', ') || 'none') + '; re-filtered: ' + (body.refiltered.join(', ') || 'none') + '); refresh to see the new state'
       : 'refused: ' + (body.problems || [body.error && body.error.message]).join('; ');
     out.dataset.outcome = body.applied ? 'applied' : 'refused';
   } catch (error) {

@@ -167,8 +167,10 @@ describe('reloading a configuration that names a new server', () => {
     expect(ready.servers.find((s) => s.server === 'added')?.state).toBe('ready');
   });
 
-  it('serves a server added, removed and named again on the same session, its side channel answering again', async () => {
-    const gw = await startWithLocal();
+  it('serves a server added, removed and named again on the same session, its side channel answering again, the admin page following', async () => {
+    const gw = await startReloadable(perTest, dir, { admin: { enabled: true } }, (m) => ({ local: stdioServer(m.local) }));
+    const admin = async () =>
+      (await (await fetch(`${gw.url}/admin/status`)).json()) as { servers: Array<{ name: string; state: string }>; sessions: Array<{ endpoint: string }> };
     const { client, transport } = await connectClient(perTest, gw.url, '2025');
     const changed = collectNotifications(client, 'notifications/tools/list_changed');
     const session = transport.sessionId;
@@ -183,8 +185,12 @@ describe('reloading a configuration that names a new server', () => {
     await changed.waitFor(2);
     await waitUntil(() => (processesWithMarker(gw.markers.other).length === 0 ? true : undefined), 'every child of other exiting');
     expect((await errorOf(client.callTool({ name: 'other__echo', arguments: { text: 'gone' } }))).code).toBe(-32602);
+    expect((await admin()).servers.map((s) => s.name)).toEqual(['local']);
 
-    await reloadWith(gw, withOther, 3);
+    // Named again, through the admin page's reload this time: its answer is the outcome.
+    gw.write(withOther);
+    const answer = await fetch(`${gw.url}/admin/reload`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    expect(await answer.json()).toMatchObject({ applied: true, added: ['other'], removed: [], failed: [] });
     await changed.waitFor(3);
     expect(await toolNames(client)).toContain('other__echo');
     expect(textOf(await client.callTool({ name: 'other__echo', arguments: { text: 'again' } }))).toBe('again');
@@ -193,6 +199,9 @@ describe('reloading a configuration that names a new server', () => {
     expect(textOf(await side.callTool({ name: 'echo', arguments: { text: 'side again' } }))).toBe('side again');
     expect((await listed(gw)).map((i) => i.name)).toContain('other');
     expect((await readiness(gw)).servers.map((s) => s.server).sort()).toEqual(['local', 'other']);
+    const status = await admin();
+    expect(status.servers.find((s) => s.name === 'other')?.state).toBe('ready');
+    expect(status.sessions.map((s) => s.endpoint)).toContain('servers/other');
   });
 
   it('refuses naming a removed server again with another isolation, as needing a restart', async () => {
