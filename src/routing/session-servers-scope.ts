@@ -102,9 +102,13 @@ export class SessionServersScope implements RouteScope {
     }
   }
 
-  /** The gateway's servers (a reload may add some), then the ones this session's client brought. */
+  /**
+   * The gateway's servers (a reload may add some), then the ones this session's client brought.
+   * A name the client took first stays its own here: a gateway server a reload adds later under
+   * the same name (`session.<name>`) is not shown to this session, never merged beside it.
+   */
   get servers(): readonly string[] {
-    return [...this.base.servers, ...this.mine];
+    return [...this.base.servers.filter((server) => !this.own.entries.has(server)), ...this.mine];
   }
 
   /**
