@@ -267,6 +267,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
         const [started] = await Promise.allSettled([adding, customizations.admitServer(name, Object.keys(reloader.config.servers))]);
         customizations.enablement.reinstate(name); // a server a reload removed earlier: seen again
         if (started.status === 'rejected') throw started.reason;
+        void warnAboutMissingEnabledTools(registry, logger, [name]);
       },
       registry,
       refusal: () => (gate.draining || stopping ? 'the gateway is shutting down' : undefined),

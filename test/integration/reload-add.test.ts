@@ -87,8 +87,9 @@ describe('reloading a configuration that names a new server', () => {
     const slow = client.callTool({ name: 'local__slow', arguments: { ms: 1500, steps: 15 } }, { onprogress: () => progressed() });
     await running;
 
-    await reloadWith(gw, (m) => ({ local: stdioServer(m.local), added: stdioServer(m.other) }));
+    await reloadWith(gw, (m) => ({ local: stdioServer(m.local), added: stdioServer(m.other, { enabledTools: ['echo', 'slow', 'no_such_tool'] }) }));
     expect(gw.cli.stderr()).toMatch(/"added":\["added"\]/);
+    await logged(gw.cli, 'servers.added.enabledTools names 1 tool(s) the upstream does not list'); // checked as at start
     expect(gw.cli.stderr()).toMatch(/"failed":\[\]/);
     expect(textOf(await slow)).toBe('slept 1500ms');
     await changed.waitFor(1);
