@@ -168,11 +168,13 @@ export class SessionScope implements RouteScope {
             pin: (server, link) => this.own.get(server)?.pin(link),
           });
     for (const server of options.servers.names) this.attach(server);
-    // A server a reload adds: reachable as the others are, and the session hears its lists changed.
+    // A server a reload adds: reachable as the others are, and the session hears its lists changed
+    // unless its enablement hides the server (the access rules may still show some of its tools,
+    // so they do not silence it, as they silence no upstream's own list_changed).
     this.unsubscribes.push(
       options.servers.onAdded((server) => {
         this.attach(server);
-        if (this.visibility.visibleServers().includes(server) && this.catalogue.showsServer(server)) {
+        if (this.visibility.visibleServers().includes(server)) {
           for (const list of ['tools', 'prompts', 'resources'] as const) this.onLinkEvent(server, { kind: 'listChanged', list });
         }
       }),
