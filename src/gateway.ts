@@ -26,7 +26,6 @@ import { warnAboutMissingEnabledTools } from './upstream/enabled-tools-check.js'
 import { UpstreamRegistry } from './upstream/registry.js';
 import { loadPlugins } from './plugins/plugin-servers.js';
 import { customizationsFor, readEnablement } from './customizations/from-gateway.js';
-import { enablementItem } from './customizations/enablement/from-config.js';
 import { sessionPlugin } from './customizations/session-plugin.js';
 import { GatewayMetrics } from './observability/metrics.js';
 import { countRestarts } from './upstream/restart-counter.js';
@@ -36,6 +35,7 @@ import { memoryBuckets } from './policy/memory-buckets.js';
 import { compileAccessPolicy, hidesNothing } from './policy/access-policy.js';
 import { upstreamCredentials } from './upstream/credentials/upstream-credentials.js';
 import { buildEndpoints } from './composition/endpoints.js';
+import { serverSetChanges } from './composition/server-set-changes.js';
 import { allowedEnvNames, compileAuthentication, compileVisibility, logPlugins, refuseBind } from './composition/gateway-policy.js';
 import { listen } from './composition/listener.js';
 import { loadConfigFile } from './config/load.js';
@@ -249,26 +249,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
         registry.setAllowedEnvNames(allowedEnvNames(next));
         telemetry?.setServers(nextServers);
       },
-      // Hidden first (sessions hear list_changed and no new call reaches it), then its side
-      // channel and list item go, then it stops with every child reaped.
-      remove: async (name) => {
-        customizations.enablement.withdraw(name);
-        customizations.list.withdrawServer(name);
-        await endpoints.removeServer(name);
-        await registry.removeServer(name);
-      },
-      // Decided first (a server the global decisions disable is added stopped), then started —
-      // its side channel and list item exist from the start, so its state shows — and listed once
-      // its first connection attempt settled: sessions and 2026 listeners then hear list_changed.
-      add: async (name, server) => {
-        const runs = customizations.enablement.admit(enablementItem(name, server));
-        const adding = registry.addServer(name, server, { stopped: !runs });
-        endpoints.addServer(name, server);
-        const [started] = await Promise.allSettled([adding, customizations.admitServer(name, Object.keys(reloader.config.servers))]);
-        customizations.enablement.reinstate(name); // a server a reload removed earlier: seen again
-        if (started.status === 'rejected') throw started.reason;
-        void warnAboutMissingEnabledTools(registry, logger, [name]);
-      },
+      ...serverSetChanges({ registry, endpoints, customizations, logger, configServers: (): string[] => Object.keys(reloader.config.servers) }),
       registry,
       refusal: () => (gate.draining || stopping ? 'the gateway is shutting down' : undefined),
       logger,
