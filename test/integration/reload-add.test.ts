@@ -234,7 +234,8 @@ describe('reloading a new server under access rules', () => {
     const bobModern = await connectClient(perTest, gateway.url, '2026', { headers: principals.headers('bob') });
     const aliceChanged = collectNotifications(alice.client, 'notifications/tools/list_changed');
 
-    next = configWith({ local: stdioServer(markers.local), added: stdioServer(markers.added, { disabledTools: ['slow'] }) });
+    // Isolated per principal: each caller that may use it gets a connection of its own.
+    next = configWith({ local: stdioServer(markers.local), added: stdioServer(markers.added, { disabledTools: ['slow'], isolation: 'principal' }) });
     const outcome = await gateway.reload('admin');
     expect(outcome).toMatchObject({ applied: true, added: ['added'], failed: [] });
 
@@ -242,6 +243,8 @@ describe('reloading a new server under access rules', () => {
     expect(await toolNames(alice.client)).toContain('added__echo');
     expect(textOf(await alice.client.callTool({ name: 'added__echo', arguments: { text: 'alice' } }))).toBe('alice');
     expect(await toolNames(aliceModern.client)).toContain('added__echo');
+    expect(textOf(await aliceModern.client.callTool({ name: 'added__echo', arguments: { text: 'alice 2026' } }))).toBe('alice 2026');
+    expect(processesWithMarker(markers.added)).toHaveLength(2); // the primary and alice's own
     for (const client of [bob.client, bobModern.client]) {
       const names = await toolNames(client);
       expect(names).toContain('local__echo');
@@ -258,5 +261,6 @@ describe('reloading a new server under access rules', () => {
     for (const line of of('bob', 'added__echo')) expect(line).toMatchObject({ decision: 'denied', rule: 'bob-never-added', server: 'added' });
     expect(of('alice', 'added__echo')[0]).toMatchObject({ decision: 'allowed', server: 'added' });
     expect(of('alice', 'added__slow')[0]).toMatchObject({ decision: 'filtered', server: 'added' });
+    expect(processesWithMarker(markers.added)).toHaveLength(2); // bob's refusals opened nothing
   });
 });
