@@ -37,6 +37,7 @@ import { upstreamCredentials } from './upstream/credentials/upstream-credentials
 import { SubjectTokens } from './upstream/credentials/subject-tokens.js';
 import { UserTokens } from './upstream/credentials/user-tokens.js';
 import { buildEndpoints } from './composition/endpoints.js';
+import { serverSetChanges } from './composition/server-set-changes.js';
 import { allowedEnvNames, compileAuthentication, compileVisibility, logPlugins, refuseBind } from './composition/gateway-policy.js';
 import { listen } from './composition/listener.js';
 import { loadConfigFile } from './config/load.js';
@@ -253,15 +254,9 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
         visibility = compileVisibility(next, nextServers);
         bodyLimits = { maxBytes: next.limits.maxBodyBytes, maxDepth: next.limits.maxJsonDepth };
         registry.setAllowedEnvNames(allowedEnvNames(next));
+        telemetry?.setServers(nextServers);
       },
-      // Hidden first (sessions hear list_changed and no new call reaches it), then its side
-      // channel and list item go, then it stops with every child reaped.
-      remove: async (name) => {
-        customizations.enablement.withdraw(name);
-        customizations.list.withdrawServer(name);
-        await endpoints.removeServer(name);
-        await registry.removeServer(name);
-      },
+      ...serverSetChanges({ registry, endpoints, customizations, logger, configServers: (): string[] => Object.keys(reloader.config.servers) }),
       registry,
       refusal: () => (gate.draining || stopping ? 'the gateway is shutting down' : undefined),
       logger,

@@ -69,6 +69,7 @@ function lastReload(status: AdminStatus): string {
   if (r === undefined) return 'no reload since the gateway started';
   if (!r.applied) return `${r.at}: refused — ${r.problems.join('; ')}`;
   const parts = [`restarted: ${r.restarted.join(', ') || 'none'}`, `re-filtered: ${r.refiltered.join(', ') || 'none'}`];
+  if (r.added.length > 0) parts.push(`added: ${r.added.join(', ')}`);
   if (r.removed.length > 0) parts.push(`removed: ${r.removed.join(', ')}`);
   if (r.failed.length > 0) parts.push(`did not come back: ${r.failed.join(', ')}`);
   return `${r.at}: applied — ${parts.join('; ')}`;
@@ -95,7 +96,7 @@ document.getElementById('reload').addEventListener('click', async () => {
   try {
     const { body } = await postJson(${JSON.stringify(reloadUrl)}, {});
     out.textContent = body.applied
-      ? 'reloaded (restarted: ' + (body.restarted.join(', ') || 'none') + '; re-filtered: ' + (body.refiltered.join(', ') || 'none') + '); refresh to see the new state'
+      ? 'reloaded (' + (body.added.length > 0 ? 'added: ' + body.added.join(', ') + '; ' : '') + 'restarted: ' + (body.restarted.join(', ') || 'none') + '; re-filtered: ' + (body.refiltered.join(', ') || 'none') + '); refresh to see the new state'
       : 'refused: ' + (body.problems || [body.error && body.error.message]).join('; ');
     out.dataset.outcome = body.applied ? 'applied' : 'refused';
   } catch (error) {

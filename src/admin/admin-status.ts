@@ -108,7 +108,8 @@ export class AdminSources {
   async status(): Promise<AdminStatus> {
     const { registry } = this.options;
     const servers = await Promise.all(
-      [...registry.entries.values()].map(async (entry): Promise<AdminServer> => {
+      // A server a reload removed keeps its entry (hidden, stopped): not one of the gateway's any more.
+      [...registry.entries.values()].filter((entry) => !registry.isRemoved(entry.name)).map(async (entry): Promise<AdminServer> => {
         const link = entry.primary.current;
         const tools = link === undefined ? undefined : await link.list('tools').then((list) => list.length, () => undefined);
         return {

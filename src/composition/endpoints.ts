@@ -1,13 +1,15 @@
 /**
  * The gateway's MCP endpoints: the aggregate (every server, namespaced names) and one side
  * channel per server (`/mcp/servers/<name>`, unprefixed names), all sharing one session budget,
- * one event store and one way of sharing sessions beyond this process. A reload that removes a
- * server closes its side channel (`removeServer`); the aggregate and agent endpoints stop showing
- * it through the visibility every merge reads (routing/visibility.ts).
+ * one event store and one way of sharing sessions beyond this process. The aggregate and the agent
+ * endpoints show the registry's roster, which grows when a reload adds a server (its sessions and
+ * listeners hear `list_changed`); `addServer` opens the new server's side channel. A reload that
+ * removes a server closes its side channel (`removeServer`); the aggregate and agent endpoints
+ * stop showing it through the visibility every merge reads (routing/visibility.ts).
  */
 import type { GatewayConfig } from '../config/schema.js';
 import type { VisibilityFilter } from '../catalogue/merge.js';
-import { compileToolSurfaceOptions } from '../catalogue/surface/surface-options.js';
+import { addServerSurface, compileToolSurfaceOptions } from '../catalogue/surface/surface-options.js';
 import { ToolSurface } from '../catalogue/surface/tool-surface.js';
 import { McpEndpoint, type EndpointOptions } from '../inbound/endpoint.js';
 import { AgentEndpoints } from '../agents/agent-endpoints.js';
@@ -28,6 +30,8 @@ import type { GatewayEventStore } from '../session/event-store.js';
 import type { SessionAdmission } from '../session/session-admission.js';
 import type { SessionSharing } from '../session/session-hooks.js';
 import type { UpstreamRegistry } from '../upstream/registry.js';
+import { ServerRoster } from '../upstream/server-roster.js';
+import type { ServerConfig } from '../config/schema.js';
 import type { GatewayError } from '../errors.js';
 import type { BodyLimits } from '../inbound/body.js';
 import type { Telemetry } from './telemetry.js';
@@ -69,6 +73,12 @@ export interface Endpoints {
   /** Live: a removed server's side channel leaves it (its path then answers 404). */
   readonly sideChannels: ReadonlyMap<string, McpEndpoint>;
   readonly agents: AgentEndpoints;
+  /**
+   * A reload adds `name`: its `defer` / `alwaysLoad` apply to every endpoint's tool surface, and
+   * its side channel opens. Call once the registry holds its entry and before it joins the
+   * roster (`UpstreamRegistry.addServer` says when); the aggregate and agents follow the roster.
+   */
+  addServer(name: string, config: ServerConfig): void;
   /** Closes the side channel of a server a reload removed (its sessions end) and forgets it. */
   removeServer(name: string): Promise<void>;
   /** 2025 sessions open on every endpoint. */
@@ -99,11 +109,13 @@ export function buildEndpoints(deps: EndpointsDeps): Endpoints {
   const initOptions = { persona: config.policy.agentPersona, eventStoreLimit: config.eventStore.limit };
   const policyAllows = compileDeniedTools(config.policy.deniedTools);
   const judgedBy = (gate: SessionServersOptions['gate']): SessionServersOptions => ({ gate, policyAllows });
-  const endpoint = (servers: string[], separator: string | null, label: string, extras: EndpointExtras) => {
+  const endpoint = (servers: ServerRoster, separator: string | null, label: string, extras: EndpointExtras) => {
     const { toolFilter: narrowed, gatewayResources, server, sessionServers, ...endpointExtras } = extras;
     const observers = deps.telemetry.observersFor(auditName(label), separator, server);
     const tools = new ToolSurface(surfaceOptions, {
-      servers,
+      get servers() {
+        return servers.names;
+      },
       instructionsOf: (server) => registry.entry(server).primary.current?.instructions,
     });
     const scope: ScopeOptions = {
@@ -141,7 +153,8 @@ export function buildEndpoints(deps: EndpointsDeps): Endpoints {
     });
   };
   const { agents, customizations, urls } = deps;
-  const serverNames = [...registry.entries.keys()];
+  // Every server of the registry, the ones a reload adds included (upstream/server-roster.ts).
+  const serverNames = registry.roster;
   const dataMode = config.catalogue.dataMode;
   const aggregate = endpoint(serverNames, config.catalogue.separator, 'aggregate', {
     ...(config.persona === undefined ? {} : { persona: config.persona }),
@@ -155,17 +168,14 @@ export function buildEndpoints(deps: EndpointsDeps): Endpoints {
         : { agentPrompts: () => agentPrompts(agents), agentsResource: () => JSON.stringify({ items: agentItems(customizations.snapshot().items, agents) }) }),
     },
   });
-  const sideChannels = new Map(
-    serverNames.map((name) => [
-      name,
-      endpoint([name], null, `servers/${name}`, {
-        server: name,
-        handshakeMeta: announcedServer(name, urls.sideChannel(name)),
-        entries: { dataMode },
-        sessionServers: judgedBy(sideChannelGate),
-      }),
-    ]),
-  );
+  const sideChannel = (name: string) =>
+    endpoint(ServerRoster.of([name]), null, `servers/${name}`, {
+      server: name,
+      handshakeMeta: announcedServer(name, urls.sideChannel(name)),
+      entries: { dataMode },
+      sessionServers: judgedBy(sideChannelGate),
+    });
+  const sideChannels = new Map(serverNames.names.map((name) => [name, sideChannel(name)]));
   // An agent endpoint: every server, the aggregate's names, the agent's allowlist on top.
   const agentEndpoints = new AgentEndpoints(agents, (agent) =>
     endpoint(serverNames, config.catalogue.separator, `agents/${agent.declaration.name}`, {
@@ -182,6 +192,10 @@ export function buildEndpoints(deps: EndpointsDeps): Endpoints {
     aggregate,
     sideChannels,
     agents: agentEndpoints,
+    addServer: (name, server) => {
+      addServerSurface(surfaceOptions, name, server);
+      if (!sideChannels.has(name)) sideChannels.set(name, sideChannel(name));
+    },
     removeServer: async (name) => {
       const channel = sideChannels.get(name);
       sideChannels.delete(name);

@@ -16,7 +16,7 @@ import { Tracing } from '../observability/tracing.js';
 import { compileDeniedTools } from '../policy/denied-tools.js';
 import { compileHiddenReason } from '../policy/hidden-reason.js';
 import { compilePolicyRules } from '../policy/policy-rules.js';
-import { compileToolFilter } from '../policy/tool-filter.js';
+import { compileToolFilter, type ToolPredicate } from '../policy/tool-filter.js';
 import type { RequestObservers } from '../inbound/request-observers.js';
 
 /** Longest the shutdown waits for the last spans to be exported. */
@@ -49,6 +49,8 @@ export interface Telemetry {
   readonly audit: AuditLog | undefined;
   /** What an endpoint's requests are observed with; `undefined` when tracing and audit are off. */
   observersFor(endpoint: string, separator: string | null, server?: string): RequestObservers | undefined;
+  /** A reload changed the servers (one added, filters moved): the audit's hidden-name reasons follow. */
+  setServers(servers: Readonly<Record<string, ServerConfig>>): void;
   /** Writes the audit lines and exports the spans still waiting, then releases both. */
   close(): Promise<void>;
 }
@@ -89,12 +91,13 @@ export function startTelemetry(settings: TelemetrySettings, deps: TelemetryDeps)
     // Never the URL or a header: the protocol and the sampling are enough to tell it is on.
     logger.info({ protocol: traces.protocol, sampleRatio: traces.sampleRatio }, 'tracing on (OTLP/HTTP)');
   }
-  const filters = new Map(
-    Object.entries(deps.servers).map(([name, server]) => [
-      name,
-      compileToolFilter({ enabledTools: server.enabledTools, disabledTools: server.disabledTools }),
-    ]),
-  );
+  // One map every endpoint's hidden-name check reads: a reload replaces its contents.
+  const filters = new Map<string, ToolPredicate>();
+  const setServers = (servers: Readonly<Record<string, ServerConfig>>) => {
+    filters.clear();
+    for (const [name, server] of Object.entries(servers)) filters.set(name, compileToolFilter({ enabledTools: server.enabledTools, disabledTools: server.disabledTools }));
+  };
+  setServers(deps.servers);
   const policyAllows = compileDeniedTools(deps.config.policy.deniedTools);
   let closing: Promise<void> | undefined;
   return {
@@ -111,6 +114,7 @@ export function startTelemetry(settings: TelemetrySettings, deps: TelemetryDeps)
       });
       return { endpoint, hiddenReason, ...(tracing === undefined ? {} : { tracing }), ...(audit === undefined ? {} : { audit }) };
     },
+    setServers,
     close() {
       closing ??= (async () => {
         audit?.close();

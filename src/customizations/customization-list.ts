@@ -1,7 +1,8 @@
 /**
  * The live customisation list of one gateway: the static sources (config servers, plugins) read
- * once at start (a reload may withdraw a config server: `withdrawServer`), joined with what the registry sees of each running server and what enablement
- * decides. Every change of a server's connection state, and every toggle, yields a new version —
+ * once at start (a reload may add a config server, `admitServer`, or withdraw one,
+ * `withdrawServer`), joined with what the registry sees of each running server and what
+ * enablement decides. Every change of a server's connection state, and every toggle, yields a new version —
  * but only when the list as a sessionless caller sees it really differs, or a decision changed,
  * so a reconnect that lands where it started notifies nobody. Watchers wait for a version after
  * the one they hold and then build their own viewer's list (a session's decisions are in its
@@ -13,6 +14,7 @@ import { reachedPerPrincipal } from '../upstream/credentials/principal-bound.js'
 import type { Viewer } from './enablement/decisions.js';
 import type { Enablement } from './enablement/enablement.js';
 import { buildCustomizations, type ListSources, type LiveView } from './build-list.js';
+import type { ConfigSource } from './config-ranges.js';
 import type { IdMinter } from './ids.js';
 import { mcpAppOf } from './mcp-app.js';
 import { perUserPrimaryState, perUserState, serverState } from './server-state.js';
@@ -56,6 +58,8 @@ export class CustomizationList {
     for (const entry of options.registry.entries.values()) {
       this.unsubscribe.push(entry.primary.onStateChange(() => this.schedule()));
     }
+    // A server a reload adds is followed from before its first connection attempt.
+    this.unsubscribe.push(options.registry.onServerAdded((entry) => this.unsubscribe.push(entry.primary.onStateChange(() => this.schedule()))));
     // A toggle may change only one session's list: every watcher rebuilds its own and compares.
     if (options.enablement !== undefined) this.unsubscribe.push(options.enablement.onAnyChange(() => this.bump()));
     // So does a session's token or its own connection to a per-user server.
@@ -74,6 +78,17 @@ export class CustomizationList {
   /** Where side channels live (`<gateway MCP URL>/servers/`), known once the listener is bound. */
   setChannelBase(mcpUrl: string): void {
     this.channelBase = `${mcpUrl}/servers/`;
+    this.refresh();
+  }
+
+  /**
+   * A reload added config server `name` (or named again one it withdrew): it joins the list, last
+   * of the config's servers, with the ranges of `source` (the config file read again: entries moved).
+   */
+  admitServer(name: string, source: ConfigSource): void {
+    const { sources } = this.options;
+    const configServers = sources.configServers.includes(name) ? sources.configServers : [...sources.configServers, name];
+    this.options = { ...this.options, sources: { ...sources, config: source, configServers } };
     this.refresh();
   }
 

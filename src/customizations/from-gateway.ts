@@ -32,6 +32,11 @@ export interface GatewayCustomizations {
   readonly enablement: Enablement;
   /** `portcullis://customizations`, for the aggregate endpoint. */
   readonly resource: GatewayResources;
+  /**
+   * A reload added config server `name` (`configServers`: the new config's, in its order): its
+   * item joins the list, with the config file's ranges read again (entries moved).
+   */
+  admitServer(name: string, configServers: readonly string[]): Promise<void>;
   /** Who may set workspace and global decisions, given the address the listener bound. */
   permissions(boundAddress: string): TogglePermissions;
   /** Ends the resource's and the list's watchers (the enablement store closes on its own: `readEnablement`). */
@@ -75,6 +80,9 @@ export async function customizationsFor(
     list,
     enablement,
     resource,
+    async admitServer(name, servers) {
+      list.admitServer(name, config.configFile === undefined ? IN_MEMORY : await readConfigSource(config.configFile, servers));
+    },
     permissions: (boundAddress) => ({ admins, openToLocal: config.auth === undefined && isLoopbackAddress(boundAddress) }),
     async close() {
       resource.close();

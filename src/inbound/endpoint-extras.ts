@@ -29,7 +29,7 @@ export interface EndpointExtrasOptions {
   instructionsLead?: boolean;
   /** Added to every handshake result's `_meta` (`portcullis/server`, an agent's `model`). */
   handshakeMeta?: Readonly<Record<string, unknown>>;
-  readonly scope: { readonly servers: readonly string[] };
+  readonly scope: { readonly servers: { readonly names: readonly string[] } };
 }
 
 type Parts = ReadonlyArray<{ server: string; instructions?: string | undefined }>;
@@ -37,7 +37,7 @@ type Parts = ReadonlyArray<{ server: string; instructions?: string | undefined }
 /** The instructions: the persona (the client's, else the config's) and the gateway's text, then each upstream's, labelled. */
 export function endpointInstructions(options: EndpointExtrasOptions, parts: Parts, clientPersona?: string): string | undefined {
   const own = gatewayText(clientPersona ?? options.persona, options.instructions);
-  return options.scope.servers.length === 1 && options.instructionsLead !== true && own === options.instructions
+  return options.scope.servers.names.length === 1 && options.instructionsLead !== true && own === options.instructions
     ? parts[0]?.instructions ?? own
     : mergeInstructions(own, parts);
 }

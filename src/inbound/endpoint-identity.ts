@@ -35,13 +35,13 @@ export interface IdentitySource {
 }
 
 export function endpointIdentity(source: IdentitySource, era: Era): EndpointIdentity {
-  const parts = primaryInfo(source.registry, source.servers);
+  const parts = primaryInfo(source.registry, source.servers.names);
   const capabilities = mergeCapabilities(parts);
   // The gateway relays logging and list changes itself, whatever each upstream declared.
   capabilities.logging = {};
   // A per-user server shows what it serves only once a session's token reaches it: a 2025
   // session is told of all three lists, so it hears them change when it authenticates.
-  const perUser = era === 'legacy' && reachesPerUserServer(source.registry, source.servers);
+  const perUser = era === 'legacy' && reachesPerUserServer(source.registry, source.servers.names);
   for (const key of ['tools', 'prompts', 'resources'] as const) {
     if (capabilities[key] !== undefined || perUser) capabilities[key] = { ...capabilities[key], listChanged: true };
   }
@@ -53,6 +53,6 @@ export function endpointIdentity(source: IdentitySource, era: Era): EndpointIden
   if (tasks !== undefined && era === 'modern') capabilities.extensions = { ...capabilities.extensions, [TASKS_EXTENSION]: {} };
   const instructions =
     source.instructionsFor?.(parts) ??
-    (source.servers.length === 1 ? (parts[0]?.instructions ?? source.instructions) : mergeInstructions(source.instructions, parts));
+    (source.servers.names.length === 1 ? (parts[0]?.instructions ?? source.instructions) : mergeInstructions(source.instructions, parts));
   return { name: source.name, version: source.version, capabilities, instructions };
 }

@@ -268,7 +268,7 @@ export class McpEndpoint {
 
   /** The handshake completion and the gateway's own entries, for every `Server` of this endpoint. */
   private extras(): { handshake?: Handshake; entries?: GatewayEntries } {
-    return endpointExtras(this.options, () => primaryInfo(this.options.scope.registry, this.options.scope.servers));
+    return endpointExtras(this.options, () => primaryInfo(this.options.scope.registry, this.options.scope.servers.names));
   }
 
   /** Name, capabilities and instructions for a client of `era`, from the primaries that are up right now. */

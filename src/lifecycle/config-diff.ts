@@ -1,13 +1,16 @@
 /**
  * What a reload changes (docs/operations.md, "Hot reload"): a pure comparison of the running
  * configuration with a newly loaded one. What can be applied to a running gateway without
- * dropping a session or a stream is sorted out — servers to remove, servers to restart, servers
- * whose tool filters moved, the policy's denied tools, the inbound body limits — and everything else is named as
- * needing a restart, field by field (never a value: config files hold secrets).
+ * dropping a session or a stream is sorted out — servers to add, servers to remove, servers to
+ * restart, servers whose tool filters moved, the policy's denied tools, the inbound body limits —
+ * and everything else is named as needing a restart, field by field (never a value: config files
+ * hold secrets).
  */
 import type { GatewayConfig, ServerConfig } from '../config/schema.js';
 
 export interface ConfigDiff {
+  /** Servers the new configuration names for the first time (or again, after a reload removed them): started and listed. */
+  readonly add: readonly string[];
   /** Servers the new configuration no longer names: stopped and withdrawn from every list. */
   readonly remove: readonly string[];
   /** Servers whose entry changed beyond its tool filters: their connections are replaced. */
@@ -37,6 +40,9 @@ const COMPARED_BELOW: ReadonlySet<string> = new Set(['servers', 'policy', 'limit
  */
 const SERVER_SHAPE = ['transport', 'isolation', 'enabled'] as const;
 
+/** What a server named again after a reload removed it keeps: its slot's connections were built for them. */
+const RETIRED_SHAPE = ['transport', 'isolation'] as const;
+
 const FILTER_FIELDS = new Set(['enabledTools', 'disabledTools']);
 
 function upstreamAuthOf(server: ServerConfig): unknown {
@@ -64,15 +70,16 @@ function sameFilters(a: ServerConfig, b: ServerConfig): boolean {
 
 /**
  * Compares the running servers and config with the new ones. `servers` are the servers that run
- * (the config's and its plugins'). A removed server can be withdrawn from a running gateway; an
- * added one needs a restart, since every endpoint and session is built over the set of servers
- * the gateway started with.
+ * (the config's and its plugins'). A server can be added to a running gateway and withdrawn from
+ * it. `retired` holds the last entry of each server an earlier reload removed: the gateway keeps
+ * its slot, so one named again comes back on it and must keep its transport and isolation.
  */
 export function diffConfigs(
   running: Readonly<GatewayConfig>,
   next: Readonly<GatewayConfig>,
   runningServers: Readonly<Record<string, ServerConfig>> = running.servers,
   nextServers: Readonly<Record<string, ServerConfig>> = next.servers,
+  retired: ReadonlyMap<string, ServerConfig> = new Map(),
 ): ConfigDiff {
   const needsRestart: string[] = [];
   const keys = [...new Set([...Object.keys(running), ...Object.keys(next)])].filter((key) => !COMPARED_BELOW.has(key));
@@ -92,6 +99,7 @@ export function diffConfigs(
     if (!sameValue(a, b)) needsRestart.push(`policy.${key}: changed; only policy.deniedTools applies to a running gateway`);
   }
 
+  const add: string[] = [];
   const remove: string[] = [];
   const restart: string[] = [];
   const refilter: string[] = [];
@@ -100,7 +108,18 @@ export function diffConfigs(
     const before = runningServers[name];
     const after = nextServers[name];
     if (before === undefined) {
-      needsRestart.push(`servers.${name}: added; adding a server needs a restart`);
+      const earlier = retired.get(name);
+      const moved = earlier === undefined ? [] : RETIRED_SHAPE.filter((field) => earlier[field] !== after![field]);
+      for (const field of moved) needsRestart.push(`servers.${name}.${field}: differs from the server of that name a reload removed; naming it again with another ${field} needs a restart`);
+      // Per-user credentials are wired when the gateway starts: the inbound token store exists only
+      // if a server exchanges tokens, and a session attaches its token store over the servers it
+      // opens with (upstream/credentials/, routing/session-credentials.ts).
+      const kind = after!.transport === 'stdio' ? undefined : after!.upstreamAuth?.kind;
+      if (kind === 'tokenExchange' || kind === 'perUser') {
+        needsRestart.push(`servers.${name}.upstreamAuth: a server with ${kind} credentials is wired in when the gateway starts; adding one needs a restart`);
+        continue;
+      }
+      if (moved.length === 0) add.push(name);
       continue;
     }
     if (after === undefined) {
@@ -117,6 +136,7 @@ export function diffConfigs(
     else if (!sameFilters(before, after)) refilter.push(name);
   }
   return {
+    add,
     remove,
     restart,
     refilter,
@@ -128,5 +148,5 @@ export function diffConfigs(
 
 /** True when the diff changes nothing. */
 export function isEmptyDiff(diff: ConfigDiff): boolean {
-  return diff.remove.length === 0 && diff.restart.length === 0 && diff.refilter.length === 0 && !diff.deniedTools && !diff.bodyLimits && diff.needsRestart.length === 0;
+  return diff.add.length === 0 && diff.remove.length === 0 && diff.restart.length === 0 && diff.refilter.length === 0 && !diff.deniedTools && !diff.bodyLimits && diff.needsRestart.length === 0;
 }

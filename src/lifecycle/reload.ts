@@ -6,9 +6,12 @@
  * refused the same way, naming each such field. Otherwise, in this order: the tool filters and
  * body limits are swapped (one assignment each, so every request sees the old set or the new),
  * each server the new configuration no longer names is withdrawn (`ReloadHost.remove`: hidden
- * from every list, so sessions hear `list_changed`, then stopped), the sessions whose visible
- * tools moved hear `tools/list_changed`, and each server whose entry changed is restarted
- * (server-restart.ts). Reloads run one at a time.
+ * from every list, so sessions hear `list_changed`, then stopped), each server it names for the
+ * first time is added (`ReloadHost.add`: started, then listed, so sessions and 2026 listeners
+ * hear `list_changed`), the sessions whose visible tools moved hear `tools/list_changed`, and
+ * each server whose entry changed is restarted (server-restart.ts). Reloads run one at a time.
+ * A new server's entry passed the same checks as at start (the policy's, when the file loaded),
+ * so one the policy refuses makes the whole reload invalid.
  */
 import { ConfigError, GatewayError } from '../errors.js';
 import type { GatewayConfig, ServerConfig } from '../config/schema.js';
@@ -24,11 +27,13 @@ export interface ReloadOutcome {
   readonly applied: boolean;
   /** Why it was refused: the new configuration's problems, or the changes that need a restart. */
   readonly problems: readonly string[];
+  /** Servers added: started, in every list, with their side channels. */
+  readonly added: readonly string[];
   /** Servers withdrawn: hidden from every list, stopped, their side channels gone. */
   readonly removed: readonly string[];
   readonly restarted: readonly string[];
   readonly refiltered: readonly string[];
-  /** Restarted servers that did not come back (they keep retrying, in state `error`). */
+  /** Added or restarted servers that did not come up (they keep retrying, in state `error`). */
   readonly failed: readonly string[];
 }
 
@@ -44,13 +49,19 @@ export interface ReloadHost {
    * customisation list, its side channel closed, then stopped with every child reaped.
    */
   remove(name: string): Promise<void>;
+  /**
+   * Adds one server: started (unless the global decisions disable it), in every endpoint's lists
+   * (sessions hear `list_changed`), the customisation list and `/readyz`, its side channel open.
+   * Rejects when it did not come up; it is added all the same, retrying in state `error`.
+   */
+  add(name: string, config: ServerConfig): Promise<void>;
   registry: UpstreamRegistry;
   /** A reason not to reload now (the gateway is draining), or undefined. */
   refusal?: () => string | undefined;
   logger: Logger;
 }
 
-const refused = (problems: readonly string[]): ReloadOutcome => ({ applied: false, problems, removed: [], restarted: [], refiltered: [], failed: [] });
+const refused = (problems: readonly string[]): ReloadOutcome => ({ applied: false, problems, added: [], removed: [], restarted: [], refiltered: [], failed: [] });
 
 export class Reloader {
   private running: Readonly<GatewayConfig>;
@@ -90,7 +101,9 @@ export class Reloader {
       return refused(problems);
     }
     const servers = this.host.serversOf(next);
-    const diff = diffConfigs(this.running, next, this.host.serversOf(this.running), servers);
+    const { registry } = this.host;
+    const retired = new Map([...registry.entries.values()].filter((entry) => registry.isRemoved(entry.name)).map((entry) => [entry.name, entry.config]));
+    const diff = diffConfigs(this.running, next, this.host.serversOf(this.running), servers, retired);
     if (diff.needsRestart.length > 0) {
       this.logRefusal(trigger, 'reload refused: these changes need a restart; the running configuration stays', diff.needsRestart);
       return refused(diff.needsRestart);
@@ -98,7 +111,7 @@ export class Reloader {
     if (isEmptyDiff(diff)) {
       logger.info({ trigger }, 'reload: nothing changed');
       this.running = next;
-      return { applied: true, problems: [], removed: [], restarted: [], refiltered: [], failed: [] };
+      return { applied: true, problems: [], added: [], removed: [], restarted: [], refiltered: [], failed: [] };
     }
     return this.apply(trigger, next, servers, diff);
   }
@@ -109,22 +122,27 @@ export class Reloader {
     this.running = next;
     await Promise.all(diff.remove.map((name) => this.host.remove(name)));
     for (const name of diff.remove) logger.info({ server: name }, 'upstream removed');
-    const refiltered = diff.deniedTools ? Object.keys(servers).filter((name) => !diff.restart.includes(name)) : [...diff.refilter];
+    // An added server is announced when it joins the lists; only those already there are re-filtered.
+    const refiltered = diff.deniedTools ? Object.keys(servers).filter((name) => !diff.restart.includes(name) && !diff.add.includes(name)) : [...diff.refilter];
     for (const name of refiltered) registry.announceToolsChanged(name);
     const failed: string[] = [];
-    await Promise.all(
-      diff.restart.map(async (name) => {
-        try {
-          await registry.restart(name, servers[name]!);
-          logger.info({ server: name }, 'upstream restarted with its new entry');
-        } catch (error) {
-          failed.push(name);
-          logger.error({ server: name, reason: error instanceof Error ? error.message : String(error) }, 'upstream did not come back after reload; retrying in the background');
-        }
-      }),
-    );
-    const outcome: ReloadOutcome = { applied: true, problems: [], removed: [...diff.remove], restarted: [...diff.restart], refiltered, failed: failed.sort() };
-    logger.info({ trigger, removed: outcome.removed, restarted: outcome.restarted, refiltered, deniedTools: diff.deniedTools, bodyLimits: diff.bodyLimits, failed: outcome.failed }, 'reloaded');
+    const settle = async (name: string, step: () => Promise<void>, done: string, failure: string) => {
+      try {
+        await step();
+        logger.info({ server: name }, done);
+      } catch (error) {
+        failed.push(name);
+        logger.error({ server: name, reason: error instanceof Error ? error.message : String(error) }, failure);
+      }
+    };
+    await Promise.all([
+      ...diff.add.map((name) => settle(name, () => this.host.add(name, servers[name]!), 'upstream added by reload', 'added upstream did not come up; retrying in the background')),
+      ...diff.restart.map((name) =>
+        settle(name, () => registry.restart(name, servers[name]!), 'upstream restarted with its new entry', 'upstream did not come back after reload; retrying in the background'),
+      ),
+    ]);
+    const outcome: ReloadOutcome = { applied: true, problems: [], added: [...diff.add], removed: [...diff.remove], restarted: [...diff.restart], refiltered, failed: failed.sort() };
+    logger.info({ trigger, added: outcome.added, removed: outcome.removed, restarted: outcome.restarted, refiltered, deniedTools: diff.deniedTools, bodyLimits: diff.bodyLimits, failed: outcome.failed }, 'reloaded');
     return outcome;
   }
 

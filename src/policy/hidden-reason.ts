@@ -7,8 +7,8 @@
  * and failed as unknown). The client still gets the one "unknown" answer (a filter cannot be
  * probed); only the operator's audit line tells them apart.
  *
- * Pure and compiled once per endpoint. The name is split at the separator after the longest
- * server name it starts with; a shortened name (64-character rule) cannot be split and counts
+ * Compiled once per endpoint; `filters` is read at each check (a reload may add a server or move
+ * its filters). The name is split at the separator after the longest server name it starts with; a shortened name (64-character rule) cannot be split and counts
  * as unknown.
  */
 import type { AccessProfile } from './access-policy.js';
@@ -18,7 +18,7 @@ import type { ToolPredicate } from './tool-filter.js';
 export type HiddenReason = 'filtered' | 'denied' | 'disabled';
 
 export interface HiddenReasonOptions {
-  /** Each running server's `enabledTools`/`disabledTools` predicate on upstream names. */
+  /** Each running server's `enabledTools`/`disabledTools` predicate on upstream names (read at each check). */
   filters: ReadonlyMap<string, ToolPredicate>;
   /** Servers declared but not run. */
   disabled: ReadonlySet<string>;
@@ -43,12 +43,13 @@ export interface HiddenName {
 export type HiddenReasonCheck = (kind: 'tool' | 'prompt', exposed: string, access?: AccessProfile) => HiddenName | undefined;
 
 export function compileHiddenReason(options: HiddenReasonOptions): HiddenReasonCheck {
-  const known = [...options.filters.keys(), ...options.disabled].sort((a, b) => b.length - a.length);
+  // Only a refused name is checked: sorting the few server names then costs nothing a call waits on.
+  const known = () => [...options.filters.keys(), ...options.disabled].sort((a, b) => b.length - a.length);
   const split = (exposed: string): { server: string; name: string } | undefined => {
     if (options.server !== undefined) return { server: options.server, name: exposed };
     const separator = options.separator;
     if (separator === null) return undefined;
-    const server = known.find((s) => exposed.startsWith(`${s}${separator}`));
+    const server = known().find((s) => exposed.startsWith(`${s}${separator}`));
     return server === undefined ? undefined : { server, name: exposed.slice(server.length + separator.length) };
   };
   const byAccess = (server: string, decision: { allowed: boolean; rule: string } | undefined): HiddenName | undefined =>

@@ -78,7 +78,3 @@ export async function principalListLink(registry: UpstreamRegistry, server: stri
   return lease.link;
 }
 
-/** The servers of `servers` that are isolated per principal. */
-export function principalServersOf(registry: UpstreamRegistry, servers: readonly string[]): Set<string> {
-  return new Set(servers.filter((server) => registry.entry(server).config.isolation === 'principal'));
-}

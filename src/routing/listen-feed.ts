@@ -11,19 +11,24 @@
  */
 import type { Catalogue } from '../catalogue/catalogue.js';
 import type { UpstreamRegistry } from '../upstream/registry.js';
+import type { ServerRoster } from '../upstream/server-roster.js';
 import type { ChangedList } from '../upstream/server-changes.js';
 import { ListWatch } from './list-watch.js';
 
-/** Feeds `publish` for `servers`, judged against `catalogue` (the endpoint's sessionless view); returns the unsubscribe. */
+/**
+ * Feeds `publish` for `servers`, judged against `catalogue` (the endpoint's sessionless view); a
+ * server a reload adds is followed from then on, and its arrival published as a change of every
+ * list. Returns the unsubscribe.
+ */
 export function feedListeners(
   registry: UpstreamRegistry,
-  servers: readonly string[],
+  servers: ServerRoster,
   catalogue: Catalogue,
   publish: (list: ChangedList) => void,
 ): () => void {
   const watch = new ListWatch(catalogue, publish);
   const unsubscribes: Array<() => void> = [];
-  for (const server of servers) {
+  const follow = (server: string) => {
     const entry = registry.entry(server);
     const principals = entry.principals;
     unsubscribes.push(
@@ -39,7 +44,14 @@ export function feedListeners(
         }),
       );
     }
-  }
+  };
+  for (const server of servers.names) follow(server);
+  unsubscribes.push(
+    servers.onAdded((server) => {
+      follow(server);
+      for (const list of ['tools', 'prompts', 'resources'] as const) watch.announced(list);
+    }),
+  );
   watch.prime();
   return () => {
     for (const unsubscribe of unsubscribes) unsubscribe();

@@ -34,6 +34,7 @@ import type { LinkEvent } from '../upstream/link-event.js';
 import { safeReason } from '../upstream/failure.js';
 import { connectionKeyId, type ConnectionKey } from '../upstream/principal-connections.js';
 import type { UpstreamRegistry } from '../upstream/registry.js';
+import type { ServerRoster } from '../upstream/server-roster.js';
 
 export const DEFAULT_MAX_URIS_PER_LISTEN = 64;
 export const DEFAULT_MAX_URIS_TOTAL = 4096;
@@ -43,7 +44,8 @@ const MAX_RESUBSCRIBES = 3;
 
 export interface ResourceListensOptions {
   registry: UpstreamRegistry;
-  servers: readonly string[];
+  /** The endpoint's servers: each one a reload adds is followed too. */
+  servers: ServerRoster;
   logger: Logger;
   maxPerListen?: number;
   maxTotal?: number;
@@ -125,12 +127,16 @@ export class ResourceListens {
     this.logger = options.logger;
     this.maxPerListen = options.maxPerListen ?? DEFAULT_MAX_URIS_PER_LISTEN;
     this.maxTotal = options.maxTotal ?? DEFAULT_MAX_URIS_TOTAL;
-    for (const server of options.servers) {
-      const entry = options.registry.entry(server);
-      this.unsubscribes.push(entry.primary.on((event) => this.onEvent(server, undefined, event)));
-      const principals = entry.principals;
-      if (principals !== undefined) this.unsubscribes.push(principals.on((key, event) => this.onEvent(server, key, event)));
-    }
+    for (const server of options.servers.names) this.follow(server);
+    this.unsubscribes.push(options.servers.onAdded((server) => this.follow(server)));
+  }
+
+  /** Hears the updates of one server's primary and principal connections. */
+  private follow(server: string): void {
+    const entry = this.registry.entry(server);
+    this.unsubscribes.push(entry.primary.on((event) => this.onEvent(server, undefined, event)));
+    const principals = entry.principals;
+    if (principals !== undefined) this.unsubscribes.push(principals.on((key, event) => this.onEvent(server, key, event)));
   }
 
   /** URI subscriptions held by live listens right now (with those being set up). */

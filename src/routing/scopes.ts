@@ -25,10 +25,11 @@ import type { AccessProfile } from '../policy/access-policy.js';
 import { narrowedView } from './access-view.js';
 import { admitFor } from './admit.js';
 import type { UpstreamRegistry } from '../upstream/registry.js';
+import type { ServerRoster } from '../upstream/server-roster.js';
 import type { DownstreamSink, RpcMessage } from '../rpc/sink.js';
 import type { LinkEvent } from '../upstream/link-event.js';
 import type { CallerResources, GatewayResources } from './gateway-resources.js';
-import { primaryHeld, principalHeld, principalListLink, principalServersOf, takesTasksVia, withReinitialise } from './held-link.js';
+import { primaryHeld, principalHeld, principalListLink, takesTasksVia, withReinitialise } from './held-link.js';
 import { reachedPerPrincipal } from '../upstream/credentials/principal-bound.js';
 import { SessionVisibility } from './session-visibility.js';
 import type { ServerVisibility } from './visibility.js';
@@ -41,8 +42,8 @@ import type { TaskTable } from './tasks/task-table.js';
 
 export interface ScopeOptions {
   registry: UpstreamRegistry;
-  /** The servers this endpoint shows, in merge order. */
-  servers: readonly string[];
+  /** The servers this endpoint shows, in merge order: the registry's roster grows when a reload adds one. */
+  servers: ServerRoster;
   catalogue: Omit<CatalogueOptions, 'logger'>;
   /** Deferral, meta-tools and `tools/list` pages of this endpoint; absent: the merged list as is. */
   tools?: ToolSurface;
@@ -94,10 +95,9 @@ export interface SessionScopeOptions {
 }
 
 export class SessionScope implements RouteScope {
-  readonly servers: readonly string[];
+  private readonly roster: ServerRoster;
   /** The session's merged lists, over the servers it sees (its own, or the endpoint's shared one). */
   private readonly ownCatalogue: Catalogue;
-  private readonly sharedCatalogue: Catalogue | undefined;
   /** Which servers this session sees (its enablement), and its workspace. */
   private readonly visibility: SessionVisibility;
   readonly gatewayResources: CallerResources | undefined;
@@ -106,12 +106,17 @@ export class SessionScope implements RouteScope {
   private readonly toolState: SessionTools | undefined;
   private readonly registry: UpstreamRegistry;
   private readonly own = new Map<string, SessionConnection>();
+  /** The session's own connections to its per-user servers (session-credentials.ts). */
+  private readonly perUser = new Map<string, SessionConnection>();
   private readonly unsubscribes: Array<() => void> = [];
   private readonly subscriptions = new Set<string>();
   private readonly owner: DownstreamSink;
   private readonly logger: Logger;
   private readonly key: ConnectionKey;
-  private readonly principalServers: Set<string>;
+  private readonly principalServers = new Set<string>();
+  private readonly session: SessionScopeOptions;
+  /** The endpoint's catalogue for sessions with no connection of their own (`SessionScopeOptions.shared`). */
+  private readonly sharedCatalogue: Catalogue | undefined;
   readonly tasks: TaskScope | undefined;
   readonly admit: RouteScope['admit'];
   /** What the policy's `access` rules let the session's principal see; undefined: everything. */
@@ -123,12 +128,12 @@ export class SessionScope implements RouteScope {
   private readonly credentials: SessionCredentials | undefined;
 
   constructor(options: ScopeOptions, session: SessionScopeOptions) {
-    this.servers = options.servers;
+    this.roster = options.servers;
     this.registry = options.registry;
     this.owner = session.owner;
     this.logger = options.logger;
+    this.session = session;
     this.key = session.key ?? { principal: undefined, workspace: undefined };
-    this.principalServers = principalServersOf(options.registry, options.servers);
     this.visibility = new SessionVisibility({
       visibility: options.visibility,
       servers: options.servers,
@@ -148,7 +153,6 @@ export class SessionScope implements RouteScope {
     });
     this.admit = admitFor(options.limiter, this.key.principal);
     this.access = session.access;
-    const keyId = connectionKeyId(this.key);
     const surface = options.tools;
     this.toolState =
       surface === undefined
@@ -172,52 +176,22 @@ export class SessionScope implements RouteScope {
             // A task on the session's own child lives as long as that child: keep it while the task does.
             pin: (server, link) => this.own.get(server)?.pin(link),
           });
-    const perUser = new Map<string, SessionConnection>();
-    for (const server of options.servers) {
-      const entry = options.registry.entry(server);
-      const principals = entry.principals;
-      if (principals !== undefined) {
-        // This principal's connection is the session's: its changes and updates reach the session,
-        // and the primary's list changes do while the session's lists come from the primary.
-        this.unsubscribes.push(
-          principals.on((key, event) => {
-            if (connectionKeyId(key) === keyId) this.onLinkEvent(server, event);
-          }),
-          entry.primary.on((event) => {
-            if (event.kind === 'listChanged' && principals.current(this.key) === undefined) this.onLinkEvent(server, event);
-          }),
-        );
-        continue;
-      }
-      if (entry.config.isolation !== 'session') {
-        this.unsubscribes.push(entry.primary.on((event) => this.onLinkEvent(server, event)));
-        continue;
-      }
-      // The primary's list changes reach the session while its lists come from the primary.
-      this.unsubscribes.push(
-        entry.primary.on((event) => {
-          if (event.kind === 'listChanged' && this.own.get(server)?.current === undefined) this.onLinkEvent(server, event);
-        }),
-      );
-      const stdio = entry.config.transport === 'stdio';
-      const connection = new SessionConnection({
-        server,
-        registry: options.registry,
-        owner: session.owner,
-        clientCapabilities: session.clientCapabilities,
-        quota: entry.sessionChildren,
-        idleTimeoutMs: stdio ? session.childIdleTimeoutMs : undefined,
-        ...(session.sessionId === undefined ? {} : { credentialOwner: { kind: 'session' as const, session: session.sessionId, principal: this.key.principal } }),
-        logger: options.logger,
-      });
-      this.own.set(server, connection);
-      if (takesUserTokens(entry.config)) perUser.set(server, connection);
-      this.unsubscribes.push(connection.slot.on((event) => this.onLinkEvent(server, event)));
-    }
-    this.credentials = SessionCredentials.attach(options.userTokens, { sessionId: session.sessionId, principal: this.key.principal, connections: perUser, owner: this.owner, logger: options.logger });
+    for (const server of options.servers.names) this.attach(server);
+    this.credentials = SessionCredentials.attach(options.userTokens, { sessionId: session.sessionId, principal: this.key.principal, connections: this.perUser, owner: this.owner, logger: options.logger });
+    // A server a reload adds: reachable as the others are, and the session hears its lists changed
+    // unless its enablement hides the server (the access rules may still show some of its tools,
+    // so they do not silence it, as they silence no upstream's own list_changed).
+    this.unsubscribes.push(
+      options.servers.onAdded((server) => {
+        this.attach(server);
+        if (this.visibility.visibleServers().includes(server)) {
+          for (const list of ['tools', 'prompts', 'resources'] as const) this.onLinkEvent(server, { kind: 'listChanged', list });
+        }
+      }),
+    );
     // Until the session's first use of a server, its lists come from that server's primary (a
     // connection of the same server, configured the same way); from then on, from its own.
-    this.sharedCatalogue = this.own.size === 0 && this.principalServers.size === 0 ? session.shared : undefined;
+    this.sharedCatalogue = session.shared;
     const scope = this;
     this.ownCatalogue = new Catalogue(
       {
@@ -236,8 +210,13 @@ export class SessionScope implements RouteScope {
    * what a sessionless caller sees (no decision of its own or its workspace's hides anything).
    */
   get catalogue(): Catalogue {
-    const shared = this.sharedCatalogue;
+    const shared = this.own.size === 0 && this.principalServers.size === 0 ? this.sharedCatalogue : undefined;
     return shared !== undefined && this.visibility.seesShared() ? shared : this.ownCatalogue;
+  }
+
+  /** The servers of the endpoint, in merge order (a reload may have added some since the session opened). */
+  get servers(): readonly string[] {
+    return this.roster.names;
   }
 
   /** The session's standalone stream is open: the gateway may now ask its client for roots. */
@@ -331,6 +310,54 @@ export class SessionScope implements RouteScope {
     this.taskTable?.forgetOwner(this.taskOwner);
     this.credentials?.close();
     await Promise.all([...this.own.values()].map((connection) => connection.close()));
+  }
+
+  /** Follows one server of the endpoint: its list changes and updates reach this session, through the connection its lists come from. */
+  private attach(server: string): void {
+    const keyId = connectionKeyId(this.key);
+    const entry = this.registry.entry(server);
+    const principals = entry.principals;
+    if (principals !== undefined) {
+      this.principalServers.add(server);
+      // This principal's connection is the session's: its changes and updates reach the session,
+      // and the primary's list changes do while the session's lists come from the primary.
+      this.unsubscribes.push(
+        principals.on((key, event) => {
+          if (connectionKeyId(key) === keyId) this.onLinkEvent(server, event);
+        }),
+        entry.primary.on((event) => {
+          if (event.kind === 'listChanged' && principals.current(this.key) === undefined) this.onLinkEvent(server, event);
+        }),
+      );
+      return;
+    }
+    if (entry.config.isolation !== 'session') {
+      this.unsubscribes.push(entry.primary.on((event) => this.onLinkEvent(server, event)));
+      return;
+    }
+    // The primary's list changes reach the session while its lists come from the primary.
+    this.unsubscribes.push(
+      entry.primary.on((event) => {
+        if (event.kind === 'listChanged' && this.own.get(server)?.current === undefined) this.onLinkEvent(server, event);
+      }),
+    );
+    const stdio = entry.config.transport === 'stdio';
+    const connection = new SessionConnection({
+      server,
+      registry: this.registry,
+      owner: this.session.owner,
+      clientCapabilities: this.session.clientCapabilities,
+      quota: entry.sessionChildren,
+      idleTimeoutMs: stdio ? this.session.childIdleTimeoutMs : undefined,
+      // The session's own connection: a per-user server's token is the session's (credential-owner.ts).
+      ...(this.session.sessionId === undefined ? {} : { credentialOwner: { kind: 'session' as const, session: this.session.sessionId, principal: this.key.principal } }),
+      logger: this.logger,
+    });
+    this.own.set(server, connection);
+    // The session's credentials attach once, over the servers it starts with; a reload does not
+    // add a per-user server to a running gateway (config-diff.ts).
+    if (takesUserTokens(entry.config)) this.perUser.set(server, connection);
+    this.unsubscribes.push(connection.slot.on((event) => this.onLinkEvent(server, event)));
   }
 
   private onLinkEvent(server: string, event: LinkEvent): void {

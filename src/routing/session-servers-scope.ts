@@ -56,7 +56,7 @@ function causeCode(error: unknown): string {
 }
 
 export class SessionServersScope implements RouteScope {
-  readonly servers: readonly string[];
+  private readonly mine: readonly string[];
   readonly catalogue: Catalogue;
   private readonly base: SessionScope;
   private readonly own: UpstreamRegistry;
@@ -66,12 +66,15 @@ export class SessionServersScope implements RouteScope {
   private constructor(options: OpenSessionServersOptions, own: UpstreamRegistry, filter: VisibilityFilter) {
     this.base = options.base;
     this.own = own;
-    const mine = [...own.entries.keys()];
-    this.servers = [...options.base.servers, ...mine];
+    this.mine = [...own.entries.keys()];
     const isMine = (server: string) => own.entries.has(server);
+    const scope = this;
     this.catalogue = new Catalogue(
       {
-        servers: this.servers,
+        // Read on every merge: the gateway's servers grow when a reload adds one.
+        get servers() {
+          return scope.servers;
+        },
         linkFor: (server) => (isMine(server) ? own.entry(server).primary.get() : options.base.listLink(server)),
         perCaller: isMine,
       },
@@ -97,6 +100,15 @@ export class SessionServersScope implements RouteScope {
         }),
       );
     }
+  }
+
+  /**
+   * The gateway's servers (a reload may add some), then the ones this session's client brought.
+   * A name the client took first stays its own here: a gateway server a reload adds later under
+   * the same name (`session.<name>`) is not shown to this session, never merged beside it.
+   */
+  get servers(): readonly string[] {
+    return [...this.base.servers.filter((server) => !this.own.entries.has(server)), ...this.mine];
   }
 
   /**

@@ -5,6 +5,7 @@
  * `initialize` named one. Detached when the session closes.
  */
 import type { DownstreamSink } from '../rpc/sink.js';
+import type { ServerRoster } from '../upstream/server-roster.js';
 import { learnWorkspaceFromRoots } from './roots-workspace.js';
 import type { ServerVisibility, SessionEnablement } from './visibility.js';
 
@@ -17,8 +18,8 @@ const CHANGED_LISTS = ['tools', 'prompts', 'resources'] as const;
 
 export interface SessionVisibilityOptions {
   readonly visibility: ServerVisibility | undefined;
-  /** The endpoint's servers, in merge order. */
-  readonly servers: readonly string[];
+  /** The endpoint's servers, in merge order (read on every call: a reload may add one). */
+  readonly servers: ServerRoster;
   readonly sessionId: string | undefined;
   readonly principal: string | undefined;
   /** The workspace `initialize` named: it wins over any root the client reports. */
@@ -55,14 +56,16 @@ export class SessionVisibility {
 
   /** The servers this session sees now, in merge order. */
   visibleServers(): readonly string[] {
-    const { servers, visibility } = this.options;
+    const servers = this.options.servers.names;
+    const visibility = this.options.visibility;
     return this.enablement?.visible(servers) ?? visibility?.visible(servers) ?? servers;
   }
 
   /** True while the session sees exactly what a sessionless caller sees (the endpoint's shared lists serve it). */
   seesShared(): boolean {
     if (this.enablement === undefined) return true;
-    const { servers, visibility } = this.options;
+    const servers = this.options.servers.names;
+    const visibility = this.options.visibility;
     return sameServers(this.visibleServers(), visibility?.visible(servers) ?? servers);
   }
 

@@ -11,7 +11,8 @@ import type { Logger } from '../observability/logger.js';
 import type { UpstreamLink } from '../upstream/link.js';
 import { connectionKeyId, type ConnectionKey } from '../upstream/principal-connections.js';
 import type { UpstreamRegistry } from '../upstream/registry.js';
-import { primaryHeld, principalHeld, principalListLink, principalServersOf, takesTasksVia, withReinitialise } from './held-link.js';
+import type { ServerRoster } from '../upstream/server-roster.js';
+import { primaryHeld, principalHeld, principalListLink, takesTasksVia, withReinitialise } from './held-link.js';
 import { reachedPerPrincipal } from '../upstream/credentials/principal-bound.js';
 import { InputBridge } from './input-bridge.js';
 import { sameServers } from './session-visibility.js';
@@ -36,7 +37,7 @@ type ListingSet = NonNullable<ReturnType<typeof listingSet>>;
  * suspended for input.
  */
 export class StatelessScope {
-  readonly servers: readonly string[];
+  private readonly roster: ServerRoster;
   /** The view over the primaries: every caller's when no server is isolated per principal. */
   readonly catalogue: Catalogue;
   private readonly tools: ToolsView | undefined;
@@ -44,7 +45,7 @@ export class StatelessScope {
   private readonly registry: UpstreamRegistry;
   private readonly logger: Logger;
   private readonly options: ScopeOptions;
-  private readonly principalServers: Set<string>;
+  private readonly principalServers = new Set<string>();
   /**
    * Views of callers with principal connections, capability-tailored lists or an access profile,
    * by key, capability set and profile; bounded (an evicted view is rebuilt from the link caches).
@@ -53,31 +54,33 @@ export class StatelessScope {
   /** List-only connections initialised with a 2026 request's capabilities (listing-connections.ts). */
   private readonly listings: ListingConnections;
   /** The servers whose 2026 lists follow the request's capabilities (`isolation: "session"`). */
-  private readonly tailored: readonly string[];
+  private readonly tailored = new Set<string>();
+  private readonly unsubscribe: () => void;
   private readonly taskTable: TaskTable | undefined;
   /** Servers taking each user's own credential: only a 2025 session can reach them. */
-  private readonly perUser: ReadonlySet<string>;
+  private readonly perUser = new Set<string>();
+  /** Servers reached per principal, with no primary (principal-bound.ts): out of the principal-less view. */
+  private readonly perPrincipal = new Set<string>();
 
   constructor(options: ScopeOptions) {
-    this.servers = options.servers;
+    this.roster = options.servers;
     this.registry = options.registry;
     this.logger = options.logger;
     this.options = options;
-    this.principalServers = principalServersOf(options.registry, options.servers);
+    for (const server of options.servers.names) this.follow(server);
+    this.unsubscribe = options.servers.onAdded((server) => this.follow(server));
     this.taskTable = options.tasks;
     this.inputBridge = new InputBridge({ max: 1000, ttlMs: options.inputTtlMs ?? 5 * 60_000 });
     this.listings = new ListingConnections({ registry: options.registry, logger: options.logger });
-    this.perUser = new Set(options.servers.filter((s) => takesUserTokens(options.registry.entry(s).config)));
-    this.tailored = options.servers.filter((s) => options.registry.entry(s).config.isolation === 'session' && !this.perUser.has(s));
     this.tools = options.tools?.view();
     const { servers, visibility } = options;
-    const perPrincipal = new Set(servers.filter((s) => reachedPerPrincipal(options.registry.entry(s).config)));
+    const perPrincipal = this.perPrincipal;
     this.catalogue = new Catalogue(
       {
-        // Read on every merge: a global enablement decision changes what every caller sees. A
-        // server reached per principal has no list but a principal's: never in this view.
+        // Read on every merge: a global enablement decision, or a server a reload adds, changes what
+        // every caller sees. A server reached per principal has no list but a principal's: never in this view.
         get servers() {
-          return (visibility?.visible(servers) ?? servers).filter((s) => !perPrincipal.has(s));
+          return (visibility?.visible(servers.names) ?? servers.names).filter((s) => !perPrincipal.has(s));
         },
         linkFor: (s) => (this.perUser.has(s) ? Promise.reject(sessionNeeded(s)) : options.registry.entry(s).primary.get()),
         perCaller: (s) => this.principalServers.has(s),
@@ -86,13 +89,27 @@ export class StatelessScope {
     );
   }
 
+  /** The servers of the endpoint now, in merge order. */
+  get servers(): readonly string[] {
+    return this.roster.names;
+  }
+
+  /** Notes how one server's lists and calls are reached (its isolation). */
+  private follow(server: string): void {
+    const config = this.registry.entry(server).config;
+    if (reachedPerPrincipal(config)) this.perPrincipal.add(server);
+    if (takesUserTokens(config)) this.perUser.add(server);
+    else if (config.isolation === 'principal') this.principalServers.add(server);
+    else if (config.isolation === 'session') this.tailored.add(server);
+  }
+
   /**
    * The scope as the requests of `principal` (undefined without authentication) see it, in
    * `workspace` (the request's `_meta["portcullis/workspace"]`, if any).
    */
   forPrincipal(principal: string | undefined, workspace?: string, clientCapabilities?: ClientCapabilities, access?: AccessProfile): RouteScope {
     const key: ConnectionKey = { principal, workspace };
-    const set = this.tailored.length === 0 ? undefined : listingSet(clientCapabilities);
+    const set = this.tailored.size === 0 ? undefined : listingSet(clientCapabilities);
     return {
       servers: this.servers,
       catalogue: this.catalogueFor(key, access, set),
@@ -157,7 +174,7 @@ export class StatelessScope {
         {
           // Read on every merge: enablement can change while the view is cached.
           get servers() {
-            return visibility?.visible(servers, workspace) ?? servers;
+            return visibility?.visible(servers.names, workspace) ?? servers.names;
           },
           linkFor: async (s) =>
             this.perUser.has(s)
@@ -178,6 +195,7 @@ export class StatelessScope {
 
   /** Closes the list-only connections this scope opened (the registry's own close the rest). */
   close(): Promise<void> {
+    this.unsubscribe();
     return this.listings.close();
   }
 

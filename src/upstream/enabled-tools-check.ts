@@ -20,13 +20,15 @@ export function missingEnabledTools(enabled: readonly string[], listed: readonly
 }
 
 /**
- * For every server with `enabledTools` whose primary connection is up, fetches its tool list
- * (the connection's cache keeps it for the catalogue) and logs one warning naming the missing
- * tools. Never throws: a list that cannot be fetched is the catalogue's problem, reported there.
+ * For every server with `enabledTools` whose primary connection is up (of `only`, when given: the
+ * servers a reload added), fetches its tool list (the connection's cache keeps it for the
+ * catalogue) and logs one warning naming the missing tools. Never throws: a list that cannot be
+ * fetched is the catalogue's problem, reported there.
  */
-export async function warnAboutMissingEnabledTools(registry: UpstreamRegistry, logger: Logger): Promise<void> {
+export async function warnAboutMissingEnabledTools(registry: UpstreamRegistry, logger: Logger, only?: readonly string[]): Promise<void> {
+  const entries = [...registry.entries.values()].filter((entry) => only === undefined || only.includes(entry.name));
   await Promise.all(
-    [...registry.entries.values()].map(async (entry) => {
+    entries.map(async (entry) => {
       if (entry.config.enabledTools.length === 0 || entry.primary.state !== 'ready') return;
       try {
         const link = await entry.primary.get();

@@ -11,28 +11,31 @@
  * operator's global disable, or a reload): stopping closes every connection of that server the
  * registry opened — the primary, the pool, principals' and sessions' own — so its children are
  * reaped, and refuses new ones until it is started again, which reconnects the primary. A reload
- * that drops a server from the configuration removes it (`removeServer`): stopped for good, no
- * start brings it back, and it leaves the status. Calls for one server are applied in order.
+ * that drops a server from the configuration removes it (`removeServer`): stopped, no start
+ * brings it back, and it leaves the status; one that names a new server adds it (`addServer`,
+ * built as at start: registry-entry.ts), and it joins `roster`, which the endpoints follow. A
+ * removed server named again comes back on its old entry. Calls for one server are applied in
+ * order.
  */
 import type { ClientCapabilities } from '@modelcontextprotocol/client';
 import type { ServerConfig } from '../config/schema.js';
 import { GatewayError, UpstreamError } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
-import { ChildQuota } from './child-quota.js';
 import { ChildCensus } from './child-census.js';
 import { POOLED_CONNECTION_CAPABILITIES, SHARED_CONNECTION_CAPABILITIES } from '../rpc/client-capabilities.js';
 import { connectLegacyEra, createConnector, upstreamSessionLost, type ConnectorDeps } from './connector.js';
-import { LeasePool, type Lease } from './lease-pool.js';
+import type { Lease } from './lease-pool.js';
 import { UpstreamLink } from './link.js';
-import { PrincipalConnections, type ConnectionKey } from './principal-connections.js';
-import { ServerChanges } from './server-changes.js';
+import type { ConnectionKey } from './principal-connections.js';
 import type { DownstreamSink } from '../rpc/sink.js';
-import { UpstreamSlot, type SlotState } from './slot.js';
+import type { SlotState } from './slot.js';
 import { announceToolsChanged, restartServer, type RestartableEntry } from './server-restart.js';
+import { asksEachUser, createLeasePool, createServerEntry, startPrimaries, type EntrySettings, type ServerEntry } from './registry-entry.js';
+import { ServerRoster } from './server-roster.js';
 import type { CredentialOwner } from './credentials/credential-owner.js';
-import { noPrimaryConnection, reachedPerPrincipal } from './credentials/principal-bound.js';
-import { takesUserTokens } from './credentials/user-tokens.js';
-import { authRequiredIn } from './auth-required.js';
+import { reachedPerPrincipal } from './credentials/principal-bound.js';
+
+export type { ServerEntry } from './registry-entry.js';
 
 export interface UpstreamRegistryOptions {
   /** Told each time a call waits for a free stateless-pool connection of a server (metrics). */
@@ -52,19 +55,6 @@ export interface UpstreamRegistryOptions {
   principalIdleTimeoutMs: number;
   deps: ConnectorDeps;
   logger: Logger;
-}
-
-export interface ServerEntry {
-  readonly name: string;
-  readonly config: ServerConfig;
-  readonly primary: UpstreamSlot;
-  readonly pool: LeasePool | undefined;
-  /** Places for sessions' own child processes (stdio, `isolation: "session"`); undefined otherwise. */
-  readonly sessionChildren: ChildQuota | undefined;
-  /** One connection per principal and workspace (`isolation: "principal"`); undefined otherwise. */
-  readonly principals: PrincipalConnections | undefined;
-  /** List changes heard on any connection of the server. */
-  readonly changes: ServerChanges;
 }
 
 export interface ConnectOptions {
@@ -93,67 +83,36 @@ export interface ServerStatus {
 }
 
 export class UpstreamRegistry {
-  readonly entries: ReadonlyMap<string, ServerEntry>;
+  private readonly entryMap = new Map<string, ServerEntry>();
+  /** Every server this registry holds, in merge order: sorted at start, each one a reload adds last. */
+  readonly roster: ServerRoster;
+  private readonly addedListeners = new Set<(entry: ServerEntry) => void>();
   private options: UpstreamRegistryOptions;
   private readonly logger: Logger;
   private readonly census = new ChildCensus();
   /** Servers stopped at run time: no connection of theirs may open. */
   private readonly stopped = new Set<string>();
-  /** Servers a reload removed: stopped, never started again, not in the status. */
+  /** Servers a reload removed: stopped, not in the status, until a later reload names them again (`addServer`). */
   private readonly removed = new Set<string>();
   /** Per server, the stop or start being applied (each waits for the one before). */
   private readonly transitions = new Map<string, Promise<void>>();
 
+  /** Every entry, including those a reload removed (they stay, stopped) and those it added. */
+  get entries(): ReadonlyMap<string, ServerEntry> {
+    return this.entryMap;
+  }
+
   constructor(options: UpstreamRegistryOptions) {
     this.options = options;
     this.logger = options.logger;
-    const entries = new Map<string, ServerEntry>();
-    for (const name of Object.keys(options.servers).sort()) {
-      const config = options.servers[name]!;
-      // A server reached per principal has no primary: asking it answers why (principal-bound.ts).
-      const perPrincipal = reachedPerPrincipal(config);
-      const primary = new UpstreamSlot({
-        server: name,
-        eager: !perPrincipal,
-        logger: this.logger,
-        connect: perPrincipal ? () => Promise.reject(noPrimaryConnection(name)) : () => this.connect(name),
-      });
-      const pool = this.createPool(name, config);
-      const sessionChildren =
-        config.isolation === 'session' && config.transport === 'stdio' ? new ChildQuota(name, options.maxSessionChildren, this.logger) : undefined;
-      const principals =
-        config.isolation === 'principal'
-          ? new PrincipalConnections({
-              server: name,
-              max: options.maxSessionChildren,
-              maxPerPrincipal: Math.max(1, Math.ceil(options.maxSessionChildren / 2)),
-              idleTimeoutMs: options.principalIdleTimeoutMs,
-              // The 2025 revision where offered: 2025 sessions share it (subscriptions, log levels).
-              connect: (key) => this.connect(name, { era: 'legacy', exclusive: true, credentialOwner: { kind: 'principal', principal: key.principal } }),
-              logger: this.logger,
-            })
-          : undefined;
-      entries.set(name, { name, config, primary, pool, sessionChildren, principals, changes: new ServerChanges() });
-    }
-    this.entries = entries;
+    const names = Object.keys(options.servers).sort();
+    for (const name of names) this.entryMap.set(name, createServerEntry(name, options.servers[name]!, this.settings));
+    this.roster = new ServerRoster(names);
   }
 
-  /** The bounded pool of sessionless connections of an `isolation: "session"` server. */
-  private createPool(name: string, config: ServerConfig): LeasePool | undefined {
-    if (config.isolation !== 'session') return undefined;
-    const settings = this.options.statelessPool;
-    const onLeaseWait = this.options.onLeaseWait;
-    return new LeasePool({
-      server: name,
-      max: settings.maxPerServer,
-      idleTimeoutMs: settings.idleTimeoutMs,
-      maxWaitMs: settings.maxWaitMs,
-      maxPerPrincipal: settings.maxPerPrincipal ?? Math.max(1, Math.ceil(settings.maxPerServer / 2)),
-      cancelGraceMs: settings.cancelGraceMs,
-      logger: this.logger,
-      ...(onLeaseWait === undefined ? {} : { onWait: () => onLeaseWait(name) }),
-      createSlot: () => new UpstreamSlot({ server: name, logger: this.logger, connect: () => this.connect(name, { exclusive: true }) }),
-    });
+  /** What every entry is built under (registry-entry.ts): this registry's settings, read when used. */
+  private get settings(): EntrySettings {
+    return { ...this.options, connect: (server, options) => this.connect(server, options) };
   }
 
   /**
@@ -174,7 +133,7 @@ export class UpstreamRegistry {
     }
     // A server reached per principal has no primary to reconnect: its principals reconnect on use.
     const noPrimary = this.stopped.has(name) || reachedPerPrincipal(config);
-    await this.transition(name, () => restartServer(entry as RestartableEntry, config, (next) => this.createPool(name, next), noPrimary));
+    await this.transition(name, () => restartServer(entry as RestartableEntry, config, (next) => createLeasePool(name, next, this.settings), noPrimary));
   }
 
   /** Sessions listing tools of `name` hear `tools/list_changed` (its tool filters moved). */
@@ -257,13 +216,55 @@ export class UpstreamRegistry {
 
   /**
    * Removes one server (a reload dropped it): stopped as `stopServer` stops it, every child
-   * reaped, and never started again; it leaves `status()` and `ready()`. Its entry stays, so a
+   * reaped, and no `startServer` starts it again (only `addServer`); it leaves `status()`. Its entry stays, so a
    * session or call still holding its name is refused as for any stopped server.
    */
   removeServer(name: string): Promise<void> {
     this.entry(name);
     this.removed.add(name);
     return this.stopServer(name);
+  }
+
+  /**
+   * Adds one server a reload named (built as at start, registry-entry.ts) and starts its primary,
+   * unless `stopped` (the global enablement decisions disable it: nothing starts until
+   * `startServer`). The server joins `roster` once the primary's first attempt settled, so the
+   * sessions that then hear `list_changed` list it from a live connection. Rejects with the
+   * connect error when it did not come up (it keeps retrying in the background, in state
+   * `error`); it is in the roster either way. A server removed earlier comes back on its old
+   * entry — the one every session still holds — under the new config, which must keep its
+   * transport and isolation. Either way `entry(name)` finds it as soon as this returns, before
+   * the promise settles: the endpoints build its side channel over it while it starts.
+   */
+  async addServer(name: string, config: ServerConfig, { stopped = false }: { stopped?: boolean } = {}): Promise<void> {
+    let entry = this.entryMap.get(name);
+    if (entry !== undefined && !this.removed.has(name)) throw new GatewayError('NOT_SUPPORTED', `server "${name}" is running already`, { server: name });
+    if (entry === undefined) {
+      entry = createServerEntry(name, config, this.settings);
+      this.entryMap.set(name, entry);
+      // Before anything of it can connect: the restart counter and the customisation list see every state.
+      for (const listener of [...this.addedListeners]) listener(entry);
+      if (stopped) await this.stopServer(name);
+    } else {
+      await this.restart(name, config); // removed, so stopped: it takes the new entry and stays stopped
+      this.removed.delete(name);
+      if (!stopped) await this.startServer(name);
+    }
+    if (stopped) {
+      this.roster.add(name);
+      return;
+    }
+    try {
+      await entry.primary.get();
+    } finally {
+      this.roster.add(name);
+    }
+  }
+
+  /** Called with each entry `addServer` creates, before anything of it connects; returns the unsubscribe. */
+  onServerAdded(listener: (entry: ServerEntry) => void): () => void {
+    this.addedListeners.add(listener);
+    return () => this.addedListeners.delete(listener);
   }
 
   /** True once a reload removed `name`. */
@@ -336,36 +337,8 @@ export class UpstreamRegistry {
    * command or URL); optional ones are logged and keep retrying in the background.
    */
   async start(): Promise<void> {
-    const results = await Promise.all(
-      [...this.entries.values()].map(async (entry) => {
-        if (this.stopped.has(entry.name)) return undefined; // disabled before start: not started
-        if (reachedPerPrincipal(entry.config)) return undefined; // no primary: principals connect on use
-        try {
-          const link = await entry.primary.get();
-          this.logger.info({ server: entry.name }, 'upstream ready');
-          // The first client's first `tools/list` needs this list: asked now, it is read while the
-          // gateway finishes starting and the client initialises (a child's first answer is its
-          // slowest). Kept by the link's list cache; a failure is the first list's to report.
-          void link.list('tools').catch(() => undefined);
-          return undefined;
-        } catch (error) {
-          const reason = error instanceof Error ? error.message : String(error);
-          if (asksEachUser(entry)) {
-            this.logger.info({ server: entry.name }, 'upstream asks each user for their own credential');
-            return undefined;
-          }
-          if (entry.config.mode === 'optional') {
-            this.logger.warn({ server: entry.name, reason }, 'optional upstream failed to start; retrying in the background');
-            return undefined;
-          }
-          return `${entry.name}: ${reason}`;
-        }
-      }),
-    );
-    const failed = results.filter((r): r is string => r !== undefined);
-    if (failed.length > 0) {
-      throw new GatewayError('UPSTREAM_START_FAILED', `required upstream servers failed to start:\n  - ${failed.join('\n  - ')}`);
-    }
+    // Disabled before start: not started.
+    await startPrimaries([...this.entries.values()].filter((entry) => !this.stopped.has(entry.name)), this.logger);
   }
 
   /**
@@ -400,9 +373,4 @@ export class UpstreamRegistry {
   async close(): Promise<void> {
     await Promise.all([...this.entries.values()].flatMap((e) => [e.primary.close(), e.pool?.close(), e.principals?.close()]));
   }
-}
-
-/** A per-user server whose primary (no user's token) was answered with an authorization challenge: it is up. */
-function asksEachUser(entry: ServerEntry): boolean {
-  return takesUserTokens(entry.config) && entry.primary.state === 'error' && authRequiredIn(entry.primary.lastError) !== undefined;
 }

@@ -4,7 +4,9 @@
  * `sessionServers` allows them (closed union stdio | streamableHttp, stdio only when allowed, a
  * per-session maximum, never a private network, every server rule of the policy); accepted ones
  * run for that session only (real stdio children), filtered, and are reaped with it; a required
- * one that cannot start refuses the initialize naming the server, never its URL or headers.
+ * one that cannot start refuses the initialize naming the server, never its URL or headers; a
+ * gateway server a reload adds later under a name a session's client took stays out of that
+ * session (never merged beside its own), while every other session sees it.
  */
 import { createServer } from 'node:http';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
@@ -15,7 +17,8 @@ import { newMarker } from '../integration/harness/paths.js';
 import { Cleanup, waitUntil } from '../integration/harness/wait.js';
 import { installTripwire } from '../net/tripwire.js';
 import { fixture } from '../plugins/plugin-test-helpers.js';
-import { realpathSync } from 'node:fs';
+import { readFileSync, realpathSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { killAllStdioChildren } from '../../src/upstream/stdio-transport.js';
 import { startPluginGateway } from './plugin-test-gateway.js';
 
@@ -226,6 +229,25 @@ describe('servers a client brings', () => {
       expect((await fetch(`${gateway.url}/customizations`, { headers: { 'mcp-session-id': mine.id } })).status).toBe(404);
       expect((await listFor()).some((i) => i.type === 'plugin' && i.clientId !== undefined)).toBe(false);
       expect(await toolsOf(other)).toEqual(['cfg__plain', 'cfg__show', 'cfg__widget']);
+    });
+
+    it('keeps a name its client took its own when a reload adds a gateway server under it, which every other session sees', async () => {
+      const { gateway, configDir } = await startPluginGateway(cleanup, { servers: { cfg: APPS_CFG } }, allowing({ stdio: true }));
+      const mine = await openSessionWith(gateway.url, { mine: { transport: 'stdio', command: process.execPath, args: [APPS, 'mine'] } });
+      const other = await openSessionWith(gateway.url, undefined);
+      const file = path.join(configDir, 'gateway.json');
+      const raw = JSON.parse(readFileSync(file, 'utf8')) as { servers: Record<string, unknown> };
+      raw.servers['session.mine'] = { ...APPS_CFG, args: [APPS, 'gateway'] };
+      writeFileSync(file, JSON.stringify(raw));
+      expect(await gateway.reload('admin')).toMatchObject({ applied: true, added: ['session.mine'], failed: [] });
+
+      const toolsOf = async (session: typeof mine) => (answerOf(await session.post({ id: 5, method: 'tools/list' })).result as { tools: Array<{ name: string }> }).tools.map((t) => t.name).sort();
+      const show = async (session: typeof mine) =>
+        (answerOf(await session.post({ id: 6, method: 'tools/call', params: { name: 'session.mine__show', arguments: {} } })).result as { content: Array<{ text: string }> }).content[0]!.text;
+      expect((await toolsOf(mine)).filter((name) => name === 'session.mine__show')).toHaveLength(1);
+      expect(await show(mine)).toBe('mine show');
+      expect(await toolsOf(other)).toContain('session.mine__show');
+      expect(await show(other)).toBe('gateway show');
     });
   });
 });

@@ -11,6 +11,7 @@ import { UpstreamRegistry } from '../../src/upstream/registry.js';
 import { assertBuilt, newMarker } from '../integration/harness/paths.js';
 import { stdioServer } from '../integration/harness/upstreams.js';
 import { deps, logger, serverConfigs } from '../upstream/fixture-link.js';
+import { ServerRoster } from '../../src/upstream/server-roster.js';
 
 const URL_ = 'http://127.0.0.1/mcp';
 const POST_HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
@@ -35,7 +36,7 @@ beforeEach(() => {
     name: 'portcullis-test',
     version: '0.0.0',
     instructions: 'Gateway persona.',
-    scope: { registry, servers: ['fx'], catalogue: { separator: '__', toolFilter: () => true }, logger },
+    scope: { registry, servers: ServerRoster.of(['fx']), catalogue: { separator: '__', toolFilter: () => true }, logger },
     sessions: { max: 10, idleTimeoutMs: 60_000, childIdleTimeoutMs: 60_000 },
     admission: new SessionAdmission({ max: 10, maxPerPrincipal: 10, initializePerMinute: 100, logger }),
     limits: { maxBytes: 4_096, maxDepth: 16 },

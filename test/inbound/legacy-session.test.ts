@@ -12,6 +12,7 @@ import { assertBuilt, newMarker } from '../integration/harness/paths.js';
 import { stdioServer } from '../integration/harness/upstreams.js';
 import { waitUntil } from '../integration/harness/wait.js';
 import { deps, logger, serverConfigs } from '../upstream/fixture-link.js';
+import { ServerRoster } from '../../src/upstream/server-roster.js';
 
 const URL_ = 'http://127.0.0.1/mcp';
 let registry: UpstreamRegistry;
@@ -47,7 +48,7 @@ async function openSession(ticket: SessionTicket = ticketOf(new SessionAdmission
     version: '0.0.0',
     capabilities: { tools: { listChanged: true } },
     instructions: undefined,
-    scope: { registry, servers: ['fx'], catalogue: { separator: '__', toolFilter: () => true }, logger },
+    scope: { registry, servers: ServerRoster.of(['fx']), catalogue: { separator: '__', toolFilter: () => true }, logger },
     ticket,
     childIdleTimeoutMs: 60_000,
     logger,

@@ -1,6 +1,7 @@
 /**
- * The reload diff: which changes a running gateway takes (restart, re-filter, denied tools, body
- * limits) and which it refuses as needing a restart, each named by field and never by value.
+ * The reload diff: which changes a running gateway takes (add, remove, restart, re-filter, denied
+ * tools, body limits) and which it refuses as needing a restart, each named by field and never by
+ * value.
  */
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/load.js';
@@ -70,14 +71,39 @@ describe('diffConfigs', () => {
       'sessions: changed; this setting applies when the gateway starts',
       'limits.maxHeaderBytes: changed; this limit applies when the gateway starts',
       'servers.b.isolation: changed; this needs a restart',
-      'servers.c: added; adding a server needs a restart',
     ]);
     expect(diff.remove).toEqual(['a']);
+    expect(diff.add).toEqual(['c']);
     expect(JSON.stringify(diff)).not.toContain(SECRET);
   });
 
   it('withdraws a server the new configuration no longer names, restarting and refusing nothing', () => {
     const diff = diffConfigs(running, config((raw) => delete (raw.servers as Record<string, unknown>).a));
     expect(diff).toMatchObject({ remove: ['a'], restart: [], refilter: [], needsRestart: [] });
+  });
+
+  it('adds a server the new configuration names for the first time, restarting and refusing nothing', () => {
+    const diff = diffConfigs(running, config((raw) => Object.assign(raw.servers, { c: { transport: 'stdio', command: 'node', args: ['c.js'] } })));
+    expect(diff).toMatchObject({ add: ['c'], remove: [], restart: [], refilter: [], needsRestart: [] });
+    expect(isEmptyDiff(diff)).toBe(false);
+  });
+
+  it('adds again a server an earlier reload removed when it keeps its transport and isolation', () => {
+    const earlier = running.servers.a!;
+    const next = config((raw) => Object.assign(raw.servers, { c: { transport: 'stdio', command: 'node', args: ['other.js'], enabled: false } }));
+    const diff = diffConfigs(running, next, running.servers, next.servers, new Map([['c', earlier]]));
+    expect(diff).toMatchObject({ add: ['c'], needsRestart: [] });
+  });
+
+  it('refuses naming again a removed server with another transport or isolation, by field and never by value', () => {
+    const earlier = running.servers.a!;
+    const next = config((raw) => Object.assign(raw.servers, { c: { transport: 'streamableHttp', url: `https://c.example.com/${SECRET}`, isolation: 'shared' } }));
+    const diff = diffConfigs(running, next, running.servers, next.servers, new Map([['c', earlier]]));
+    expect(diff.add).toEqual([]);
+    expect(diff.needsRestart).toEqual([
+      'servers.c.transport: differs from the server of that name a reload removed; naming it again with another transport needs a restart',
+      'servers.c.isolation: differs from the server of that name a reload removed; naming it again with another isolation needs a restart',
+    ]);
+    expect(JSON.stringify(diff)).not.toContain(SECRET);
   });
 });

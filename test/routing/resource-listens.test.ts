@@ -17,6 +17,7 @@ import { assertBuilt, newMarker, ROOT } from '../integration/harness/paths.js';
 import { stdioServer } from '../integration/harness/upstreams.js';
 import { waitUntil } from '../integration/harness/wait.js';
 import { deps, logger, recordingSink, serverConfigs } from '../upstream/fixture-link.js';
+import { ServerRoster } from '../../src/upstream/server-roster.js';
 
 let registry: UpstreamRegistry;
 let scope: StatelessScope;
@@ -38,7 +39,7 @@ beforeAll(async () => {
     logger,
   });
   await registry.start();
-  scope = new StatelessScope({ registry, servers: ['fx', 'book'], catalogue: { separator: '__', toolFilter: () => true }, logger });
+  scope = new StatelessScope({ registry, servers: ServerRoster.of(['fx', 'book']), catalogue: { separator: '__', toolFilter: () => true }, logger });
 });
 afterAll(async () => {
   await registry.close();
@@ -54,7 +55,7 @@ async function subscribedUpstream(): Promise<string[]> {
 }
 
 const listens = (bounds: { maxPerListen?: number; maxTotal?: number } = {}) =>
-  new ResourceListens({ registry, servers: ['fx', 'book'], logger, ...bounds });
+  new ResourceListens({ registry, servers: ServerRoster.of(['fx', 'book']), logger, ...bounds });
 
 describe('ResourceListens', () => {
   it('subscribes a URI upstream once for every listen holding it, and unsubscribes with the last', async () => {

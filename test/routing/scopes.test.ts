@@ -13,6 +13,7 @@ import { assertBuilt, newMarker } from '../integration/harness/paths.js';
 import { stdioServer } from '../integration/harness/upstreams.js';
 import { waitUntil } from '../integration/harness/wait.js';
 import { deps, logger, recordingSink, serverConfigs } from '../upstream/fixture-link.js';
+import { ServerRoster } from '../../src/upstream/server-roster.js';
 
 let registry: UpstreamRegistry;
 let options: ScopeOptions;
@@ -27,7 +28,7 @@ beforeAll(async () => {
     logger,
   });
   await registry.start();
-  options = { registry, servers: ['own', 'shared'], catalogue: { separator: '__', toolFilter: () => true }, logger };
+  options = { registry, servers: ServerRoster.of(['own', 'shared']), catalogue: { separator: '__', toolFilter: () => true }, logger };
 });
 afterAll(() => registry.close());
 

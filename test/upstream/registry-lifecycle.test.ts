@@ -2,7 +2,9 @@
  * Stopping and starting one server of a registry at run time (`stopServer`, `startServer`), over
  * real stdio children: every connection of the server closes and its children exit, no new one
  * opens while stopped — not even one that was already being opened —, the other servers are not
- * touched, and a start brings the primary back.
+ * touched, and a start brings the primary back. Adding a server (`addServer`, a reload's): built
+ * as at start, followed before it connects, in the roster once up; a removed one named again
+ * comes back on its old entry, never under another transport.
  */
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { GatewayError } from '../../src/errors.js';
@@ -100,5 +102,61 @@ describe('UpstreamRegistry.stopServer / startServer', () => {
     lease.release();
     expect(processesWithMarker(before)).toEqual([]);
     expect(processesWithMarker(after).length).toBeGreaterThanOrEqual(1);
+  });
+});
+
+describe('UpstreamRegistry.addServer', () => {
+  it('builds the new entry as at start, tells its followers before it connects, and lists it once its primary is up', async () => {
+    const [fx, added] = [newMarker(), newMarker()];
+    const upstreams = registry(serverConfigs({ fx: stdioServer(fx) }));
+    await upstreams.start();
+    const seen: string[] = [];
+    upstreams.onServerAdded((entry) => seen.push(`${entry.name}:${entry.primary.state}`));
+    const joined: string[] = [];
+    upstreams.roster.onAdded((server) => joined.push(`${server}:${upstreams.entry(server).primary.state}`));
+    const config = serverConfigs({ added: stdioServer(added) }).added!;
+
+    const adding = upstreams.addServer('added', config);
+    expect(upstreams.entry('added').config).toBe(config); // found at once, before it is up
+    expect(upstreams.roster.names).toEqual(['fx']);
+    await adding;
+    expect(seen).toEqual(['added:idle']);
+    expect(joined).toEqual(['added:ready']);
+    expect(upstreams.roster.names).toEqual(['fx', 'added']);
+    expect(processesWithMarker(added).length).toBe(1);
+    expect(upstreams.status().map((s) => s.server)).toEqual(['fx', 'added']);
+    const refused = await upstreams.addServer('added', config).catch((e: unknown) => e as GatewayError);
+    expect(refused).toMatchObject({ code: 'NOT_SUPPORTED' });
+  });
+
+  it('adds a server the global decisions disable stopped, spawning nothing', async () => {
+    const added = newMarker();
+    const upstreams = registry({});
+    await upstreams.addServer('added', serverConfigs({ added: stdioServer(added) }).added!, { stopped: true });
+    expect(upstreams.roster.names).toEqual(['added']);
+    expect(upstreams.isStopped('added')).toBe(true);
+    expect(upstreams.entry('added').primary.state).toBe('closed');
+    expect(processesWithMarker(added)).toEqual([]);
+  });
+
+  it('brings a removed server back on its old entry under the new config, refusing another transport', async () => {
+    const fx = newMarker();
+    const upstreams = registry(serverConfigs({ fx: stdioServer(fx) }));
+    await upstreams.start();
+    const entry = upstreams.entry('fx');
+    await upstreams.removeServer('fx');
+    expect(processesWithMarker(fx)).toEqual([]);
+    const http = serverConfigs({ fx: { transport: 'streamableHttp', url: 'http://127.0.0.1:9/mcp', allowPrivateNetwork: true } }).fx!;
+    expect(await upstreams.addServer('fx', http).catch((e: unknown) => e as GatewayError)).toMatchObject({ code: 'NOT_SUPPORTED' });
+    expect(upstreams.isRemoved('fx')).toBe(true);
+
+    const again = serverConfigs({ fx: stdioServer(fx, { mode: 'optional' }) }).fx!;
+    await upstreams.addServer('fx', again);
+    expect(upstreams.entry('fx')).toBe(entry);
+    expect(upstreams.entry('fx').config).toBe(again);
+    expect(upstreams.isRemoved('fx')).toBe(false);
+    expect(upstreams.entry('fx').primary.state).toBe('ready');
+    expect(processesWithMarker(fx).length).toBe(1);
+    expect(upstreams.status().map((s) => s.server)).toEqual(['fx']);
   });
 });

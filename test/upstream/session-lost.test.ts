@@ -19,6 +19,7 @@ import { forwardTo, listenOnLoopback } from '../integration/harness/loopback-pro
 import { assertBuilt, newMarker } from '../integration/harness/paths.js';
 import { httpServer, startHttpFixture, stdioServer } from '../integration/harness/upstreams.js';
 import { deps, logger, recordingSink, serverConfigs } from './fixture-link.js';
+import { ServerRoster } from '../../src/upstream/server-roster.js';
 
 const http404 = () => new SdkHttpError(SdkErrorCode.ClientHttpNotImplemented, 'upstream answered HTTP 404', { status: 404, statusText: 'Not Found' });
 const configs = serverConfigs({
@@ -85,7 +86,7 @@ describe('a 2025 session over a Streamable HTTP upstream that forgets its sessio
   });
 
   it('re-initialises on a fresh connection and answers the call, transparently', async () => {
-    const scope = new SessionScope({ registry, servers: ['web'], catalogue: { separator: '__', toolFilter: () => true }, logger }, { owner: recordingSink(), clientCapabilities: () => ({}) });
+    const scope = new SessionScope({ registry, servers: ServerRoster.of(['web']), catalogue: { separator: '__', toolFilter: () => true }, logger }, { owner: recordingSink(), clientCapabilities: () => ({}) });
     const echo = (text: string) => scope.withLink('web', (link) => link.request('tools/call', { name: 'echo', arguments: { text } }, { sink: recordingSink() }));
     try {
       expect(await echo('first')).toMatchObject({ content: [{ text: 'first' }] });

@@ -29,18 +29,37 @@ export interface SurfaceConfig {
 
 const NONE: ReadonlySet<string> = new Set();
 
+type ServerSurfaceConfig = SurfaceConfig['servers'][string];
+
+function serverSettings(server: ServerSurfaceConfig): ServerSurfaceSettings {
+  const alwaysLoad: PinnedTools = server.alwaysLoad === true ? 'all' : server.alwaysLoad === false ? NONE : new Set(server.alwaysLoad);
+  return Object.freeze({ defer: server.defer ?? undefined, alwaysLoad });
+}
+
+/** The per-server maps compiled here: `addServerSurface` extends them, nothing else writes them. */
+const growable = new WeakMap<ToolSurfaceOptions, Map<string, ServerSurfaceSettings>>();
+
 export function compileToolSurfaceOptions(config: SurfaceConfig): ToolSurfaceOptions {
   const servers = new Map<string, ServerSurfaceSettings>();
-  for (const [name, server] of Object.entries(config.servers)) {
-    const alwaysLoad: PinnedTools = server.alwaysLoad === true ? 'all' : server.alwaysLoad === false ? NONE : new Set(server.alwaysLoad);
-    servers.set(name, Object.freeze({ defer: server.defer ?? undefined, alwaysLoad }));
-  }
-  return Object.freeze({
+  for (const [name, server] of Object.entries(config.servers)) servers.set(name, serverSettings(server));
+  const options: ToolSurfaceOptions = Object.freeze({
     deferTools: config.catalogue.deferTools,
     servers,
     pageSize: config.catalogue.pageSize,
     maxLoadedTools: config.catalogue.maxLoadedTools,
   });
+  growable.set(options, servers);
+  return options;
+}
+
+/**
+ * A server a reload adds: its `defer` and `alwaysLoad` join `options` (every surface compiled
+ * from them reads the same map), before the server joins any endpoint's roster.
+ */
+export function addServerSurface(options: ToolSurfaceOptions, name: string, server: ServerSurfaceConfig): void {
+  const servers = growable.get(options);
+  if (servers === undefined) throw new TypeError('addServerSurface: options not compiled by compileToolSurfaceOptions');
+  servers.set(name, serverSettings(server));
 }
 
 /** Whether upstream tool `name` of `server` is pinned. */

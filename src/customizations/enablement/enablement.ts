@@ -184,6 +184,27 @@ export class Enablement implements ServerVisibility {
     this.changed(true);
   }
 
+  /**
+   * A reload adds `item`'s server (or names again one it removed): the item is decided as at
+   * start, its config `enabled` the default under every stored decision. A server it withdrew
+   * stays unseen until `reinstate`. Returns whether the operator's decisions let the server run
+   * (a globally disabled one is added stopped).
+   */
+  admit(item: EnablementItem): boolean {
+    this.items.set(item.key, item);
+    if (item.server !== undefined) this.byServer.set(item.server, item);
+    return this.enabled(item.key, {});
+  }
+
+  /**
+   * A server a reload withdrew and a later one named again is up: viewers see it again, so every
+   * session whose view it enters hears `list_changed`, then sessionless listeners and the list do.
+   */
+  reinstate(server: string): void {
+    if (!this.withdrawn.delete(server)) return;
+    this.changed(true);
+  }
+
   /** Whether the operator's decisions (config and global toggles) let `server` run. */
   globallyEnabled(server: string): boolean {
     if (this.withdrawn.has(server)) return false;
@@ -208,7 +229,7 @@ export class Enablement implements ServerVisibility {
   /** The servers `viewer` does not see, as one string (compared to notice a change). */
   hiddenSignature(viewer: Viewer): string {
     const hidden = [...this.withdrawn];
-    for (const [server, item] of this.byServer) if (!this.withdrawn.has(server) && !this.enabled(item.key, viewer) || !this.enabled(item.key, {})) hidden.push(server);
+    for (const [server, item] of this.byServer) if (!this.withdrawn.has(server) && (!this.enabled(item.key, viewer) || !this.enabled(item.key, {}))) hidden.push(server);
     return hidden.join('\n');
   }
 

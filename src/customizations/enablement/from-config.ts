@@ -4,7 +4,7 @@
  * plugin server (`plugin:<name>#mcp=<server>`, inside its plugin), and the decisions its state
  * store holds — a JSON file in the state directory, or Redis when the event store is Redis.
  */
-import type { GatewayConfig } from '../../config/schema.js';
+import type { GatewayConfig, ServerConfig } from '../../config/schema.js';
 import { DEFAULT_KEY_ROOT } from '../../cluster/cluster-keys.js';
 import type { Logger } from '../../observability/logger.js';
 import type { LoadedPlugins } from '../../plugins/plugin-servers.js';
@@ -15,13 +15,14 @@ import type { EnablementStore } from './store.js';
 
 type EnablementConfig = Pick<GatewayConfig, 'servers' | 'stateDir' | 'eventStore'>;
 
+/** The item of configured server `name`: its durable key, its config `enabled` the default. Pure. */
+export function enablementItem(name: string, server: Pick<ServerConfig, 'enabled'>): EnablementItem {
+  return { key: configServerKey(name), server: name, configEnabled: server.enabled ?? true };
+}
+
 /** Every item enablement decides about, in list order. Pure. */
 export function enablementItems(config: Pick<GatewayConfig, 'servers'>, plugins: LoadedPlugins): EnablementItem[] {
-  const items: EnablementItem[] = Object.entries(config.servers).map(([name, server]) => ({
-    key: configServerKey(name),
-    server: name,
-    configEnabled: server.enabled ?? true,
-  }));
+  const items: EnablementItem[] = Object.entries(config.servers).map(([name, server]) => enablementItem(name, server));
   for (const plugin of plugins.plugins) {
     const container = plugin.declaration.key;
     items.push({ key: container, configEnabled: plugin.enabled });

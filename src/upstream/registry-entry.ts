@@ -1,0 +1,140 @@
+/**
+ * One server's entry in the upstream registry (registry.ts), built the same way for a server the
+ * gateway starts with and for one a reload adds: the eager primary connection, for
+ * `isolation: "session"` the bounded lease pool of sessionless connections (and, for stdio, the
+ * places for sessions' own children), for `isolation: "principal"` the per-principal connections,
+ * and the feed of list changes heard on any of them. Nothing connects on construction; a starting
+ * registry connects every primary through `startPrimaries`. A server reached per principal
+ * (`tokenExchange`, principal-bound.ts) has no primary; a per-user one (`perUser`) has one that
+ * carries no user's token and is up when the upstream answers it by asking for authorization.
+ */
+import type { ServerConfig } from '../config/schema.js';
+import { GatewayError } from '../errors.js';
+import type { Logger } from '../observability/logger.js';
+import { ChildQuota } from './child-quota.js';
+import { LeasePool } from './lease-pool.js';
+import type { UpstreamLink } from './link.js';
+import { PrincipalConnections } from './principal-connections.js';
+import type { ConnectOptions } from './registry.js';
+import { ServerChanges } from './server-changes.js';
+import { UpstreamSlot } from './slot.js';
+import { authRequiredIn } from './auth-required.js';
+import { noPrimaryConnection, reachedPerPrincipal } from './credentials/principal-bound.js';
+import { takesUserTokens } from './credentials/user-tokens.js';
+
+export interface ServerEntry {
+  readonly name: string;
+  readonly config: ServerConfig;
+  readonly primary: UpstreamSlot;
+  readonly pool: LeasePool | undefined;
+  /** Places for sessions' own child processes (stdio, `isolation: "session"`); undefined otherwise. */
+  readonly sessionChildren: ChildQuota | undefined;
+  /** One connection per principal and workspace (`isolation: "principal"`); undefined otherwise. */
+  readonly principals: PrincipalConnections | undefined;
+  /** List changes heard on any connection of the server. */
+  readonly changes: ServerChanges;
+}
+
+/** The registry's settings an entry is built under, and how its connections open. */
+export interface EntrySettings {
+  readonly statelessPool: {
+    readonly maxPerServer: number;
+    readonly idleTimeoutMs: number;
+    readonly maxWaitMs: number;
+    /** Absent: half the pool, at least 1. */
+    readonly maxPerPrincipal?: number | undefined;
+    readonly cancelGraceMs: number;
+  };
+  readonly maxSessionChildren: number;
+  readonly principalIdleTimeoutMs: number;
+  readonly onLeaseWait?: ((server: string) => void) | undefined;
+  readonly logger: Logger;
+  /** Opens one connection of `server` through the registry (it checks the server is not stopped). */
+  connect(server: string, options?: ConnectOptions): Promise<UpstreamLink>;
+}
+
+/** The bounded pool of sessionless connections of an `isolation: "session"` server. */
+export function createLeasePool(name: string, config: ServerConfig, settings: EntrySettings): LeasePool | undefined {
+  if (config.isolation !== 'session') return undefined;
+  const pool = settings.statelessPool;
+  const onLeaseWait = settings.onLeaseWait;
+  return new LeasePool({
+    server: name,
+    max: pool.maxPerServer,
+    idleTimeoutMs: pool.idleTimeoutMs,
+    maxWaitMs: pool.maxWaitMs,
+    maxPerPrincipal: pool.maxPerPrincipal ?? Math.max(1, Math.ceil(pool.maxPerServer / 2)),
+    cancelGraceMs: pool.cancelGraceMs,
+    logger: settings.logger,
+    ...(onLeaseWait === undefined ? {} : { onWait: () => onLeaseWait(name) }),
+    createSlot: () => new UpstreamSlot({ server: name, logger: settings.logger, connect: () => settings.connect(name, { exclusive: true }) }),
+  });
+}
+
+export function createServerEntry(name: string, config: ServerConfig, settings: EntrySettings): ServerEntry {
+  const { logger, maxSessionChildren } = settings;
+  // A server reached per principal has no primary: asking it answers why (principal-bound.ts).
+  const perPrincipal = reachedPerPrincipal(config);
+  const primary = new UpstreamSlot({
+    server: name,
+    eager: !perPrincipal,
+    logger,
+    connect: perPrincipal ? () => Promise.reject(noPrimaryConnection(name)) : () => settings.connect(name),
+  });
+  const sessionChildren = config.isolation === 'session' && config.transport === 'stdio' ? new ChildQuota(name, maxSessionChildren, logger) : undefined;
+  const principals =
+    config.isolation === 'principal'
+      ? new PrincipalConnections({
+          server: name,
+          max: maxSessionChildren,
+          maxPerPrincipal: Math.max(1, Math.ceil(maxSessionChildren / 2)),
+          idleTimeoutMs: settings.principalIdleTimeoutMs,
+          // The 2025 revision where offered: 2025 sessions share it (subscriptions, log levels).
+          connect: (key) => settings.connect(name, { era: 'legacy', exclusive: true, credentialOwner: { kind: 'principal', principal: key.principal } }),
+          logger,
+        })
+      : undefined;
+  return { name, config, primary, pool: createLeasePool(name, config, settings), sessionChildren, principals, changes: new ServerChanges() };
+}
+
+/**
+ * Connects the primaries of `entries` (a starting registry's). Required servers that fail make
+ * this reject, naming them (never their command or URL); optional ones are logged and keep
+ * retrying in the background.
+ */
+export async function startPrimaries(entries: readonly ServerEntry[], logger: Logger): Promise<void> {
+  const results = await Promise.all(
+    entries.map(async (entry) => {
+      if (reachedPerPrincipal(entry.config)) return undefined; // no primary: principals connect on use
+      try {
+        const link = await entry.primary.get();
+        logger.info({ server: entry.name }, 'upstream ready');
+        // The first client's first `tools/list` needs this list: asked now, it is read while the
+        // gateway finishes starting and the client initialises (a child's first answer is its
+        // slowest). Kept by the link's list cache; a failure is the first list's to report.
+        void link.list('tools').catch(() => undefined);
+        return undefined;
+      } catch (error) {
+        const reason = error instanceof Error ? error.message : String(error);
+        if (asksEachUser(entry)) {
+          logger.info({ server: entry.name }, 'upstream asks each user for their own credential');
+          return undefined;
+        }
+        if (entry.config.mode === 'optional') {
+          logger.warn({ server: entry.name, reason }, 'optional upstream failed to start; retrying in the background');
+          return undefined;
+        }
+        return `${entry.name}: ${reason}`;
+      }
+    }),
+  );
+  const failed = results.filter((r): r is string => r !== undefined);
+  if (failed.length > 0) {
+    throw new GatewayError('UPSTREAM_START_FAILED', `required upstream servers failed to start:\n  - ${failed.join('\n  - ')}`);
+  }
+}
+
+/** A per-user server whose primary (no user's token) was answered with an authorization challenge: it is up. */
+export function asksEachUser(entry: ServerEntry): boolean {
+  return takesUserTokens(entry.config) && entry.primary.state === 'error' && authRequiredIn(entry.primary.lastError) !== undefined;
+}
