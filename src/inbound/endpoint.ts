@@ -306,7 +306,7 @@ export class McpEndpoint {
     }
     const workspace = workspaceOf(parsedBody);
     if (!workspace.ok) return errorResponse(workspaceError(workspace.message));
-    const admitted = this.options.admission.admitInitialize(principal);
+    const admitted = await this.options.admission.admitInitialize(principal);
     if (!admitted.ok) return errorResponse(admitted.error);
     const session = this.newSession({ principal, ticket: admitted.ticket, workspace: workspace.workspace, access });
     try {
@@ -336,7 +336,7 @@ export class McpEndpoint {
    * `GatewayError` when refused.
    */
   private async openSseSession(principal: string | undefined, wire: LegacySessionOptions['wire'], access: AccessProfile | undefined): Promise<LegacySession> {
-    const admitted = this.options.admission.admitInitialize(principal);
+    const admitted = await this.options.admission.admitInitialize(principal);
     if (!admitted.ok) throw admitted.error;
     const session = await started(this.newSession({ principal, ticket: admitted.ticket, wire, access }));
     this.sessions.add(session);
