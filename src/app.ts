@@ -27,6 +27,7 @@ import { compileResourceRoutes, type ResourceRoutes } from './inbound/auth/oauth
 import type { RequestLimiter } from './policy/request-limits.js';
 import type { CompiledAccess } from './policy/access-policy.js';
 import { mountAdmin, type AdminRoutesOptions } from './admin/admin-routes.js';
+import { readiness } from './admin/readiness.js';
 import type { AuditLog } from './observability/audit-log.js';
 import { auditRefusals } from './inbound/audit-refusals.js';
 
@@ -143,10 +144,17 @@ export function createApp(options: AppOptions): Hono {
     };
     for (const route of ['/readyz', '/metrics', `${base}/customizations`, `${base}/customizations/*`]) app.use(route, spend);
   }
+  const admins: ReadonlySet<string> = new Set(options.admin?.admins ?? []);
   app.get('/readyz', (c) => {
-    const ready = options.registry.ready();
-    const url = options.mcpUrl === undefined ? {} : { url: options.mcpUrl };
-    return c.json({ status: ready ? 'ready' : 'not ready', ...url, servers: options.registry.status() }, ready ? 200 : 503);
+    const principal = principalOf(c);
+    const answer = readiness({
+      ready: options.registry.ready(),
+      url: options.mcpUrl,
+      servers: options.registry.status(),
+      access: accessOf(c),
+      admin: principal !== undefined && admins.has(principal),
+    });
+    return c.json(answer.body, answer.status);
   });
 
   // The client's Authorization header stops here: nothing past the edge ever sees it. The body
@@ -168,6 +176,7 @@ export function createApp(options: AppOptions): Hono {
       base,
       list: options.customizations,
       principalOf,
+      accessOf,
       permissions,
       ...(ownPlugin === undefined
         ? {}

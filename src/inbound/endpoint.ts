@@ -301,6 +301,7 @@ export class McpEndpoint {
         request,
         sessionId,
         principal,
+        access: access?.key,
         parsedBody,
         adopt: (owner, id) => this.adopt(owner, id, access),
         drop: (id) => this.sessions.delete(id),
@@ -308,7 +309,7 @@ export class McpEndpoint {
     if (session instanceof Response) return session;
     // Another principal presenting a session id learns nothing: exactly like an unknown id.
     if (session === undefined || session.principal !== principal) return refusal('SESSION_NOT_FOUND', 'Session not found');
-    return session.handle(request, parsedBody);
+    return session.handle(request, parsedBody, access);
   }
 
   /** A request without a session id: only an `initialize` POST, which opens a session if admitted. */
@@ -323,7 +324,7 @@ export class McpEndpoint {
     const session = this.newSession({ principal, ticket: admitted.ticket, workspace: workspace.workspace, access });
     try {
       await session.start();
-      const response = await session.handle(request, parsedBody);
+      const response = await session.handle(request, parsedBody, access);
       if (!session.initialised) await session.close();
       // Before the client learns the id, so whatever shares sessions can find it next.
       else await this.hooks.opened(session, parsedBody, () => this.sessions.delete(session.id));
@@ -365,7 +366,7 @@ export class McpEndpoint {
       principal,
       ...(workspace === undefined ? {} : { workspace }),
       scope: this.options.scope,
-      sharedCatalogue: this.stateless.catalogueFor(undefined, access),
+      sharedCatalogue: (profile) => this.stateless.catalogueFor(undefined, profile),
       ...(access === undefined ? {} : { access }),
       ticket,
       childIdleTimeoutMs: this.options.sessions.childIdleTimeoutMs,
