@@ -84,7 +84,7 @@ export function authMiddleware(authenticator: Authenticator, options: AuthMiddle
     const result = await authenticator.authenticate(authorizationLines(c), targetOf?.(c));
     if (!result.ok) {
       onFailure?.(result.code);
-      const code = result.status === 403 ? 'INSUFFICIENT_SCOPE' : 'UNAUTHENTICATED';
+      const code = result.status === 403 ? 'INSUFFICIENT_SCOPE' : result.status === 400 ? 'INVALID_REQUEST' : 'UNAUTHENTICATED';
       return refusal(code, result.message, { headers: { 'www-authenticate': result.wwwAuthenticate } });
     }
     c.set('principal', result.principal);
