@@ -165,6 +165,16 @@ describe.each(ERAS)('the SDK OAuth client, %s era', (era) => {
   });
 });
 
+describe('communication security', () => {
+  it('refuses to start an OAuth resource whose public origin is plain http: to a host other machines reach', async () => {
+    const starting = startTestGateway(perTest, {}, {
+      listen: { host: '127.0.0.1', port: 0, publicUrl: 'http://mcp.example.com' },
+      auth: { kind: 'oauth', issuers: [{ issuer: idp.issuer, allowPrivateNetwork: true }], scopes: ['mcp:tools'] },
+    });
+    await expect(starting).rejects.toMatchObject({ code: 'BIND_REFUSED', message: expect.stringContaining('https: origin') });
+  });
+});
+
 describe('token refusals', () => {
   it('refuses a token minted for the aggregate on a side channel (audience is the endpoint)', async () => {
     const token = await idp.clientCredentialsToken(gateway.url, 'mcp:tools');
