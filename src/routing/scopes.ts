@@ -138,10 +138,19 @@ export class SessionScope implements RouteScope {
       owner: this.owner,
     });
     const enablement = this.visibility.enablement;
+    const owner = this.owner;
     this.ownResources = options.gatewayResources?.forCaller({
       ...(enablement === undefined ? {} : { session: enablement }),
       ...(this.key.workspace === undefined ? {} : { workspace: this.key.workspace }),
-      sink: this.owner,
+      // Updates of the customisation list stop while the session's latest token is one the rules narrow.
+      sink: {
+        canRequest: owner.canRequest,
+        get clientCapabilities() {
+          return owner.clientCapabilities;
+        },
+        request: (message, signal) => owner.request(message, signal),
+        notify: (message) => (this.resourcesFor(this.current) === undefined ? Promise.resolve() : owner.notify(message)),
+      },
     });
     this.admit = admitFor(options.limiter, this.key.principal);
     this.current = session.access;

@@ -5,6 +5,7 @@
  *   same principal (other `groups`) lists and calls by the later token's claims, hears
  *   `list_changed` when its visible set changes, and never gets a list built for the other profile;
  *   another principal presenting the session id learns nothing (404);
+ * - the customisation resource is offered only while the session's latest token hides nothing;
  * - `/readyz` names only the servers the caller may see (all of them for an admin);
  * - the customisation list (`GET <path>/customizations`, and its `?watch=1` stream) names only
  *   the servers the caller may see.
@@ -68,15 +69,16 @@ afterEach(() => perTest.run());
 afterAll(() => perFile.run());
 
 const names = (items: Array<{ name: string }>) => items.map((item) => item.name).sort();
+const CUSTOMIZATIONS = 'portcullis://customizations';
 
 /**
  * A 2025 SDK client whose every HTTP request carries `token.current` (one session, tokens swapped
  * between requests as a client does when its token is refreshed with other claims).
  */
-async function sessionWithToken(initial: string) {
+async function sessionWithToken(initial: string, url = gateway.url) {
   const token = { current: initial };
   const client = new Client({ name: 'token-swap', version: '1.0.0' }, { capabilities: {} });
-  const transport = new StreamableHTTPClientTransport(new URL(gateway.url), {
+  const transport = new StreamableHTTPClientTransport(new URL(url), {
     fetch: (url, init) => {
       const headers = new Headers(init?.headers);
       headers.set('authorization', token.current);
@@ -129,6 +131,26 @@ describe('a 2025 session used with another token of the same principal', () => {
       body: JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'tools/list' }),
     });
     expect(bob.status).toBe(404);
+  });
+});
+
+describe('the customisation resource of a session whose token changes', () => {
+  it('is offered while the latest token is one nothing is hidden from, and neither listed nor read once a narrowed one arrives', async () => {
+    // Nothing matches a caller without groups (default allow): that caller is unrestricted.
+    writeFileSync(join(dir, 'open-policy.json'), JSON.stringify({ access: { default: 'allow', rules: [{ name: 'sales-no-http', claims: { groups: ['sales'] }, effect: 'deny', servers: ['http'] }] } }));
+    const upstreams = await startUpstreams(perTest);
+    const open = await startTestGateway(perTest, upstreams.servers(), {
+      policy: join(dir, 'open-policy.json'),
+      auth: { kind: 'jwt', jwks: { file: join(dir, 'jwks.json') }, issuer: ISSUER, audience: AUDIENCE, algorithms: ['ES256'] },
+    });
+    const { client, token } = await sessionWithToken(await bearer('kate', []), open.url);
+    const uris = async () => (await client.listResources()).resources.map((r) => r.uri);
+    expect(await uris()).toContain(CUSTOMIZATIONS);
+    const [content] = (await client.readResource({ uri: CUSTOMIZATIONS })).contents as Array<{ text: string }>;
+    expect((JSON.parse(content!.text) as { items: Array<{ name: string }> }).items.map((i) => i.name)).toContain('http');
+    token.current = await bearer('kate', ['sales']);
+    expect(await uris()).not.toContain(CUSTOMIZATIONS);
+    await expect(client.readResource({ uri: CUSTOMIZATIONS })).rejects.toMatchObject({ message: expect.stringMatching(/not found/i) });
   });
 });
 
