@@ -65,6 +65,8 @@ export interface AppOptions {
   access?: CompiledAccess;
   /** A clustered replica's check of the principal proof a forwarded request carries. */
   forwarded?: AuthMiddlewareOptions['forwarded'];
+  /** `admin.principals`: they see every server in /readyz whatever the access rules hide (admin page on or off). */
+  admins?: readonly string[];
   /** The admin page at `<path>/admin` (admin/admin-routes.ts); absent: not served. */
   admin?: Omit<AdminRoutesOptions, 'base'>;
   /** Every refusal at the edge gets an audit line (inbound/audit-refusals.ts); absent: none. */
@@ -144,7 +146,7 @@ export function createApp(options: AppOptions): Hono {
     };
     for (const route of ['/readyz', '/metrics', `${base}/customizations`, `${base}/customizations/*`]) app.use(route, spend);
   }
-  const admins: ReadonlySet<string> = new Set(options.admin?.admins ?? []);
+  const admins: ReadonlySet<string> = new Set(options.admins ?? options.admin?.admins ?? []);
   app.get('/readyz', (c) => {
     const principal = principalOf(c);
     const answer = readiness({

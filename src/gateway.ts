@@ -301,6 +301,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
         return brought === undefined ? undefined : sessionPlugin(sessionId, brought, customizations.list);
       },
       metrics,
+      admins: config.admin.principals,
       ...(admin === undefined
         ? {}
         : { admin: { sources: admin, reload: () => reload('admin'), authOn: authenticator !== undefined, admins: config.admin.principals } }),
