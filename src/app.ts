@@ -29,6 +29,7 @@ import { compileResourceRoutes, type ResourceRoutes } from './inbound/auth/oauth
 import type { RequestLimiter } from './policy/request-limits.js';
 import type { CompiledAccess } from './policy/access-policy.js';
 import { mountAdmin, type AdminRoutesOptions } from './admin/admin-routes.js';
+import { readiness } from './admin/readiness.js';
 import type { AuditLog } from './observability/audit-log.js';
 import { auditRefusals } from './inbound/audit-refusals.js';
 
@@ -68,6 +69,8 @@ export interface AppOptions {
   access?: CompiledAccess;
   /** A clustered replica's check of the principal proof a forwarded request carries. */
   forwarded?: AuthMiddlewareOptions['forwarded'];
+  /** `admin.principals`: they see every server in /readyz whatever the access rules hide (admin page on or off). */
+  admins?: readonly string[];
   /** The admin page at `<path>/admin` (admin/admin-routes.ts); absent: not served. */
   admin?: Omit<AdminRoutesOptions, 'base'>;
   /** Every refusal at the edge gets an audit line (inbound/audit-refusals.ts); absent: none. */
@@ -151,10 +154,17 @@ export function createApp(options: AppOptions): Hono {
     };
     for (const route of ['/readyz', '/metrics', `${base}/customizations`, `${base}/customizations/*`]) app.use(route, spend);
   }
+  const admins: ReadonlySet<string> = new Set(options.admins ?? options.admin?.admins ?? []);
   app.get('/readyz', (c) => {
-    const ready = options.registry.ready();
-    const url = options.mcpUrl === undefined ? {} : { url: options.mcpUrl };
-    return c.json({ status: ready ? 'ready' : 'not ready', ...url, servers: options.registry.status() }, ready ? 200 : 503);
+    const principal = principalOf(c);
+    const answer = readiness({
+      ready: options.registry.ready(),
+      url: options.mcpUrl,
+      servers: options.registry.status(),
+      access: accessOf(c),
+      admin: principal !== undefined && admins.has(principal),
+    });
+    return c.json(answer.body, answer.status);
   });
 
   // The client's Authorization header stops here: nothing past the edge ever sees it. The body
@@ -177,6 +187,7 @@ export function createApp(options: AppOptions): Hono {
       list: options.customizations,
       principalOf,
       ...(options.userTokens === undefined ? {} : { userTokens: { store: options.userTokens, registry: options.registry } }),
+      accessOf,
       permissions,
       ...(ownPlugin === undefined
         ? {}

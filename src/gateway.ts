@@ -193,15 +193,17 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
 
     // Replicas of a cluster share sessions through the redis store; a gateway alone shares none.
     const sharing = await sessionSharingFromConfig(config, keys, env, logger);
+    // Rate buckets: shared by every endpoint, and by every replica when clustered (in Redis).
+    const buckets = sharing.rateBuckets?.() ?? memoryBuckets();
     // One session budget and initialize rate for every endpoint and every adopted session.
     const admission = new SessionAdmission({
       max: config.sessions.max,
       maxPerPrincipal: config.sessions.maxPerPrincipal,
       initializePerMinute: config.sessions.initializePerMinute,
       logger,
+      buckets,
     });
-    // Shared by every endpoint, and by every replica when clustered (their buckets live in Redis).
-    const limiter = compileRequestLimiter(config.policy.rateLimits, sharing.rateBuckets?.() ?? memoryBuckets());
+    const limiter = compileRequestLimiter(config.policy.rateLimits, buckets);
     const urls = canonicalUrls(config.listen, address);
     // Graceful drain: every request passes the gate, which refuses new ones once draining began.
     const gate = new DrainGate();
@@ -302,6 +304,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
         return brought === undefined ? undefined : sessionPlugin(sessionId, brought, customizations.list);
       },
       metrics,
+      admins: config.admin.principals,
       ...(admin === undefined
         ? {}
         : { admin: { sources: admin, reload: () => reload('admin'), authOn: authenticator !== undefined, admins: config.admin.principals } }),

@@ -68,9 +68,9 @@ async function route<S extends SharedSession>(replica: ReplicaState, label: stri
     // Another principal, or a session of another endpoint, learns nothing: exactly like an unknown id.
     if (record === undefined || record.endpoint !== label || record.principal !== principal) return notFound();
     const forwarded = request.headers.has(HOP_HEADER);
-    // A forwarded request never takes a session over: it carries the principal but not its token's
-    // claims, so the session would be rebuilt under the wrong access profile. The replica the
-    // client reached, which saw the whole credential, does that.
+    // A forwarded request never takes a session over: it carries the principal and the key of its
+    // token's access profile, not the token, so the replica the client reached, which saw the whole
+    // credential, does that.
     if (forwarded) return retryLater('the session is moving between replicas');
     for (let attempt = 0; attempt < 3; attempt += 1) {
       const owner = await leases.ownerOf(sessionId);
@@ -81,7 +81,8 @@ async function route<S extends SharedSession>(replica: ReplicaState, label: stri
       const url = await leases.urlOf(owner);
       if (url === null) return retryLater('the replica owning this session is not reachable');
       const secret = replica.secret;
-      const proof = secret === undefined ? undefined : mintProof(secret, principal, { sessionId, method: request.method, path: new URL(request.url).pathname });
+      const binding = { sessionId, method: request.method, path: new URL(request.url).pathname };
+      const proof = secret === undefined ? undefined : mintProof(secret, principal, binding, Date.now(), args.access);
       return await forwardRequest(request, args.parsedBody, url, replica.forwarding, proof);
     }
     return retryLater('the session is moving between replicas');

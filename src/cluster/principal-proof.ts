@@ -27,6 +27,8 @@ export interface ProofBinding {
 interface ProofBody {
   /** The principal; absent for an unauthenticated caller (auth off). */
   p?: string;
+  /** The key of the access profile the client's token matched (policy/access-policy.ts); absent without access rules. */
+  a?: string;
   s: string;
   m: string;
   u: string;
@@ -41,9 +43,14 @@ function mac(secret: string, payload: string): Buffer {
   return createHmac('sha256', key).update(payload).digest();
 }
 
-export function mintProof(secret: string, principal: string | undefined, binding: ProofBinding, now = Date.now()): string {
+/**
+ * `access`: the key of the access profile the client's token matched on this replica, so the owner
+ * judges the forwarded request by that token's claims, which it never sees.
+ */
+export function mintProof(secret: string, principal: string | undefined, binding: ProofBinding, now = Date.now(), access?: string): string {
   const body: ProofBody = {
     ...(principal === undefined ? {} : { p: principal }),
+    ...(access === undefined ? {} : { a: access }),
     s: binding.sessionId,
     m: binding.method,
     u: binding.path,
@@ -54,7 +61,7 @@ export function mintProof(secret: string, principal: string | undefined, binding
   return `${payload}.${mac(secret, payload).toString('base64url')}`;
 }
 
-export type ProofVerdict = { ok: true; principal: string | undefined } | { ok: false; reason: string };
+export type ProofVerdict = { ok: true; principal: string | undefined; access?: string } | { ok: false; reason: string };
 
 const MAX_PROOF_LENGTH = 4096;
 const SEEN_MAX = 100_000;
@@ -80,7 +87,13 @@ export function checkProof(secret: string, proof: string, binding: ProofBinding,
   if (typeof body.e !== 'number' || body.e <= at || body.e > at + 2 * PROOF_TTL_MS) return { ok: false, reason: 'proof expired' };
   if (body.s !== binding.sessionId || body.m !== binding.method || body.u !== binding.path) return { ok: false, reason: 'proof is for another request' };
   if (typeof body.n !== 'string') return { ok: false, reason: 'malformed proof' };
-  return { ok: true, principal: typeof body.p === 'string' ? body.p : undefined, nonce: body.n, expiry: body.e };
+  return {
+    ok: true,
+    principal: typeof body.p === 'string' ? body.p : undefined,
+    ...(typeof body.a === 'string' ? { access: body.a } : {}),
+    nonce: body.n,
+    expiry: body.e,
+  };
 }
 
 /** A verifier remembering the nonces it accepted until they expire (bounded). */
@@ -99,7 +112,7 @@ export function proofVerifier(secret: string, now: () => number = Date.now): (pr
     if (seen.has(checked.nonce)) return { ok: false, reason: 'proof replayed' };
     forget(at);
     seen.set(checked.nonce, checked.expiry);
-    return { ok: true, principal: checked.principal };
+    return { ok: true, principal: checked.principal, ...(checked.access === undefined ? {} : { access: checked.access }) };
   };
 }
 

@@ -5,6 +5,7 @@
  */
 import { ConfigError, GatewayError } from '../errors.js';
 import { checkBind } from '../inbound/bind-check.js';
+import { checkResourceTransport } from '../inbound/auth/oauth/transport-security.js';
 import type { Authenticator } from '../inbound/auth/authenticate.js';
 import type { GatewayConfig, ServerConfig } from '../config/schema.js';
 import type { VisibilityFilter } from '../catalogue/merge.js';
@@ -52,10 +53,16 @@ export function logPlugins(loaded: LoadedPlugins, logger: Logger): void {
   }
 }
 
-/** The bind rule: a non-loopback address needs authentication or `acknowledgedNoAuth`. */
+/**
+ * The bind rule: a non-loopback address needs authentication or `acknowledgedNoAuth`; with
+ * `oauth`, a resource other machines reach must be an `https:` one (oauth/transport-security.ts).
+ */
 export function refuseBind(address: string, config: Readonly<GatewayConfig>): GatewayError | undefined {
   const bind = checkBind({ address, authConfigured: config.auth !== undefined, acknowledgedNoAuth: config.policy.acknowledgedNoAuth });
-  return bind.ok ? undefined : new GatewayError('BIND_REFUSED', bind.message);
+  if (!bind.ok) return new GatewayError('BIND_REFUSED', bind.message);
+  if (config.auth?.kind !== 'oauth') return undefined;
+  const transport = checkResourceTransport({ address, publicUrl: config.listen.publicUrl });
+  return transport.ok ? undefined : new GatewayError('BIND_REFUSED', transport.message);
 }
 
 /**

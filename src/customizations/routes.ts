@@ -14,10 +14,15 @@
  * - `POST <path>/customizations/authenticate` → authenticate-route.ts (a session's own token for
  *   a `perUser` server), when the gateway holds such tokens.
  *
+ * Both answer only what the caller's access profile shows (access-filter.ts): a server the policy's
+ * access rules hide from it is not named, nor is a plugin of nothing but such servers.
+ *
  * Other methods answer 405 through the error taxonomy.
  */
 import type { Context, Hono } from 'hono';
 import { errorResponse, GatewayError } from '../errors.js';
+import type { AccessProfile } from '../policy/access-policy.js';
+import { customizationsFor, seesEverything } from './access-filter.js';
 import { callerView, type CallerView } from './caller-view.js';
 import type { CustomizationList, ListSnapshot } from './customization-list.js';
 import { mountToggle, type ToggleRouteOptions } from './toggle-route.js';
@@ -37,6 +42,8 @@ export interface CustomizationRoutesOptions extends Omit<ToggleRouteOptions, 'pa
   readonly list: CustomizationList;
   /** Who authentication says is calling (undefined when auth is off). */
   principalOf(c: Context): string | undefined;
+  /** The caller's access profile (absent, or undefined: nothing is hidden from it). */
+  accessOf?(c: Context): AccessProfile | undefined;
   /** The client plugin of the caller's session (the servers its client brought), if any (session-plugin.ts). */
   readonly sessionPlugin?: (c: Context) => PluginCustomization | undefined;
   /** Sessions' tokens for per-user servers, and the registry that says which servers take them. */
@@ -63,12 +70,17 @@ async function nextOrKeepalive(list: CustomizationList, version: number, signal:
   }
 }
 
+/** The caller's list as JSON: the snapshot's own text when its profile hides nothing. */
+function jsonFor(snapshot: ListSnapshot, access: AccessProfile | undefined): string {
+  return seesEverything(access) ? snapshot.json : JSON.stringify({ items: customizationsFor(snapshot.items, access) });
+}
+
 export function mountCustomizations(app: Hono, options: CustomizationRoutesOptions): void {
   const { list } = options;
   const path = `${options.base}/customizations`;
   let watchers = 0;
 
-  const watch = (c: Context, caller: CallerView): Response => {
+  const watch = (c: Context, caller: CallerView, access: AccessProfile | undefined): Response => {
     if (watchers >= MAX_WATCHERS) {
       return errorResponse(new GatewayError('WATCH_LIMIT', `too many customisation watchers (at most ${MAX_WATCHERS}); retry later`, { retryAfterMs: 5_000 }));
     }
@@ -90,8 +102,8 @@ export function mountCustomizations(app: Hono, options: CustomizationRoutesOptio
           if (sent < 0) {
             const first = list.viewFor(caller.viewer());
             sent = first.version;
-            sentJson = first.json;
-            controller.enqueue(event(first.json));
+            sentJson = jsonFor(first, access);
+            controller.enqueue(event(sentJson));
             return;
           }
           for (;;) {
@@ -107,10 +119,10 @@ export function mountCustomizations(app: Hono, options: CustomizationRoutesOptio
             }
             sent = next.version;
             // Another session's toggle moves the version but not this caller's list: nothing to send.
-            const mine = list.viewFor(caller.viewer());
-            if (mine.json === sentJson) continue;
-            sentJson = mine.json;
-            controller.enqueue(event(mine.json));
+            const mine = jsonFor(list.viewFor(caller.viewer()), access);
+            if (mine === sentJson) continue;
+            sentJson = mine;
+            controller.enqueue(event(mine));
             return;
           }
         },
@@ -129,12 +141,13 @@ export function mountCustomizations(app: Hono, options: CustomizationRoutesOptio
   app.get(path, (c) => {
     const caller = callerView(c.req, options.principalOf(c), list.enablement);
     if (caller instanceof GatewayError) return errorResponse(caller);
+    const access = options.accessOf?.(c);
     const mode = c.req.query('watch');
-    if (mode === '1' || mode === 'true') return watch(c, caller);
+    if (mode === '1' || mode === 'true') return watch(c, caller, access);
     // The caller's own session adds its client plugin (servers its client brought); nobody else's.
     const own = options.sessionPlugin?.(c);
     const view = list.viewFor(caller.viewer());
-    const json = own === undefined ? view.json : JSON.stringify({ items: [...view.items, own] });
+    const json = own === undefined ? jsonFor(view, access) : JSON.stringify({ items: customizationsFor([...view.items, own], access) });
     return new Response(json, { status: 200, headers: { 'content-type': 'application/json', 'cache-control': 'no-store' } });
   });
   app.all(path, () => errorResponse(new GatewayError('METHOD_NOT_ALLOWED', 'the customisation list is read with GET')));

@@ -100,6 +100,7 @@ export class EndpointSessions {
         request,
         sessionId,
         principal,
+        access: access?.key,
         parsedBody,
         adopt: (owner, id) => this.adopt(owner, id, access),
         drop: (id) => this.sessions.delete(id),
@@ -107,7 +108,7 @@ export class EndpointSessions {
     if (session instanceof Response) return session;
     // Another principal presenting a session id learns nothing: exactly like an unknown id.
     if (session === undefined || session.principal !== principal) return refusal('SESSION_NOT_FOUND', 'Session not found');
-    return session.handle(request, parsedBody);
+    return session.handle(request, parsedBody, access);
   }
 
   /**
@@ -117,7 +118,7 @@ export class EndpointSessions {
    * `GatewayError` when refused.
    */
   async openSse(principal: string | undefined, wire: LegacySessionOptions['wire'], access: AccessProfile | undefined): Promise<LegacySession> {
-    const admitted = this.options.endpoint.admission.admitInitialize(principal);
+    const admitted = await this.options.endpoint.admission.admitInitialize(principal);
     if (!admitted.ok) throw admitted.error;
     const session = await started(this.newSession({ principal, ticket: admitted.ticket, wire, access }));
     this.sessions.add(session);
@@ -144,12 +145,12 @@ export class EndpointSessions {
     }
     const workspace = workspaceOf(parsedBody);
     if (!workspace.ok) return errorResponse(workspaceError(workspace.message));
-    const admitted = this.options.endpoint.admission.admitInitialize(principal);
+    const admitted = await this.options.endpoint.admission.admitInitialize(principal);
     if (!admitted.ok) return errorResponse(admitted.error);
     const session = this.newSession({ principal, ticket: admitted.ticket, workspace: workspace.workspace, access });
     try {
       await session.start();
-      const response = await session.handle(request, parsedBody);
+      const response = await session.handle(request, parsedBody, access);
       if (!session.initialised) await session.close();
       // Before the client learns the id, so whatever shares sessions can find it next.
       else await this.hooks.opened(session, parsedBody, () => this.sessions.delete(session.id));
@@ -178,7 +179,7 @@ export class EndpointSessions {
       principal,
       ...(workspace === undefined ? {} : { workspace }),
       scope: endpoint.scope,
-      sharedCatalogue: this.options.sharedCatalogue(access),
+      sharedCatalogue: (profile) => this.options.sharedCatalogue(profile),
       ...(access === undefined ? {} : { access }),
       ticket,
       childIdleTimeoutMs: endpoint.sessions.childIdleTimeoutMs,

@@ -71,6 +71,8 @@ export interface EndpointOptions extends EndpointExtrasOptions {
    * answers and notifications still pass, so a call in flight can get what it waits for.
    */
   refuseRequests?: () => GatewayError | undefined;
+  /** Bounds of 2026 listens (modern-listens.ts, routing/resource-listens.ts); absent: their defaults. */
+  listens?: { maxListensPerPrincipal?: number; maxUrisTotal?: number; maxUrisPerPrincipal?: number };
 }
 
 /** True when a parsed POST body is a JSON-RPC request (a method and an id), not an answer or a notification. */
@@ -145,8 +147,18 @@ export class McpEndpoint {
     });
     const stateless = new StatelessScope(options.scope);
     this.stateless = stateless;
-    this.resourceListens = new ResourceListens({ registry: options.scope.registry, servers: options.scope.servers, logger: options.logger });
-    this.listenBus = new ModernListenBus(this.resourceListens);
+    const listens = options.listens ?? {};
+    this.resourceListens = new ResourceListens({
+      registry: options.scope.registry,
+      servers: options.scope.servers,
+      logger: options.logger,
+      ...(listens.maxUrisTotal === undefined ? {} : { maxTotal: listens.maxUrisTotal }),
+      ...(listens.maxUrisPerPrincipal === undefined ? {} : { maxPerPrincipal: listens.maxUrisPerPrincipal }),
+    });
+    this.listenBus = new ModernListenBus(
+      this.resourceListens,
+      listens.maxListensPerPrincipal === undefined ? {} : { maxListensPerPrincipal: listens.maxListensPerPrincipal },
+    );
     this.modern = createMcpHandler(
       // Built per request: the request's principal arrives in `authInfo` (see `fetch`).
       (context) => {

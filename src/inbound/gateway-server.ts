@@ -162,7 +162,11 @@ function optionsOf(options: GatewayServerOptions, meta: Record<string, unknown> 
   return read.options;
 }
 
-export function createGatewayServer(options: GatewayServerOptions, scope: () => RouteScope): Server {
+/**
+ * `scope` is asked once per request with the HTTP request it came in (a 2025 session routes each
+ * by the access profile of its own token), and with none for a client notification.
+ */
+export function createGatewayServer(options: GatewayServerOptions, scopeOf: (request?: Request) => RouteScope): Server {
   const server = new HandshakeServer(
     { name: options.name, version: options.version },
     { capabilities: options.capabilities, instructions: options.instructions },
@@ -171,6 +175,8 @@ export function createGatewayServer(options: GatewayServerOptions, scope: () => 
   const rpcLog = fixedFieldLogger(options.logger);
   const forward = async (request: { method: string; params?: Record<string, unknown> }, ctx: ServerContext) => {
     const started = performance.now();
+    const routed = scopeOf(ctx.http?.req);
+    const scope = () => routed;
     const params = restoredParams(request, ctx);
     // Polling (SEP-1699): the stream is closed, the call goes on, the client resumes from its
     // Last-Event-ID. Offered by the SDK only when the session has an event store.
@@ -204,7 +210,7 @@ export function createGatewayServer(options: GatewayServerOptions, scope: () => 
             principal: options.era === 'legacy' ? options.principal : ctx.http?.authInfo?.clientId,
             headers: ctx.http?.req?.headers,
             meta: call.meta,
-            access: options.access,
+            access: routed.access ?? options.access,
           });
     try {
       const initOptions = optionsOf(options, call.meta);
@@ -239,7 +245,7 @@ export function createGatewayServer(options: GatewayServerOptions, scope: () => 
   }
   server.fallbackNotificationHandler = async (notification) => {
     // Only what a client may say to a server is relayed, and without anything else it carried.
-    if (RELAYED_CLIENT_NOTIFICATIONS.has(notification.method)) scope().broadcast?.({ method: notification.method });
+    if (RELAYED_CLIENT_NOTIFICATIONS.has(notification.method)) scopeOf().broadcast?.({ method: notification.method });
   };
   return server;
 }

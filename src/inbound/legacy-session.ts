@@ -57,9 +57,12 @@ export interface LegacySessionOptions {
   capabilities: ServerCapabilities;
   instructions: string | undefined;
   scope: ScopeOptions;
-  /** The endpoint's catalogue over the primaries, for a session with no connection of its own. */
-  sharedCatalogue?: Catalogue;
-  /** What the policy's access rules let the session's principal see (fixed when it opens). */
+  /** The endpoint's catalogue over the primaries as a profile sees it, for a session with no connection of its own. */
+  sharedCatalogue?: (access: AccessProfile | undefined) => Catalogue;
+  /**
+   * What the policy's access rules let the token that opened the session see. Each later request
+   * is judged by its own token's profile (`handle`), never by this one.
+   */
   access?: AccessProfile;
   /** The session's place in the gateway's session budget, given back when it closes. */
   ticket: SessionTicket;
@@ -113,12 +116,14 @@ export class LegacySession {
   private askedForRoots = false;
   private readonly sessionServers: SessionServersOptions;
   /** What requests route through: the session's scope, joined with the servers its client brought, if any. */
-  private routing: RouteScope | undefined;
+  private routing: SessionServersScope | undefined;
   private brought: SessionServersScope | undefined;
   private readonly options: LegacySessionOptions;
   private readonly readOptions: OptionsReader | undefined;
   /** The init options of this session's `initialize` (none until then). */
   private initOptions: InitOptions = {};
+  /** The access profile each request of the session came with, for its handler to route by. */
+  private readonly requestAccess = new WeakMap<Request, AccessProfile | undefined>();
 
   constructor(options: LegacySessionOptions) {
     this.options = options;
@@ -143,12 +148,11 @@ export class LegacySession {
         ...(options.metrics === undefined ? {} : { metrics: options.metrics }),
         ...(options.observers === undefined ? {} : { observers: options.observers }),
         ...(options.principal === undefined ? {} : { principal: options.principal }),
-        ...(options.access === undefined ? {} : { access: options.access }),
         ...(options.handshake === undefined ? {} : { handshake: options.handshake }),
         ...(options.entries === undefined ? {} : { entries: options.entries }),
         options: { session: () => this.initOptions },
       },
-      () => this.routing ?? this.scope,
+      (request?: Request) => this.routeFor(request),
     );
     this.scope = new SessionScope(options.scope, {
       key: { principal: options.principal, workspace: options.workspace },
@@ -176,6 +180,17 @@ export class LegacySession {
       });
   }
 
+  /**
+   * Where one request routes: the session's scope (joined with the servers its client brought)
+   * as that request's profile sees it; a message with no request of its own (none here) by the
+   * session's current profile.
+   */
+  private routeFor(request: Request | undefined): RouteScope {
+    const routing = this.routing ?? this.scope;
+    const access = request !== undefined && this.requestAccess.has(request) ? this.requestAccess.get(request) : this.scope.access;
+    return routing.forRequest(access);
+  }
+
   /** When the session became idle, or undefined while it has an exchange open. */
   idleSince(): number | undefined {
     return this.openExchanges > 0 || this.transport.openStreams > 0 ? undefined : this.lastActivity;
@@ -196,9 +211,15 @@ export class LegacySession {
 
   /**
    * Serves one HTTP request of this session (the endpoint found it by id and checked its
-   * principal); the wire admits or refuses its request id.
+   * principal); the wire admits or refuses its request id. `access` is the profile of the
+   * request's own token: the request's lists and calls are judged by it, and it becomes the
+   * session's current profile (a change is announced as `list_changed`: scopes.ts `noteAccess`).
+   * Without one (a request the gateway makes itself: an adopted session's replayed `initialize`),
+   * the session's current profile.
    */
-  async handle(request: Request, parsedBody?: unknown): Promise<Response> {
+  async handle(request: Request, parsedBody?: unknown, access: AccessProfile | undefined = this.scope.access): Promise<Response> {
+    this.requestAccess.set(request, access);
+    this.scope.noteAccess(access);
     this.openExchanges++;
     this.lastActivity = Date.now();
     try {

@@ -17,6 +17,11 @@
  * grant; a listen the SDK refused or answered without a stream never subscribed, and its grant is
  * released when `fetch` returns.
  *
+ * Listen streams per principal: the SDK holds at most 1,024 open streams per endpoint; one
+ * authenticated principal may hold `maxListensPerPrincipal` of them (default half), so it cannot
+ * take every stream (SUBSCRIPTION_LIMIT, `data.limit.scope: "principal"`). A listen holds its place
+ * from admission until its stream's teardown, or until `fetch` returns when no stream opened.
+ *
  * A listen naming `taskIds` (the tasks extension's status notifications) from a client that did
  * not declare the extension is refused -32021, as the extension requires; from one that did, the
  * SDK acknowledges it without `taskIds` — no status is pushed (routing/tasks/README.md).
@@ -25,7 +30,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import type { ServerEvent, ServerEventBus } from '@modelcontextprotocol/server';
 import { errorResponse } from '../errors.js';
 import type { Catalogue } from '../catalogue/catalogue.js';
-import type { ListenGrant, ResourceListens } from '../routing/resource-listens.js';
+import { subscriptionLimit, type ListenGrant, type ResourceListens } from '../routing/resource-listens.js';
 import { declaresTasksExtension, missingTasksExtension } from '../routing/tasks/task-capabilities.js';
 
 /** Who is listening: the request's principal and workspace, and its view of the catalogue. */
@@ -35,8 +40,15 @@ export interface ListenCaller {
   catalogue(): Catalogue;
 }
 
+/** Open listen streams per endpoint the SDK's handler allows (its `DEFAULT_MAX_SUBSCRIPTIONS`). */
+export const SDK_MAX_LISTENS = 1024;
+export const DEFAULT_MAX_LISTENS_PER_PRINCIPAL = SDK_MAX_LISTENS / 2;
+
+/** What one listen holds until its stream ends: its resource grant, if any, and its place in the principal's share. */
 interface Claim {
   grant: ListenGrant | undefined;
+  /** Gives the listen's place back; idempotent. */
+  free: () => void;
   taken: boolean;
 }
 
@@ -51,6 +63,11 @@ export function listenedUris(body: unknown): readonly string[] | undefined {
   const uris = notifications?.resourceSubscriptions;
   if (!Array.isArray(uris) || uris.length === 0 || !uris.every((uri) => typeof uri === 'string')) return undefined;
   return uris as string[];
+}
+
+/** True for a `subscriptions/listen` request (a method and an id). */
+function isListen(body: unknown): boolean {
+  return typeof body === 'object' && body !== null && (body as Body).method === 'subscriptions/listen' && (body as Body).id !== undefined;
 }
 
 /** True for a listen request whose filter names `taskIds` (the tasks extension's status notifications). */
@@ -72,9 +89,34 @@ export class ModernListenBus implements ServerEventBus {
   private readonly listeners = new Set<(event: ServerEvent) => void>();
   private readonly claims = new AsyncLocalStorage<Claim>();
   private readonly resources: ResourceListens;
+  private readonly maxPerPrincipal: number;
+  /** Listens each authenticated principal holds (admitted, stream not yet torn down). */
+  private readonly perPrincipal = new Map<string, number>();
 
-  constructor(resources: ResourceListens) {
+  constructor(resources: ResourceListens, options: { maxListensPerPrincipal?: number } = {}) {
     this.resources = resources;
+    this.maxPerPrincipal = options.maxListensPerPrincipal ?? DEFAULT_MAX_LISTENS_PER_PRINCIPAL;
+  }
+
+  /** Listens `principal` holds right now. */
+  listensOf(principal: string): number {
+    return this.perPrincipal.get(principal) ?? 0;
+  }
+
+  /** A place for one listen of `principal`, or undefined past its share; the anonymous caller has no share. */
+  private take(principal: string | undefined): (() => void) | undefined {
+    if (principal === undefined) return () => undefined;
+    const held = this.listensOf(principal);
+    if (held >= this.maxPerPrincipal) return undefined;
+    this.perPrincipal.set(principal, held + 1);
+    let freed = false;
+    return () => {
+      if (freed) return;
+      freed = true;
+      const left = this.listensOf(principal) - 1;
+      if (left <= 0) this.perPrincipal.delete(principal);
+      else this.perPrincipal.set(principal, left);
+    };
   }
 
   /** Open listen streams right now. */
@@ -92,6 +134,7 @@ export class ModernListenBus implements ServerEventBus {
     this.listeners.add(listener);
     const claim = this.claims.getStore();
     const grant = claim !== undefined && !claim.taken ? claim.grant : undefined;
+    const free = claim !== undefined && !claim.taken ? claim.free : undefined;
     if (claim !== undefined) claim.taken = true;
     grant?.attach((uri, params) => listener({ kind: 'resource_updated', uri, params }));
     let live = true;
@@ -100,6 +143,7 @@ export class ModernListenBus implements ServerEventBus {
       live = false;
       this.listeners.delete(listener);
       grant?.release();
+      free?.();
     };
   }
 
@@ -113,19 +157,26 @@ export class ModernListenBus implements ServerEventBus {
       // 2026-07-28 tasks extension, "Task Status Notifications": a MUST for a non-declaring client.
       return errorResponse(missingTasksExtension(), { id: (body as Body).id as string | number });
     }
+    if (!isListen(body)) return fetch(body);
+    const id = (body as Body).id as string | number;
+    const free = this.take(caller.principal);
+    if (free === undefined) return errorResponse(subscriptionLimit('principal', 'listens', this.maxPerPrincipal), { id });
     const uris = listenedUris(body);
-    if (uris === undefined) return fetch(body);
-    let grant: ListenGrant;
+    let grant: ListenGrant | undefined;
     try {
-      grant = await this.resources.open({ principal: caller.principal, workspace: caller.workspace }, caller.catalogue(), uris);
+      if (uris !== undefined) grant = await this.resources.open({ principal: caller.principal, workspace: caller.workspace }, caller.catalogue(), uris);
     } catch (error) {
-      return errorResponse(error, { id: (body as Body).id as string | number });
+      free();
+      return errorResponse(error, { id });
     }
-    const claim: Claim = { grant, taken: false };
+    const claim: Claim = { grant, free, taken: false };
     try {
-      return await this.claims.run(claim, () => fetch(narrowed(body, grant.uris)));
+      return await this.claims.run(claim, () => fetch(grant === undefined ? body : narrowed(body, grant.uris)));
     } finally {
-      if (!claim.taken) grant.release();
+      if (!claim.taken) {
+        grant?.release();
+        free();
+      }
     }
   }
 }

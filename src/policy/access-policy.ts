@@ -21,6 +21,7 @@
  * What a caller may see depends only on which rules match it, so callers matching the same rules
  * share one profile (its `key`): list caches are keyed by it and never shared across profiles.
  */
+import { createHash } from 'node:crypto';
 import { sanitizeName } from '../naming/names.js';
 import { canonicalToolName } from './denied-tools.js';
 import { compileExactGlob, compileGlob, type Glob } from './tool-filter.js';
@@ -69,6 +70,12 @@ export interface AccessProfile {
 
 export interface CompiledAccess {
   profileFor(identity: CallerIdentity): AccessProfile;
+  /**
+   * The profile whose `key` is `key`, or undefined when this policy did not make it (another
+   * policy's, or not a key): how a peer replica that saw the caller's token tells this one which
+   * rules it matched (cluster/principal-proof.ts). Replicas running the same rules agree on keys.
+   */
+  profileOfKey(key: string): AccessProfile | undefined;
 }
 
 interface CompiledRule {
@@ -123,6 +130,8 @@ const PROFILE_CACHE_MAX = 1024;
 
 export function compileAccessPolicy(policy: AccessPolicy): CompiledAccess {
   const rules = policy.rules.map(compileRule);
+  // Keys name the rules by index: the fingerprint keeps another policy's indices from meaning these rules.
+  const fingerprint = createHash('sha256').update(JSON.stringify(policy)).digest('base64url').slice(0, 12);
   const fallback: AccessDecision = { allowed: policy.default === 'allow', rule: 'default' };
   const profiles = new Map<string, AccessProfile>();
 
@@ -139,25 +148,37 @@ export function compileAccessPolicy(policy: AccessPolicy): CompiledAccess {
     };
   }
 
+  const profileOfIndices = (indices: readonly number[]): AccessProfile => {
+    const key = `access:${fingerprint}:${indices.join(',')}`;
+    let profile = profiles.get(key);
+    if (profile === undefined) {
+      profile = profileOf(
+        indices.map((i) => rules[i]!),
+        key,
+      );
+      // Bounded: at most one profile per distinct set of matching rules seen recently.
+      if (profiles.size >= PROFILE_CACHE_MAX) profiles.delete(profiles.keys().next().value as string);
+      profiles.set(key, profile);
+    }
+    return profile;
+  };
+
   return {
     profileFor(identity) {
-      const matched: CompiledRule[] = [];
       const indices: number[] = [];
       rules.forEach((rule, index) => {
-        if (matches(rule, identity)) {
-          matched.push(rule);
-          indices.push(index);
-        }
+        if (matches(rule, identity)) indices.push(index);
       });
-      const key = `access:${indices.join(',')}`;
-      let profile = profiles.get(key);
-      if (profile === undefined) {
-        profile = profileOf(matched, key);
-        // Bounded: at most one profile per distinct set of matching rules seen recently.
-        if (profiles.size >= PROFILE_CACHE_MAX) profiles.delete(profiles.keys().next().value as string);
-        profiles.set(key, profile);
-      }
-      return profile;
+      return profileOfIndices(indices);
+    },
+    profileOfKey(key) {
+      const prefix = `access:${fingerprint}:`;
+      if (!key.startsWith(prefix) || key.length > prefix.length + 8 * rules.length) return undefined;
+      const rest = key.slice(prefix.length);
+      const indices = rest === '' ? [] : rest.split(',').map((part) => (/^(0|[1-9]\d*)$/.test(part) ? Number(part) : Number.NaN));
+      // Strictly ascending indices of existing rules: exactly what profileFor writes.
+      if (!indices.every((index, at) => Number.isInteger(index) && index < rules.length && (at === 0 || index > indices[at - 1]!))) return undefined;
+      return profileOfIndices(indices);
     },
   };
 }

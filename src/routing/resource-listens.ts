@@ -22,7 +22,10 @@
  * (a child restarted), the subscription is made again on its next link, at most a few times.
  *
  * Bounds: `maxPerListen` URIs in one listen (more is refused, -32602), `maxTotal` URI
- * subscriptions of every live listen together (refused with SUBSCRIPTION_LIMIT, retry later).
+ * subscriptions of every live listen together, and `maxPerPrincipal` of them (default half of
+ * `maxTotal`) held by one authenticated principal, so one caller cannot take every place (refused
+ * with SUBSCRIPTION_LIMIT, retry later; `data.limit` says which bound). Without authentication
+ * every caller is the one anonymous principal: the gateway-wide bound alone applies.
  */
 import { GatewayError } from '../errors.js';
 import { routeResourceUri } from '../catalogue/build-index.js';
@@ -39,6 +42,19 @@ import type { ServerRoster } from '../upstream/server-roster.js';
 export const DEFAULT_MAX_URIS_PER_LISTEN = 64;
 export const DEFAULT_MAX_URIS_TOTAL = 4096;
 
+/** Whose bound a refused listen met, in the refusal's `data.limit`. */
+export type ListenLimitScope = 'principal' | 'gateway';
+
+/** SUBSCRIPTION_LIMIT for a listen past a bound of `scope` on `counts` (retry later: places come back as listens end). */
+export function subscriptionLimit(scope: ListenLimitScope, counts: 'resourceSubscriptions' | 'listens', max: number): GatewayError {
+  const whose = scope === 'principal' ? 'this principal holds' : 'the gateway holds';
+  const what = counts === 'listens' ? 'listen streams' : 'resource subscriptions';
+  return new GatewayError('SUBSCRIPTION_LIMIT', `too many ${what}: ${whose} the most allowed (${max}); end one or retry later`, {
+    retryAfterMs: 5_000,
+    data: { retryAfterMs: 5_000, limit: { scope, counts, max } },
+  });
+}
+
 /** A subscription lost with its connection is made again on the next link at most this often. */
 const MAX_RESUBSCRIBES = 3;
 
@@ -49,6 +65,8 @@ export interface ResourceListensOptions {
   logger: Logger;
   maxPerListen?: number;
   maxTotal?: number;
+  /** URI subscriptions one authenticated principal may hold; default half of `maxTotal` (at least 1). */
+  maxPerPrincipal?: number;
 }
 
 /** Receives one update for a URI the listen holds. */
@@ -82,7 +100,11 @@ class Grant implements ListenGrant {
   readonly held: Subscription[] = [];
   deliver: UpdateDelivery | undefined;
   released = false;
-  constructor(private readonly onRelease: (grant: Grant) => void) {}
+  constructor(
+    /** The principal whose share it counts against; undefined: the anonymous caller (no share). */
+    readonly principal: string | undefined,
+    private readonly onRelease: (grant: Grant) => void,
+  ) {}
 
   attach(deliver: UpdateDelivery): void {
     this.deliver = deliver;
@@ -114,6 +136,9 @@ export class ResourceListens {
   private readonly logger: Logger;
   private readonly maxPerListen: number;
   private readonly maxTotal: number;
+  private readonly maxPerPrincipal: number;
+  /** URI subscriptions held or reserved by each authenticated principal (absent: none). */
+  private readonly perPrincipal = new Map<string, number>();
   private readonly subscriptions = new Map<string, Subscription>();
   /** Upstream unsubscribes still running, by subscription id: a new subscribe waits for its own. */
   private readonly settling = new Map<string, Promise<void>>();
@@ -127,6 +152,7 @@ export class ResourceListens {
     this.logger = options.logger;
     this.maxPerListen = options.maxPerListen ?? DEFAULT_MAX_URIS_PER_LISTEN;
     this.maxTotal = options.maxTotal ?? DEFAULT_MAX_URIS_TOTAL;
+    this.maxPerPrincipal = options.maxPerPrincipal ?? Math.max(1, Math.floor(this.maxTotal / 2));
     for (const server of options.servers.names) this.follow(server);
     this.unsubscribes.push(options.servers.onAdded((server) => this.follow(server)));
   }
@@ -155,11 +181,13 @@ export class ResourceListens {
       throw new GatewayError('INVALID_PARAMS', `subscriptions/listen names ${uris.length} resources; at most ${this.maxPerListen} per listen`);
     }
     if (this.closed) throw new GatewayError('SHUTTING_DOWN', 'gateway is shutting down');
-    if (this.total + uris.length > this.maxTotal) {
-      throw new GatewayError('SUBSCRIPTION_LIMIT', `too many resource subscriptions open (at most ${this.maxTotal}); retry later`, { retryAfterMs: 5_000 });
+    const principal = key.principal;
+    if (principal !== undefined && this.heldBy(principal) + uris.length > this.maxPerPrincipal) {
+      throw subscriptionLimit('principal', 'resourceSubscriptions', this.maxPerPrincipal);
     }
-    this.total += uris.length; // reserved now, so concurrent listens cannot overshoot together
-    const grant = new Grant((g) => this.release(g));
+    if (this.total + uris.length > this.maxTotal) throw subscriptionLimit('gateway', 'resourceSubscriptions', this.maxTotal);
+    this.count(principal, uris.length); // reserved now, so concurrent listens cannot overshoot together
+    const grant = new Grant(principal, (g) => this.release(g));
     let reserved = true;
     try {
       const [resources, templates] = await Promise.all([catalogue.resources(), catalogue.templates()]);
@@ -172,7 +200,7 @@ export class ResourceListens {
         wanted.push({ uri, subscription });
       }
       // What no one holds goes back now; a subscription dropped below gives its own place back.
-      this.total -= uris.length - grant.held.length;
+      this.count(principal, -(uris.length - grant.held.length));
       reserved = false;
       const settled = await Promise.all(wanted.map((w) => w.subscription.ready));
       const honoured: string[] = [];
@@ -183,10 +211,24 @@ export class ResourceListens {
       grant.uris = honoured;
       return grant;
     } catch (error) {
-      if (reserved) this.total -= uris.length - grant.held.length;
+      if (reserved) this.count(principal, -(uris.length - grant.held.length));
       grant.release();
       throw error;
     }
+  }
+
+  /** URI subscriptions `principal` holds or has reserved right now. */
+  heldBy(principal: string): number {
+    return this.perPrincipal.get(principal) ?? 0;
+  }
+
+  /** `delta` places taken (or given back) by `principal`, in its share and the gateway's total. */
+  private count(principal: string | undefined, delta: number): void {
+    this.total += delta;
+    if (principal === undefined) return;
+    const held = this.heldBy(principal) + delta;
+    if (held <= 0) this.perPrincipal.delete(principal);
+    else this.perPrincipal.set(principal, held);
   }
 
   close(): void {
@@ -217,7 +259,7 @@ export class ResourceListens {
     const at = grant.held.indexOf(subscription);
     if (at < 0) return;
     grant.held.splice(at, 1);
-    this.total -= 1;
+    this.count(grant.principal, -1);
     subscription.grants.delete(grant);
     if (subscription.grants.size > 0 || this.subscriptions.get(subscription.id) !== subscription) return;
     this.subscriptions.delete(subscription.id);

@@ -21,6 +21,7 @@ import type { CallerResources } from './gateway-resources.js';
 import type { InputRounds } from './input-bridge.js';
 import { presentTaskSupport } from './tasks/task-capabilities.js';
 import type { TaskScope } from './tasks/task-scope.js';
+import type { AccessProfile } from '../policy/access-policy.js';
 
 type Params = Record<string, unknown>;
 type Result = Record<string, unknown>;
@@ -52,6 +53,8 @@ export interface RouteScope {
    * throws `RATE_LIMITED` when spent. Absent: not limited.
    */
   readonly admit?: ((method: string, tool: string | undefined) => Promise<void>) | undefined;
+  /** The caller's access profile the catalogue was narrowed by (for audit lines); absent: none, or not known here. */
+  readonly access?: AccessProfile;
 }
 
 export interface CallContext {

@@ -23,6 +23,7 @@ import { connectionKeyId, type ConnectionKey } from '../upstream/principal-conne
 import type { RequestLimiter } from '../policy/request-limits.js';
 import type { AccessProfile } from '../policy/access-policy.js';
 import { narrowedView } from './access-view.js';
+import { ProfileCatalogues, profileKey, scopeAtAccess } from './access-scope.js';
 import { admitFor } from './admit.js';
 import type { UpstreamRegistry } from '../upstream/registry.js';
 import type { ServerRoster } from '../upstream/server-roster.js';
@@ -81,26 +82,28 @@ export interface SessionScopeOptions {
   /** What the session's client declared in `initialize`: its own connections declare exactly that. */
   clientCapabilities: () => ClientCapabilities | undefined;
   /**
-   * The endpoint's catalogue over the primaries, used when this session can have no connection
-   * of its own (every server `isolation: "shared"`): the merged view is then the same for every
-   * session, so it is built and kept once, not once per session.
+   * The endpoint's catalogue over the primaries as a caller with an access profile sees it, used
+   * when this session can have no connection of its own (every server `isolation: "shared"`): the
+   * merged view is then the same for every session of that profile, so it is built and kept
+   * once, not once per session.
    */
-  shared?: Catalogue;
+  shared?: (access: AccessProfile | undefined) => Catalogue;
   /** A stdio session child with no call in flight is closed after this long (the session stays). */
   childIdleTimeoutMs?: number;
   /** The session's id: its enablement decisions are attached under it (never shown or stored). */
   sessionId?: string;
-  /** What the policy's `access` rules let the session's principal see; absent: everything. */
+  /** What the policy's `access` rules let the token that opened the session see; absent: everything. */
   access?: AccessProfile;
 }
 
 export class SessionScope implements RouteScope {
   private readonly roster: ServerRoster;
-  /** The session's merged lists, over the servers it sees (its own, or the endpoint's shared one). */
-  private readonly ownCatalogue: Catalogue;
+  /** The session's merged lists per access profile, over the servers it sees. */
+  private readonly ownCatalogues: ProfileCatalogues;
+  /** The gateway's own resources; shown only to a request nothing is hidden from (see `forRequest`). */
+  private readonly ownResources: CallerResources | undefined;
   /** Which servers this session sees (its enablement), and its workspace. */
   private readonly visibility: SessionVisibility;
-  readonly gatewayResources: CallerResources | undefined;
   readonly tools: ToolsView | undefined;
   /** The session's deferral option and loaded tools: its own, never shared with another session. */
   private readonly toolState: SessionTools | undefined;
@@ -116,11 +119,15 @@ export class SessionScope implements RouteScope {
   private readonly principalServers = new Set<string>();
   private readonly session: SessionScopeOptions;
   /** The endpoint's catalogue for sessions with no connection of their own (`SessionScopeOptions.shared`). */
-  private readonly sharedCatalogue: Catalogue | undefined;
+  private readonly sharedCatalogue: ((access: AccessProfile | undefined) => Catalogue) | undefined;
   readonly tasks: TaskScope | undefined;
   readonly admit: RouteScope['admit'];
-  /** What the policy's `access` rules let the session's principal see; undefined: everything. */
-  readonly access: AccessProfile | undefined;
+  /**
+   * The access profile of the session's latest request (the token that opened it, until another
+   * arrives): what session-level traffic — its standalone stream's resource updates, log levels —
+   * is judged by. Each request's own lists and calls are judged by its own (`forRequest`).
+   */
+  private current: AccessProfile | undefined;
   private readonly taskTable: TaskTable | undefined;
   /** The session's key in the task table: random, never the session id itself. */
   private readonly taskOwner = `session:${randomUUID()}`;
@@ -143,16 +150,22 @@ export class SessionScope implements RouteScope {
       owner: this.owner,
     });
     const enablement = this.visibility.enablement;
-    // The customisation list names every server, plugin and agent: a caller the access rules
-    // narrow would learn what they hide from it, so it is not offered one.
-    const ownResources = session.access === undefined || session.access.unrestricted ? options.gatewayResources : undefined;
-    this.gatewayResources = ownResources?.forCaller({
+    const owner = this.owner;
+    this.ownResources = options.gatewayResources?.forCaller({
       ...(enablement === undefined ? {} : { session: enablement }),
       ...(this.key.workspace === undefined ? {} : { workspace: this.key.workspace }),
-      sink: this.owner,
+      // Updates of the customisation list stop while the session's latest token is one the rules narrow.
+      sink: {
+        canRequest: owner.canRequest,
+        get clientCapabilities() {
+          return owner.clientCapabilities;
+        },
+        request: (message, signal) => owner.request(message, signal),
+        notify: (message) => (this.resourcesFor(this.current) === undefined ? Promise.resolve() : owner.notify(message)),
+      },
     });
     this.admit = admitFor(options.limiter, this.key.principal);
-    this.access = session.access;
+    this.current = session.access;
     const surface = options.tools;
     this.toolState =
       surface === undefined
@@ -193,25 +206,73 @@ export class SessionScope implements RouteScope {
     // connection of the same server, configured the same way); from then on, from its own.
     this.sharedCatalogue = session.shared;
     const scope = this;
-    this.ownCatalogue = new Catalogue(
-      {
-        get servers() {
-          return scope.visibility.visibleServers();
-        },
-        linkFor: (s) => this.listLink(s),
-        perCaller: (s) => this.principalServers.has(s) || this.credentials?.covers(s) === true,
-      },
-      { ...narrowedView(options.catalogue, session.access), logger: options.logger },
+    this.ownCatalogues = new ProfileCatalogues(
+      (access) =>
+        new Catalogue(
+          {
+            get servers() {
+              return scope.visibility.visibleServers();
+            },
+            linkFor: (s) => this.listLink(s),
+            perCaller: (s) => this.principalServers.has(s) || this.credentials?.covers(s) === true,
+          },
+          { ...narrowedView(options.catalogue, access), logger: options.logger },
+        ),
     );
   }
 
-  /**
-   * The session's merged lists. The endpoint's shared catalogue serves it while it sees exactly
-   * what a sessionless caller sees (no decision of its own or its workspace's hides anything).
-   */
+  /** The access profile of the session's latest request (undefined: the policy has no access rules). */
+  get access(): AccessProfile | undefined {
+    return this.current;
+  }
+
+  /** The session's merged lists, as its latest request's profile sees them. */
   get catalogue(): Catalogue {
+    return this.catalogueOf(this.current);
+  }
+
+  /**
+   * The session's merged lists as `access` sees them. The endpoint's shared catalogue (of that
+   * profile) serves them while the session sees exactly what a sessionless caller sees (no
+   * decision of its own or its workspace's hides anything).
+   */
+  catalogueOf(access: AccessProfile | undefined): Catalogue {
+    // Only while the session can have no connection of its own (a reload may add a server it could).
     const shared = this.own.size === 0 && this.principalServers.size === 0 ? this.sharedCatalogue : undefined;
-    return shared !== undefined && this.visibility.seesShared() ? shared : this.ownCatalogue;
+    return shared !== undefined && this.visibility.seesShared() ? shared(access) : this.ownCatalogues.for(access);
+  }
+
+  /**
+   * The customisation list names every server, plugin and agent: a request the access rules
+   * narrow would learn what they hide from it, so it is not offered one.
+   */
+  resourcesFor(access: AccessProfile | undefined): CallerResources | undefined {
+    return access === undefined || access.unrestricted ? this.ownResources : undefined;
+  }
+
+  get gatewayResources(): CallerResources | undefined {
+    return this.resourcesFor(this.current);
+  }
+
+  /**
+   * A request of this session arrived with `access` (its own token's profile): it becomes the
+   * session's current profile, and when that differs from the one before, the session's lists
+   * may have changed — its client hears `list_changed` of tools, prompts and resources and
+   * lists again under the new profile.
+   */
+  noteAccess(access: AccessProfile | undefined): void {
+    const before = profileKey(this.current);
+    this.current = access;
+    if (profileKey(access) === before) return;
+    for (const list of ['tools', 'prompts', 'resources']) {
+      void this.owner.notify({ method: `notifications/${list}/list_changed` }).catch(() => undefined);
+    }
+  }
+
+  /** This scope as a request with `access` sees it (its lists and checks are that profile's). */
+  forRequest(access: AccessProfile | undefined): RouteScope {
+    if (profileKey(access) === profileKey(this.current)) return this;
+    return scopeAtAccess(this, { catalogue: this.catalogueOf(access), access, gatewayResources: this.resourcesFor(access) });
   }
 
   /** The servers of the endpoint, in merge order (a reload may have added some since the session opened). */
@@ -300,7 +361,7 @@ export class SessionScope implements RouteScope {
   async close(): Promise<void> {
     for (const unsubscribe of this.unsubscribes.splice(0)) unsubscribe();
     this.visibility.close();
-    this.gatewayResources?.close();
+    this.ownResources?.close();
     // The principal connection outlives the session: the subscriptions it held there go with it.
     for (const key of this.subscriptions) {
       const server = key.slice(0, key.indexOf('\n'));
@@ -368,7 +429,10 @@ export class SessionScope implements RouteScope {
         notify(`notifications/${event.list}/list_changed`);
         return;
       case 'resourceUpdated':
-        if (this.subscriptions.has(`${server}\n${String(event.params.uri)}`)) notify('notifications/resources/updated', event.params);
+        // Judged by the session's current profile: a server its latest token may not see sends it nothing.
+        if (this.subscriptions.has(`${server}\n${String(event.params.uri)}`) && this.catalogue.showsServer(server)) {
+          notify('notifications/resources/updated', event.params);
+        }
         return;
       case 'closed':
       case 'taskStatus': // routed by the endpoint's task table, which knows whose task it is

@@ -25,6 +25,8 @@ import type { UpstreamLink } from '../upstream/link.js';
 import type { UpstreamRegistry } from '../upstream/registry.js';
 import type { SlotState } from '../upstream/slot.js';
 import { narrowedView } from './access-view.js';
+import { ProfileCatalogues, profileKey, scopeAtAccess } from './access-scope.js';
+import type { AccessProfile } from '../policy/access-policy.js';
 import type { RouteScope } from './router.js';
 import type { SessionScope, SessionServersOptions } from './scopes.js';
 
@@ -57,7 +59,8 @@ function causeCode(error: unknown): string {
 
 export class SessionServersScope implements RouteScope {
   private readonly mine: readonly string[];
-  readonly catalogue: Catalogue;
+  /** The joined lists per access profile: the request's own profile narrows the servers it brought as every other. */
+  private readonly catalogues: ProfileCatalogues;
   private readonly base: SessionScope;
   private readonly own: UpstreamRegistry;
   private readonly unsubscribes: Array<() => void> = [];
@@ -69,26 +72,29 @@ export class SessionServersScope implements RouteScope {
     this.mine = [...own.entries.keys()];
     const isMine = (server: string) => own.entries.has(server);
     const scope = this;
-    this.catalogue = new Catalogue(
-      {
-        // Read on every merge: the gateway's servers grow when a reload adds one.
-        get servers() {
-          return scope.servers;
-        },
-        linkFor: (server) => (isMine(server) ? own.entry(server).primary.get() : options.base.listLink(server)),
-        perCaller: isMine,
-      },
-      {
-        // The principal's access profile narrows the servers it brought as it does every other.
-        ...narrowedView(
+    this.catalogues = new ProfileCatalogues(
+      (access) =>
+        new Catalogue(
           {
-            ...options.catalogue,
-            toolFilter: (server, name, exposed) => (isMine(server) ? filter(server, name, exposed) : options.base.catalogue.toolVisible(server, name, exposed)),
+            // Read on every merge: the gateway's servers grow when a reload adds one.
+            get servers() {
+              return scope.servers;
+            },
+            linkFor: (server) => (isMine(server) ? own.entry(server).primary.get() : options.base.listLink(server)),
+            perCaller: isMine,
           },
-          options.base.access,
+          {
+            ...narrowedView(
+              {
+                ...options.catalogue,
+                toolFilter: (server, name, exposed) =>
+                  isMine(server) ? filter(server, name, exposed) : options.base.catalogueOf(access).toolVisible(server, name, exposed),
+              },
+              access,
+            ),
+            logger: options.logger,
+          },
         ),
-        logger: options.logger,
-      },
     );
     for (const entry of own.entries.values()) {
       this.unsubscribes.push(
@@ -153,6 +159,21 @@ export class SessionServersScope implements RouteScope {
   /** The servers the client brought, with their primary connection's state (the session's customisation list). */
   brought(): Array<{ name: string; state: SlotState; lastError: unknown }> {
     return [...this.own.entries.values()].map((entry) => ({ name: entry.name, state: entry.primary.state, lastError: entry.primary.lastError }));
+  }
+
+  /** The joined lists as the session's latest request's profile sees them. */
+  get catalogue(): Catalogue {
+    return this.catalogues.for(this.base.access);
+  }
+
+  /** This scope as a request with `access` sees it (scopes.ts `forRequest`). */
+  forRequest(access: AccessProfile | undefined): RouteScope {
+    if (profileKey(access) === profileKey(this.base.access)) return this;
+    return scopeAtAccess(this, { catalogue: this.catalogues.for(access), access, gatewayResources: undefined });
+  }
+
+  get access(): AccessProfile | undefined {
+    return this.base.access;
   }
 
   get tools() {

@@ -5,7 +5,10 @@
  * client meets them:
  *
  * 1. `initializePerMinute` per principal (token bucket): session churn — each `initialize`
- *    builds a server, a transport and an event history — is bounded whatever the caps are;
+ *    builds a server, a transport and an event history — is bounded whatever the caps are. The
+ *    bucket lives in the same store as the policy's `rateLimits` (policy/request-limits.ts): this
+ *    process's memory, or Redis when replicas are clustered, so a client alternating between
+ *    replicas spends one bucket, not one per replica;
  * 2. `max` live sessions in the gateway;
  * 3. `maxPerPrincipal` live sessions per principal, so one authenticated caller cannot take every
  *    place (without authentication every client is the one anonymous principal).
@@ -18,7 +21,8 @@
 import { GatewayError } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
 import { RefusalLog } from '../observability/refusal-log.js';
-import { KeyedRateLimiter } from '../policy/token-bucket.js';
+import { memoryBuckets } from '../policy/memory-buckets.js';
+import type { BucketStore, RateSpec } from '../policy/request-limits.js';
 
 export interface SessionAdmissionOptions {
   /** Live sessions in the whole gateway. */
@@ -28,6 +32,8 @@ export interface SessionAdmissionOptions {
   /** `initialize` requests one principal may send per minute (and at once). */
   initializePerMinute: number;
   logger: Logger;
+  /** Where the `initialize` buckets live (the gateway's rate-limit store); default: this process's memory. */
+  buckets?: BucketStore;
 }
 
 /** A session's place in the budget; `release` is idempotent. */
@@ -40,9 +46,13 @@ export type Admission = { ok: true; ticket: SessionTicket } | { ok: false; error
 /** The bucket key of a principal; authentication never yields an empty principal. */
 const keyOf = (principal: string | undefined) => principal ?? '';
 
+/** The `initialize` bucket of a principal, apart from every `rateLimits` bucket (request-limits.ts keys). */
+const initializeBucket = (principal: string | undefined) => `initialize\u0000${keyOf(principal)}`;
+
 export class SessionAdmission {
   private readonly options: SessionAdmissionOptions;
-  private readonly initializes: KeyedRateLimiter;
+  private readonly buckets: BucketStore;
+  private readonly rate: RateSpec;
   private readonly refusals: RefusalLog;
   private readonly perPrincipal = new Map<string, number>();
   private readonly reclaimers = new Set<() => void>();
@@ -53,7 +63,8 @@ export class SessionAdmission {
       if (!Number.isInteger(options[key]) || options[key] < 1) throw new TypeError(`${key} must be a positive integer`);
     }
     this.options = options;
-    this.initializes = new KeyedRateLimiter({ perMinute: options.initializePerMinute });
+    this.buckets = options.buckets ?? memoryBuckets();
+    this.rate = { perMinute: options.initializePerMinute };
     this.refusals = new RefusalLog(options.logger);
   }
 
@@ -68,9 +79,12 @@ export class SessionAdmission {
     return () => this.reclaimers.delete(reclaim);
   }
 
-  /** A client's `initialize`: the principal's rate first, then the caps. */
-  admitInitialize(principal: string | undefined, now = Date.now()): Admission {
-    const rate = this.initializes.take(keyOf(principal), now);
+  /**
+   * A client's `initialize`: the principal's rate first, then the caps. The caps are taken after
+   * the bucket answers, in one synchronous step, so concurrent requests still cannot overshoot them.
+   */
+  async admitInitialize(principal: string | undefined): Promise<Admission> {
+    const rate = await this.buckets.take(initializeBucket(principal), this.rate);
     if (!rate.ok) {
       const seconds = Math.max(1, Math.ceil(rate.retryAfterMs / 1000));
       this.refusals.warn(

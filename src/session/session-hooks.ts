@@ -22,6 +22,8 @@ export interface UnknownSession<S extends SharedSession> {
   request: Request;
   sessionId: string;
   principal: string | undefined;
+  /** The key of the access profile the request's token matched (forwarded with it); undefined without access rules. */
+  access: string | undefined;
   parsedBody: unknown;
   /** Builds and starts a session of the endpoint under `sessionId`, admitted against the session budget. */
   adopt(principal: string | undefined, sessionId: string): Promise<S>;

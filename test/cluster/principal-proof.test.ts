@@ -18,6 +18,16 @@ describe('principal proofs', () => {
     expect(verify(anonymous, binding)).toEqual({ ok: true, principal: undefined });
   });
 
+  it("carries the key of the token's access profile, under the MAC like the principal", () => {
+    const now = 3_000_000;
+    const verify = proofVerifier('secret', () => now);
+    const proof = mintProof('secret', 'alice', binding, now, 'access:fp:0,2');
+    expect(verify(proof, binding)).toEqual({ ok: true, principal: 'alice', access: 'access:fp:0,2' });
+    const [payload, signature] = mintProof('secret', 'alice', binding, now, 'access:fp:2').split('.');
+    const widened = Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(payload!, 'base64url').toString()), a: 'access:fp:0' })).toString('base64url');
+    expect(verify(`${widened}.${signature}`, binding)).toMatchObject({ ok: false, reason: 'proof not signed with the cluster secret' });
+  });
+
   it('refuses another secret, another request, an expired or a tampered proof', () => {
     const now = 2_000_000;
     const verify = proofVerifier('secret', () => now);

@@ -79,7 +79,7 @@ beforeAll(async () => {
 afterEach(() => cleanup.run());
 afterAll(() => perFile.run());
 
-async function replica(kind: AuthKind, prefix: string, replicaId: string, env: Record<string, string> = { PORTCULLIS_CLUSTER_SECRET: SECRET }) {
+async function replica(kind: AuthKind, prefix: string, replicaId: string, env: Record<string, string> = { PORTCULLIS_CLUSTER_SECRET: SECRET }, extra: Record<string, unknown> = {}) {
   const marker = newMarker();
   const port = await freePort();
   const path = join(dir, `config-${kind.kind}-${replicaId}-${randomUUID()}.json`);
@@ -91,6 +91,7 @@ async function replica(kind: AuthKind, prefix: string, replicaId: string, env: R
       auth: kind.auth(),
       eventStore: { kind: 'redis', url: SHARED_REDIS_URL, keyPrefix: prefix, allowPrivateNetwork: true },
       cluster: { replicaId, leaseMs: 1_500, allowPrivateNetwork: true },
+      ...extra,
     }),
   );
   const cli = spawnCli(cleanup, ['--config', path], { ...kind.env, ...env });
@@ -163,6 +164,38 @@ describe.each(KINDS)('two replicas with $kind authentication', (kind) => {
     expect((await echo(a.url, sessionId, { ...forgedHeaders, 'x-portcullis-principal-proof': otherKey })).status).toBe(403);
     const otherSession = mintProof(SECRET, 'alice', { sessionId: randomUUID(), method: 'POST', path: '/mcp' });
     expect((await echo(a.url, sessionId, { ...forgedHeaders, 'x-portcullis-principal-proof': otherSession })).status).toBe(403);
+  }, 90_000);
+});
+
+describe('two replicas with access rules', () => {
+  it("judge a request B forwards to A by the claims of that request's own token, which A never sees", async () => {
+    const prefix = uniquePrefix();
+    cleanup.add(() => deleteKeysUnder(SHARED_REDIS_URL, prefix));
+    const policy = join(dir, `policy-${randomUUID()}.json`);
+    writeFileSync(policy, JSON.stringify({ access: { default: 'allow', rules: [{ name: 'sales-no-echo', claims: { groups: ['sales'] }, effect: 'deny', tools: ['fx__echo'] }] } }));
+    const jwt = KINDS.find((k) => k.kind === 'jwt')!;
+    const [a, b] = await Promise.all([replica(jwt, prefix, 'A', undefined, { policy }), replica(jwt, prefix, 'B', undefined, { policy })]);
+    const token = async (groups: string[]) =>
+      `Bearer ${await new SignJWT({ groups }).setProtectedHeader({ alg: 'ES256', kid: 'k1' }).setIssuer('https://idp.test').setAudience('replicas').setSubject('alice').setExpirationTime('10m').sign(jwtKey)}`;
+    const eng = await token(['eng']);
+    const sales = await token(['sales']);
+    const sessionId = await openSession(a.url, eng);
+
+    // Through B, forwarded to A: the sales token's profile travels in the proof and refuses the call.
+    const refused = await echo(b.url, sessionId, { authorization: sales });
+    expect(refused.text).toContain('-32602');
+    expect(refused.text).not.toContain('across replicas');
+    expect(await withRedis(SHARED_REDIS_URL, (client) => client.get(`${prefix}owner:${sessionId}`))).toBe('A');
+    const allowed = await echo(b.url, sessionId, { authorization: eng });
+    expect(allowed.text).toContain('across replicas');
+
+    // A valid proof that names no access profile (a replica without these rules) is refused, not
+    // judged by the principal's name alone.
+    const unprofiled = mintProof(SECRET, 'alice', { sessionId, method: 'POST', path: '/mcp' });
+    const hop = { 'x-portcullis-forwarded-by': 'B', 'x-portcullis-principal-proof': unprofiled };
+    const answer = await echo(a.url, sessionId, hop);
+    expect(answer.status).toBe(403);
+    expect(answer.text).toContain('FORWARD_REFUSED');
   }, 90_000);
 });
 

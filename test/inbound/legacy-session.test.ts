@@ -34,14 +34,14 @@ afterEach(async () => {
 });
 afterAll(() => registry.close());
 
-function ticketOf(admission: SessionAdmission): SessionTicket {
-  const admitted = admission.admitInitialize(undefined);
+async function ticketOf(admission: SessionAdmission): Promise<SessionTicket> {
+  const admitted = await admission.admitInitialize(undefined);
   if (!admitted.ok) throw admitted.error;
   return admitted.ticket;
 }
 
 /** A started, initialised session. */
-async function openSession(ticket: SessionTicket = ticketOf(new SessionAdmission({ max: 10, maxPerPrincipal: 10, initializePerMinute: 100, logger }))) {
+async function openSession(ticket: SessionTicket | Promise<SessionTicket> = ticketOf(new SessionAdmission({ max: 10, maxPerPrincipal: 10, initializePerMinute: 100, logger }))) {
   const session = new LegacySession({
     principal: undefined,
     name: 'portcullis-test',
@@ -49,7 +49,7 @@ async function openSession(ticket: SessionTicket = ticketOf(new SessionAdmission
     capabilities: { tools: { listChanged: true } },
     instructions: undefined,
     scope: { registry, servers: ServerRoster.of(['fx']), catalogue: { separator: '__', toolFilter: () => true }, logger },
-    ticket,
+    ticket: await ticket,
     childIdleTimeoutMs: 60_000,
     logger,
     streamAfterMs: 1_000,
@@ -134,11 +134,11 @@ describe('LegacySession', () => {
     const quota = registry.entry('fx').sessionChildren!;
     const before = quota.live;
     const { session, send } = await openSession(ticketOf(admission));
-    expect(admission.admitInitialize(undefined).ok).toBe(false);
+    expect((await admission.admitInitialize(undefined)).ok).toBe(false);
     expect(await answerOf(await send(echo(1, 'spawn')))).toMatchObject({ result: { content: [{ text: 'spawn' }] } });
     expect(quota.live).toBe(before + 1);
     await session.close();
-    const next = admission.admitInitialize(undefined);
+    const next = await admission.admitInitialize(undefined);
     expect(next.ok).toBe(true);
     if (next.ok) next.ticket.release();
     await waitUntil(() => quota.live === before, 'the session child was reaped');

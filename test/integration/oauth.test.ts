@@ -165,6 +165,16 @@ describe.each(ERAS)('the SDK OAuth client, %s era', (era) => {
   });
 });
 
+describe('communication security', () => {
+  it('refuses to start an OAuth resource whose public origin is plain http: to a host other machines reach', async () => {
+    const starting = startTestGateway(perTest, {}, {
+      listen: { host: '127.0.0.1', port: 0, publicUrl: 'http://mcp.example.com' },
+      auth: { kind: 'oauth', issuers: [{ issuer: idp.issuer, allowPrivateNetwork: true }], scopes: ['mcp:tools'] },
+    });
+    await expect(starting).rejects.toMatchObject({ code: 'BIND_REFUSED', message: expect.stringContaining('https: origin') });
+  });
+});
+
 describe('token refusals', () => {
   it('refuses a token minted for the aggregate on a side channel (audience is the endpoint)', async () => {
     const token = await idp.clientCredentialsToken(gateway.url, 'mcp:tools');
@@ -220,6 +230,32 @@ describe('token refusals', () => {
     const here = `http://localhost:${new URL(gateway.url).port}${new URL(gateway.url).pathname}`;
     const metadata = await rawRequest(metadataUrlOf(gateway.url), { method: 'GET', headers: { host: 'localhost:9999' } });
     expect(metadata.json()).toMatchObject({ resource: here });
+  });
+
+  it("answers an expired token, or one without exp, 401 invalid_token even when the IdP's own key signed it for this resource", async () => {
+    const now = Math.floor(Date.now() / 1000);
+    const claims = { iss: idp.issuer, sub: 'mallory', aud: gateway.url, scope: 'mcp:tools', iat: now - 600 };
+    for (const token of [await idp.sign({ ...claims, exp: now - 300 }), await idp.sign(claims)]) {
+      const response = await initialize(gateway.url, { authorization: `Bearer ${token}` });
+      expect(response.status).toBe(401);
+      expect(response.headers['www-authenticate']).toContain('error="invalid_token"');
+      expect(response.body).not.toContain(token);
+    }
+    // The same key and claims with a live exp pass: only the expiry refused the others.
+    const live = await idp.sign({ ...claims, exp: now + 300 });
+    expect((await initialize(gateway.url, { authorization: `Bearer ${live}` })).status).toBe(200);
+  });
+
+  it('answers malformed Bearer credentials 400 invalid_request, still naming the metadata URL', async () => {
+    const token = await idp.clientCredentialsToken(gateway.url, 'mcp:tools');
+    for (const authorization of [`Bearer ${token} ${token}`, 'Bearer ']) {
+      const response = await initialize(gateway.url, { authorization });
+      expect(response.status).toBe(400);
+      expect(response.headers['www-authenticate']).toContain('error="invalid_request"');
+      expect(response.headers['www-authenticate']).toContain(`resource_metadata="${metadataUrlOf(gateway.url)}"`);
+      expect(response.json()).toMatchObject({ id: null, error: { data: { code: 'INVALID_REQUEST' } } });
+      expect(response.body).not.toContain(token);
+    }
   });
 
   it('refuses a token in the query string even with a valid header', async () => {

@@ -60,6 +60,32 @@ describe('access rules', () => {
     expect(access.profileFor({ principal: undefined }).unrestricted).toBe(false);
   });
 
+  it("finds a profile again by its key, and no profile for another policy's key or a forged one", () => {
+    const eng = access.profileFor({ principal: 'x', claims: { groups: ['eng'] } });
+    expect(access.profileOfKey(eng.key)).toBe(eng);
+    // Another compile of the same rules (a peer replica) makes the same keys.
+    const same = compileAccessPolicy({
+      default: 'deny',
+      rules: [
+        { name: 'no-deletes', effect: 'deny', tools: ['*delete*'] },
+        { name: 'admins', principals: ['admin-*'], effect: 'allow' },
+        { name: 'eng-github', claims: { groups: ['eng'] }, effect: 'allow', servers: ['github'] },
+        { name: 'readers', scopes: ['mcp:read'], effect: 'allow', tools: ['docs__search'] },
+      ],
+    });
+    const there = same.profileOfKey(eng.key);
+    expect(there?.key).toBe(eng.key);
+    expect(there?.serverParts('github').allowed).toBe(true);
+    // Other rules: the key names nothing of them.
+    const other = compileAccessPolicy({ default: 'allow', rules: [{ effect: 'deny', servers: ['github'] }] });
+    expect(other.profileOfKey(eng.key)).toBeUndefined();
+    const prefix = eng.key.slice(0, eng.key.lastIndexOf(':') + 1);
+    for (const forged of [`${prefix}9`, `${prefix}2,1`, `${prefix}01`, `${prefix}1,1`, `${prefix}x`, 'access:', '']) {
+      expect(access.profileOfKey(forged)).toBeUndefined();
+    }
+    expect(access.profileOfKey(`${prefix}`)?.unrestricted).toBe(false);
+  });
+
   it('leaves an unauthenticated caller only the rules that match everyone', () => {
     const anonymous = access.profileFor({ principal: undefined });
     expect(anonymous.tool('github', 'search', 'github__search').allowed).toBe(false);

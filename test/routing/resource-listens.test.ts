@@ -54,7 +54,7 @@ async function subscribedUpstream(): Promise<string[]> {
   return JSON.parse(block?.text ?? '[]') as string[];
 }
 
-const listens = (bounds: { maxPerListen?: number; maxTotal?: number } = {}) =>
+const listens = (bounds: { maxPerListen?: number; maxTotal?: number; maxPerPrincipal?: number } = {}) =>
   new ResourceListens({ registry, servers: ServerRoster.of(['fx', 'book']), logger, ...bounds });
 
 describe('ResourceListens', () => {
@@ -127,6 +127,39 @@ describe('ResourceListens', () => {
       const again = await subject.open(anonymous, scope.catalogue, [WATCHED_URI, 'test://static-binary']);
       expect(again.uris).toEqual([WATCHED_URI, 'test://static-binary']);
       again.release();
+      await waitUntil(async () => (await subscribedUpstream()).length === 0, 'the upstream unsubscribes');
+    } finally {
+      subject.close();
+    }
+  });
+
+  it("keeps one principal within its share of the budget, so another principal still subscribes when it is full", async () => {
+    // Default share: half of maxTotal.
+    const subject = listens({ maxTotal: 4 });
+    const alice = { principal: 'alice', workspace: undefined };
+    const bob = { principal: 'bob', workspace: undefined };
+    try {
+      const held = await subject.open(alice, scope.catalogue, [WATCHED_URI, 'test://static-text']);
+      expect(subject.heldBy('alice')).toBe(2);
+      const refused = await subject.open(alice, scope.catalogue, ['test://static-binary']).catch((e: unknown) => e);
+      expect(refused).toBeInstanceOf(GatewayError);
+      expect((refused as GatewayError).code).toBe('SUBSCRIPTION_LIMIT');
+      expect((refused as GatewayError).data).toMatchObject({ limit: { scope: 'principal', counts: 'resourceSubscriptions', max: 2 } });
+      expect((refused as GatewayError).message).toContain('this principal holds');
+      expect(subject.heldBy('alice')).toBe(2);
+      // Alice at her share leaves bob his.
+      const bobs = await subject.open(bob, scope.catalogue, [WATCHED_URI, 'test://static-binary']);
+      expect(bobs.uris).toEqual([WATCHED_URI, 'test://static-binary']);
+      // The gateway's budget is full now: its own bound answers, naming the gateway.
+      const full = await subject.open(anonymous, scope.catalogue, [WATCHED_URI]).catch((e: unknown) => e);
+      expect((full as GatewayError).data).toMatchObject({ limit: { scope: 'gateway', max: 4 } });
+      held.release();
+      expect(subject.heldBy('alice')).toBe(0);
+      const again = await subject.open(alice, scope.catalogue, ['test://static-binary']);
+      expect(again.uris).toEqual(['test://static-binary']);
+      again.release();
+      bobs.release();
+      expect(subject.size).toBe(0);
       await waitUntil(async () => (await subscribedUpstream()).length === 0, 'the upstream unsubscribes');
     } finally {
       subject.close();

@@ -1,6 +1,8 @@
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/observability/logger.js';
+import { memoryBuckets } from '../../src/policy/memory-buckets.js';
+import type { BucketStore } from '../../src/policy/request-limits.js';
 import { SessionAdmission, type Admission, type SessionTicket } from '../../src/session/session-admission.js';
 import { SessionRegistry, type ClosableSession } from '../../src/session/session-registry.js';
 
@@ -15,9 +17,9 @@ function capturedLogger() {
   return { lines, logger: createLogger({ level: 'info', destination: destination as never }) };
 }
 
-function admission(limits: { max?: number; maxPerPrincipal?: number; initializePerMinute?: number } = {}) {
+function admission(limits: { max?: number; maxPerPrincipal?: number; initializePerMinute?: number } = {}, buckets?: BucketStore) {
   const { lines, logger } = capturedLogger();
-  const admit = new SessionAdmission({ max: 3, maxPerPrincipal: 3, initializePerMinute: 1000, logger, ...limits });
+  const admit = new SessionAdmission({ max: 3, maxPerPrincipal: 3, initializePerMinute: 1000, logger, ...limits, ...(buckets === undefined ? {} : { buckets }) });
   return { admit, lines };
 }
 
@@ -31,50 +33,52 @@ function codeOf(admitted: Admission): string | undefined {
 }
 
 describe('SessionAdmission', () => {
-  it('holds the gateway-wide cap until a session gives its place back, once', () => {
+  it('holds the gateway-wide cap until a session gives its place back, once', async () => {
     const { admit } = admission({ max: 2 });
-    const first = ticketOf(admit.admitInitialize(undefined));
-    ticketOf(admit.admitInitialize('alice'));
-    expect(codeOf(admit.admitInitialize('bob'))).toBe('SESSION_LIMIT');
+    const first = ticketOf(await admit.admitInitialize(undefined));
+    ticketOf(await admit.admitInitialize('alice'));
+    expect(codeOf(await admit.admitInitialize('bob'))).toBe('SESSION_LIMIT');
     first.release();
     first.release();
     expect(admit.size).toBe(1);
-    ticketOf(admit.admitInitialize('bob'));
-    expect(codeOf(admit.admitInitialize('carol'))).toBe('SESSION_LIMIT');
+    ticketOf(await admit.admitInitialize('bob'));
+    expect(codeOf(await admit.admitInitialize('carol'))).toBe('SESSION_LIMIT');
   });
 
-  it('counts adopted sessions in the same cap and the same principal quota', () => {
+  it('counts adopted sessions in the same cap and the same principal quota', async () => {
     const { admit } = admission({ max: 2, maxPerPrincipal: 1 });
     ticketOf(admit.admitAdopted('alice'));
-    expect(codeOf(admit.admitInitialize('alice'))).toBe('PRINCIPAL_SESSION_LIMIT');
-    ticketOf(admit.admitInitialize('bob'));
+    expect(codeOf(await admit.admitInitialize('alice'))).toBe('PRINCIPAL_SESSION_LIMIT');
+    ticketOf(await admit.admitInitialize('bob'));
     expect(codeOf(admit.admitAdopted('carol'))).toBe('SESSION_LIMIT');
   });
 
-  it('keeps one principal within its quota without touching another’s', () => {
+  it('keeps one principal within its quota without touching another’s', async () => {
     const { admit } = admission({ max: 10, maxPerPrincipal: 2 });
-    const alice = [ticketOf(admit.admitInitialize('alice')), ticketOf(admit.admitInitialize('alice'))];
-    const refused = admit.admitInitialize('alice');
+    const alice = [ticketOf(await admit.admitInitialize('alice')), ticketOf(await admit.admitInitialize('alice'))];
+    const refused = await admit.admitInitialize('alice');
     expect(codeOf(refused)).toBe('PRINCIPAL_SESSION_LIMIT');
-    ticketOf(admit.admitInitialize('bob'));
-    ticketOf(admit.admitInitialize('bob'));
+    ticketOf(await admit.admitInitialize('bob'));
+    ticketOf(await admit.admitInitialize('bob'));
     alice[0]!.release();
-    ticketOf(admit.admitInitialize('alice'));
+    ticketOf(await admit.admitInitialize('alice'));
   });
 
-  it('rate-limits initialize per principal with a retry time, and adoption not at all', () => {
-    const { admit } = admission({ max: 100, maxPerPrincipal: 100, initializePerMinute: 2 });
-    ticketOf(admit.admitInitialize('alice', 0));
-    ticketOf(admit.admitInitialize('alice', 0));
-    const refused = admit.admitInitialize('alice', 0);
+  it('rate-limits initialize per principal with a retry time, and adoption not at all', async () => {
+    let clock = 0;
+    const { admit } = admission({ max: 100, maxPerPrincipal: 100, initializePerMinute: 2 }, memoryBuckets({ now: () => clock }));
+    ticketOf(await admit.admitInitialize('alice'));
+    ticketOf(await admit.admitInitialize('alice'));
+    const refused = await admit.admitInitialize('alice');
     expect(refused.ok).toBe(false);
     if (refused.ok) return;
     expect(refused.error.code).toBe('RATE_LIMITED');
     expect(refused.error.retryAfterMs).toBe(30_000);
     expect(refused.error.message).toContain('retry after 30 s');
-    ticketOf(admit.admitInitialize('bob', 0));
+    ticketOf(await admit.admitInitialize('bob'));
     ticketOf(admit.admitAdopted('alice'));
-    ticketOf(admit.admitInitialize('alice', 30_000));
+    clock = 30_000;
+    ticketOf(await admit.admitInitialize('alice'));
   });
 
   it('expires idle sessions of every registered registry before refusing', async () => {
@@ -86,21 +90,21 @@ describe('SessionAdmission', () => {
       idleSince: () => idleSince,
       close: async () => ticket.release(),
     });
-    const live = session('live', Date.now(), ticketOf(admit.admitInitialize(undefined)));
-    const stale = session('stale', Date.now() - 5_000, ticketOf(admit.admitInitialize(undefined)));
+    const live = session('live', Date.now(), ticketOf(await admit.admitInitialize(undefined)));
+    const stale = session('stale', Date.now() - 5_000, ticketOf(await admit.admitInitialize(undefined)));
     registries[0]!.add(live);
     registries[1]!.add(stale);
-    ticketOf(admit.admitInitialize(undefined));
+    ticketOf(await admit.admitInitialize(undefined));
     expect(registries[1]!.get('stale')).toBeUndefined();
     expect(registries[0]!.get('live')).toBe(live);
-    expect(codeOf(admit.admitInitialize(undefined))).toBe('SESSION_LIMIT');
+    expect(codeOf(await admit.admitInitialize(undefined))).toBe('SESSION_LIMIT');
     await Promise.all(registries.map((r) => r.closeAll()));
   });
 
-  it('tells the operator which limit refused, without flooding the log, and never a session id', () => {
+  it('tells the operator which limit refused, without flooding the log, and never a session id', async () => {
     const { admit, lines } = admission({ max: 1 });
-    ticketOf(admit.admitInitialize(undefined));
-    for (let i = 0; i < 50; i++) admit.admitInitialize(undefined);
+    ticketOf(await admit.admitInitialize(undefined));
+    for (let i = 0; i < 50; i++) await admit.admitInitialize(undefined);
     const refusals = lines.filter((line) => line.msg?.toString().startsWith('session refused'));
     expect(refusals).toHaveLength(1);
     expect(refusals[0]).toMatchObject({ level: 40, limit: 1, refused: 1 });

@@ -29,6 +29,10 @@ declare module 'hono' {
     principalScopes: readonly string[];
     /** What the policy's access rules let this caller see, set by `accessMiddleware`. */
     access: AccessProfile;
+    /** A forwarded request's access profile key, as the proof of the replica that saw the token states it. */
+    forwardedAccess: string;
+    /** Set when the request came from a peer replica with a valid principal proof. */
+    forwarded: true;
   }
 }
 
@@ -47,7 +51,7 @@ export interface AuthMiddlewareOptions {
    * undefined when the request does not claim to be forwarded: such a request carries no client
    * credential, only the proof.
    */
-  forwarded?: (request: Request) => { ok: true; principal: string | undefined } | { ok: false; reason: string } | undefined;
+  forwarded?: (request: Request) => { ok: true; principal: string | undefined; access?: string } | { ok: false; reason: string } | undefined;
   onFailure?: (code: AuthFailureCode | 'AUTH_QUERY_TOKEN' | 'AUTH_FORWARD_PROOF') => void;
   /**
    * Told the verified token of each request it authenticated, with its `exp` claim: where the
@@ -79,13 +83,15 @@ export function authMiddleware(authenticator: Authenticator, options: AuthMiddle
         return refusal('FORWARD_REFUSED', 'forwarded request refused: no valid principal proof');
       }
       c.set('principal', proved.principal);
+      c.set('forwarded', true);
+      if (proved.access !== undefined) c.set('forwardedAccess', proved.access);
       await next();
       return;
     }
     const result = await authenticator.authenticate(authorizationLines(c), targetOf?.(c));
     if (!result.ok) {
       onFailure?.(result.code);
-      const code = result.status === 403 ? 'INSUFFICIENT_SCOPE' : 'UNAUTHENTICATED';
+      const code = result.status === 403 ? 'INSUFFICIENT_SCOPE' : result.status === 400 ? 'INVALID_REQUEST' : 'UNAUTHENTICATED';
       return refusal(code, result.message, { headers: { 'www-authenticate': result.wwwAuthenticate } });
     }
     c.set('principal', result.principal);
@@ -103,9 +109,24 @@ export function authMiddleware(authenticator: Authenticator, options: AuthMiddle
 /**
  * Sets `c.var.access`, the caller's profile under the policy's access rules, from what
  * authentication established (nothing, without it: the rules that match everyone apply).
+ *
+ * A request a peer replica forwarded carries no token, only the principal proof naming the
+ * profile the token matched there; a proof naming none this policy made (a replica with other
+ * rules) is refused rather than judged by the principal's name alone, which could match rules the
+ * token's claims do not.
  */
 export function accessMiddleware(access: CompiledAccess): MiddlewareHandler {
   return async function accessMiddleware(c, next) {
+    if (c.get('forwarded') === true) {
+      const key: unknown = c.get('forwardedAccess');
+      const profile = typeof key === 'string' ? access.profileOfKey(key) : undefined;
+      if (profile === undefined) {
+        return refusal('FORWARD_REFUSED', 'forwarded request refused: the forwarding replica named no access profile of these rules; replicas must run the same policy');
+      }
+      c.set('access', profile);
+      await next();
+      return;
+    }
     const claims: unknown = c.get('principalClaims');
     const scopes: unknown = c.get('principalScopes');
     c.set(

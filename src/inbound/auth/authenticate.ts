@@ -9,7 +9,7 @@
  */
 import type { Logger } from '../../observability/logger.js';
 import type { AuthConfig } from '../../config/auth-schema.js';
-import { readBearerToken } from './authorization-header.js';
+import { readBearerToken, unreadableStatus } from './authorization-header.js';
 import { compileBearerVerifier } from './bearer.js';
 import { compileJwtVerifier } from './jwt.js';
 import type { AuthDeps, TokenVerifier } from './token-verifier.js';
@@ -24,8 +24,11 @@ export type AuthFailureCode = 'AUTH_MISSING' | 'AUTH_MALFORMED' | 'AUTH_INVALID'
 
 export interface AuthFailure {
   ok: false;
-  /** 401, or 403 for a valid token that lacks a required scope (`AUTH_SCOPE`). */
-  status: 401 | 403;
+  /**
+   * 401; 400 for malformed Bearer credentials (`invalid_request`, RFC 6750 §3.1; MCP 2025-11-25
+   * Authorization, "Error Handling"); 403 for a valid token that lacks a required scope (`AUTH_SCOPE`).
+   */
+  status: 400 | 401 | 403;
   code: AuthFailureCode;
   /** Safe to show: never contains the token or any part of it. */
   message: string;
@@ -69,8 +72,8 @@ function challenge(error?: 'invalid_request' | 'invalid_token'): string {
   return error === undefined ? `Bearer realm="${AUTH_REALM}"` : `Bearer realm="${AUTH_REALM}", error="${error}"`;
 }
 
-function failure(code: AuthFailureCode, message: string, wwwAuthenticate: string): AuthFailure {
-  return { ok: false, status: 401, code, message, wwwAuthenticate };
+function failure(code: AuthFailureCode, message: string, wwwAuthenticate: string, status: 400 | 401 = 401): AuthFailure {
+  return { ok: false, status, code, message, wwwAuthenticate };
 }
 
 function compileVerifier(config: Exclude<AuthConfig, { kind: 'oauth' }>, deps: AuthDeps): TokenVerifier {
@@ -103,7 +106,7 @@ export function compileAuthenticator(config: AuthConfig, deps: AuthDeps): Authen
       if (!read.ok) {
         logger.debug({ code: read.code, reason: read.message }, 'request refused: no usable bearer credentials');
         const error = read.bearerAttempted ? 'invalid_request' : undefined;
-        return failure(read.code, read.message, challenge(error));
+        return failure(read.code, read.message, challenge(error), unreadableStatus(read.bearerAttempted));
       }
       const verdict = await verifier.verify(read.token);
       if (!verdict.ok) {

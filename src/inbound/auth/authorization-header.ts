@@ -51,3 +51,12 @@ export function readBearerToken(values: readonly string[]): BearerTokenResult {
   if (!B64TOKEN.test(token)) return malformed('malformed Bearer credentials', true);
   return { ok: true, token };
 }
+
+/**
+ * The status of credentials that could not be read: 400 when Bearer was attempted and is
+ * malformed (RFC 6750 §3.1 `invalid_request`; MCP 2025-11-25 Authorization, "Error Handling":
+ * 400 for a malformed authorization request), else 401 (no Bearer credentials were sent).
+ */
+export function unreadableStatus(bearerAttempted: boolean): 400 | 401 {
+  return bearerAttempted ? 400 : 401;
+}

@@ -72,7 +72,7 @@ export class LegacySseEndpoint {
    * A POSTed message. An unknown token and another principal's session are answered alike (404),
    * so a token learns nothing to someone it does not belong to.
    */
-  async post(request: Request, principal: string | undefined, incoming?: IncomingBody): Promise<Response> {
+  async post(request: Request, principal: string | undefined, incoming?: IncomingBody, access?: AccessProfile): Promise<Response> {
     const token = new URL(request.url).searchParams.get('sessionId');
     if (token === null || token === '') {
       return refusal('SESSION_ID_REQUIRED', 'Bad Request: sessionId query parameter is required');
@@ -83,6 +83,7 @@ export class LegacySseEndpoint {
     }
     const body = await readJsonRpcBody(request, this.options.limits, incoming);
     if (!body.ok) return errorResponse(body.error);
-    return session.handle(request, body.value);
+    // Judged by this POST's own token (legacy-session.ts `handle`).
+    return session.handle(request, body.value, access);
   }
 }

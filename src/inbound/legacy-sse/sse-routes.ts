@@ -48,7 +48,7 @@ export function mountLegacySse(app: Hono, options: LegacySseRoutesOptions): void
     // As for Streamable HTTP: the client's Authorization stops here; the body is read from the
     // Node request when there is one.
     const incoming = incomingBodyOf(c);
-    return endpoint.legacySse.post(stripAuthorization(c.req.raw, incoming !== undefined), principalOf(c), incoming);
+    return endpoint.legacySse.post(stripAuthorization(c.req.raw, incoming !== undefined), principalOf(c), incoming, accessOf(c));
   };
 
   // The announced message path is built from configuration (the path, a configured server's

@@ -37,12 +37,15 @@ function app(seen: Seen[]): Hono {
   return hono;
 }
 
+/** A 401 (400 with `code: INVALID_REQUEST` for malformed Bearer credentials, RFC 6750 §3.1) carrying `challenge`. */
 async function expectRefusal(response: Response, challenge: string): Promise<void> {
-  expect(response.status).toBe(401);
+  const malformed = challenge.includes('invalid_request');
+  expect(response.status).toBe(malformed ? 400 : 401);
   expect(response.headers.get('www-authenticate')).toBe(challenge);
   expect(response.headers.get('content-type')).toMatch(/^application\/json/);
   const text = await response.text();
-  expect(JSON.parse(text)).toEqual({ jsonrpc: '2.0', id: null, error: { code: -32600, message: expect.any(String), data: { code: 'UNAUTHENTICATED' } } });
+  const code = malformed ? 'INVALID_REQUEST' : 'UNAUTHENTICATED';
+  expect(JSON.parse(text)).toEqual({ jsonrpc: '2.0', id: null, error: { code: -32600, message: expect.any(String), data: { code } } });
   expect(leaks([text], [TOKEN])).toBeUndefined();
 }
 
@@ -66,7 +69,7 @@ describe('authMiddleware through app.request()', () => {
     ['malformed Bearer credentials', { authorization: `Bearer ${TOKEN} extra` }, 'Bearer realm="portcullis", error="invalid_request"'],
   ];
 
-  it.each(refusals)('answers %s with 401 and never reaches the route', async (_name, headers, challenge) => {
+  it.each(refusals)('answers %s with 401 (400 when malformed) and never reaches the route', async (_name, headers, challenge) => {
     const seen: Seen[] = [];
     await expectRefusal(await app(seen).request('/mcp', { headers }), challenge);
     expect(seen).toEqual([]);
@@ -112,12 +115,12 @@ describe('authMiddleware under @hono/node-server', () => {
   it('refuses a duplicated Authorization header even when both lines carry the right token', async () => {
     seen.length = 0;
     const response = await raw([`Authorization: Bearer ${TOKEN}`, `authorization: Bearer ${TOKEN}`]);
-    expect(response.status).toBe(401);
+    expect(response.status).toBe(400);
     expect(response.head.toLowerCase()).toContain('www-authenticate: bearer realm="portcullis", error="invalid_request"');
     expect(JSON.parse(response.body)).toEqual({
       jsonrpc: '2.0',
       id: null,
-      error: { code: -32600, message: 'repeated Authorization header refused', data: { code: 'UNAUTHENTICATED' } },
+      error: { code: -32600, message: 'repeated Authorization header refused', data: { code: 'INVALID_REQUEST' } },
     });
     expect(leaks([response.head, response.body], [TOKEN])).toBeUndefined();
     expect(seen).toEqual([]);

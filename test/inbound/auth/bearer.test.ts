@@ -46,7 +46,9 @@ describe('bearer authentication', () => {
     if (result.ok) {
       expect(result.principal).toBe(expected);
     } else {
-      expect(result).toMatchObject({ status: 401, code: expected });
+      // Malformed Bearer credentials are a bad request (RFC 6750 §3.1); another scheme is no credentials at all.
+      const status = expected === 'AUTH_MALFORMED' && headers.every((h) => /^bearer /i.test(h)) ? 400 : 401;
+      expect(result).toMatchObject({ status, code: expected });
       expect(leaks([result.message, result.wwwAuthenticate], [ALICE, BOB, SAME_LENGTH])).toBeUndefined();
     }
     expect(leaks(log.lines, [ALICE, BOB, SAME_LENGTH])).toBeUndefined();

@@ -6,13 +6,13 @@
  * authorization "Scope Challenge Handling").
  */
 import type { OAuthAuthConfig } from '../../../config/auth-schema.js';
-import { readBearerToken } from '../authorization-header.js';
+import { readBearerToken, unreadableStatus } from '../authorization-header.js';
 import type { AuthDeps } from '../token-verifier.js';
 import type { Authenticator, AuthFailure, AuthFailureCode, AuthTarget } from '../authenticate.js';
 import { oauthChallenge, type ChallengeError } from './challenge.js';
 import { compileOAuthVerifier } from './oauth-verifier.js';
 
-function failure(status: 401 | 403, code: AuthFailureCode, message: string, wwwAuthenticate: string): AuthFailure {
+function failure(status: 400 | 401 | 403, code: AuthFailureCode, message: string, wwwAuthenticate: string): AuthFailure {
   return { ok: false, status, code, message, wwwAuthenticate };
 }
 
@@ -29,7 +29,7 @@ export function compileOAuthAuthenticator(config: OAuthAuthConfig, deps: AuthDep
       const read = readBearerToken(lines);
       if (!read.ok) {
         logger.debug({ code: read.code, reason: read.message }, 'request refused: no usable bearer credentials');
-        return failure(401, read.code, read.message, challenge(read.bearerAttempted ? 'invalid_request' : undefined));
+        return failure(unreadableStatus(read.bearerAttempted), read.code, read.message, challenge(read.bearerAttempted ? 'invalid_request' : undefined));
       }
       const verdict = await verifier.verify(read.token, target.resource);
       if (!verdict.ok) {

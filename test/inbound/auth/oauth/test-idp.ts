@@ -10,7 +10,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { exportJWK, generateKeyPair } from 'jose';
+import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import Provider from 'oidc-provider';
 
 export interface TestIdp {
@@ -22,6 +22,8 @@ export interface TestIdp {
   readonly resourceScopes: string;
   /** A machine client's token (client credentials grant) for `resource` with `scope`. */
   clientCredentialsToken(resource: string, scope: string): Promise<string>;
+  /** A JWT signed with the IdP's own key and `kid`, with exactly `claims` (for tokens the IdP would not issue: expired, no `exp`). */
+  sign(claims: Record<string, unknown>): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -140,6 +142,7 @@ export async function startTestIdp(options: TestIdpOptions = {}): Promise<TestId
       if (!response.ok || body.access_token === undefined) throw new Error(`client credentials grant failed: ${JSON.stringify(body)}`);
       return body.access_token;
     },
+    sign: (claims) => new SignJWT(claims).setProtectedHeader({ alg: 'RS256', kid: 'test-idp-1', typ: 'at+jwt' }).sign(privateKey),
     signInAs(user, groups = []) {
       nextUser = user;
       groupsOf.set(user, groups);

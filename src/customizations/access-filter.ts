@@ -1,0 +1,48 @@
+/**
+ * The customisation list as a caller the policy's access rules narrow may see it: every server
+ * item whose server its profile hides is left out (top-level, and among a plugin's children), a
+ * plugin whose every child was such a server goes with them, and agents keep their place without
+ * their `tools` (a tool name may belong to a server the caller cannot see). A server counts as
+ * shown when the profile shows its non-tool parts (`serverParts`), as every other listing of
+ * servers judges it (catalogue.ts `showsServer`): a server of which the rules let the caller use
+ * single tools only is not named here. Pure.
+ */
+import type { AccessProfile } from '../policy/access-policy.js';
+import type { AgentCustomization, Customization, McpServerCustomization } from './types.js';
+
+/** True when nothing need be filtered for this caller. */
+export function seesEverything(access: AccessProfile | undefined): boolean {
+  return access === undefined || access.unrestricted;
+}
+
+function agentFor(item: AgentCustomization): AgentCustomization {
+  if (item.tools === undefined) return item;
+  const { tools: _hidden, ...rest } = item;
+  return rest;
+}
+
+function child(item: McpServerCustomization | AgentCustomization, access: AccessProfile): McpServerCustomization | AgentCustomization | undefined {
+  if (item.type === 'agent') return agentFor(item);
+  return access.serverParts(item.name).allowed ? item : undefined;
+}
+
+export function customizationsFor(items: readonly Customization[], access: AccessProfile | undefined): readonly Customization[] {
+  if (access === undefined || seesEverything(access)) return items;
+  const shown: Customization[] = [];
+  for (const item of items) {
+    if (item.type !== 'plugin') {
+      const kept = child(item, access);
+      if (kept !== undefined) shown.push(kept);
+      continue;
+    }
+    if (item.children === undefined) {
+      shown.push(item);
+      continue;
+    }
+    const children = item.children.flatMap((c) => child(c, access) ?? []);
+    // A plugin that had children and keeps none is wholly hidden (its name would say what it serves).
+    if (item.children.length > 0 && children.length === 0) continue;
+    shown.push({ ...item, children });
+  }
+  return shown;
+}
