@@ -14,7 +14,7 @@ import { createEgressDispatcher } from '../src/net/egress-guard.js';
 import { silentLogger } from '../src/observability/logger.js';
 import { createConnector } from '../src/upstream/connector.js';
 import { UpstreamLink } from '../src/upstream/link.js';
-import { serverSchema } from '../src/config/schema.js';
+import { serverSchema } from '../src/config/server-schema.js';
 import { killAllNow, stopAll } from './lib/processes.js';
 import { httpEcho, startEchoHttp, stdioEcho } from './paths.js';
 

@@ -14,7 +14,8 @@ import { loadPolicy } from '../policy/policy-load.js';
 import { compilePolicyRules } from '../policy/policy-rules.js';
 import { applyPolicy, serverPolicyProblems } from './apply-policy.js';
 import { parseConfigText } from './config-text.js';
-import { gatewayConfigSchema, serverSchema, type GatewayConfig } from './schema.js';
+import { gatewayConfigSchema, type GatewayConfig } from './schema.js';
+import { serverSchema } from './server-schema.js';
 import { semanticProblems, serverProblems } from './semantic-checks.js';
 
 /** `type` values of the VS Code / Cursor / Claude Desktop formats and what they mean here. */

@@ -2,172 +2,16 @@
  * The gateway configuration schema: the only definition of configuration. Types are `z.infer`
  * of these schemas; config is parsed once into frozen objects and never re-validated.
  *
- * Servers are a closed union on `transport`. Claude Desktop / VS Code / Cursor `mcpServers`
- * blocks (no `transport`, `command` or `url` present) are normalised in `load.ts` before parsing.
+ * A server's entry is server-schema.ts (a closed union on `transport`), its `upstreamAuth`
+ * upstream-auth-schema.ts; the checks that span sections run in this schema's refinement.
  */
 import { z } from 'zod';
 import { authConfigSchema } from './auth-schema.js';
 import { auditConfigSchema, tracingConfigSchema } from './telemetry-schema.js';
 import { checkCluster, clusterSchema } from './cluster-schema.js';
+import { checkTokenExchange, checkUpstreamAuth } from './upstream-auth-schema.js';
+import { serverNameSchema, serverSchema } from './server-schema.js';
 import type { Policy } from '../policy/policy-schema.js';
-
-/** Config keys double as namespaces and URL path segments: keep them plain. */
-const serverName = z
-  .string()
-  .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,47}$/, 'must be 1-48 chars of letters, digits, "_", "." or "-"');
-
-/** A server's name (config key, plugin server, session-supplied server). */
-export { serverName as serverNameSchema };
-
-const toolList = z.array(z.string().min(1)).default([]);
-
-const common = {
-  /**
-   * `false`: the operator's global decision to keep this server stopped (it is listed, never
-   * started) until a global toggle enables it (docs/customizations.md, "Enablement"). Absent: enabled.
-   */
-  enabled: z.boolean().optional(),
-  mode: z.enum(['required', 'optional']).default('required'),
-  /**
-   * Which clients share an upstream connection: `session` (each 2025 session its own; 2026
-   * requests lease pooled ones), `shared` (one for everyone), `principal` (one per authenticated
-   * principal and workspace, for both eras). docs/architecture.md, "Choosing an isolation".
-   */
-  isolation: z.enum(['session', 'shared', 'principal']).default('session'),
-  enabledTools: toolList,
-  disabledTools: toolList,
-  /** Milliseconds an upstream request may take before the gateway gives up on it. */
-  requestTimeoutMs: z.number().int().positive().max(3_600_000).default(300_000),
-  /**
-   * Tool deferral for this server (README, "Deferral"): `true` leaves its tools out of
-   * `tools/list` (reachable through `search_tools` / `call_tool`) even when the global setting is
-   * off, `false` always lists them directly; absent or `null` follows the session and
-   * `catalogue.deferTools`.
-   */
-  defer: z.boolean().nullable().optional(),
-  /**
-   * Tools an operator pins: `true` for every tool of the server, or upstream tool names. A pinned
-   * tool is listed directly even when its server is deferred and carries
-   * `_meta["anthropic/alwaysLoad"]: true`, so clients that defer natively keep it loaded too.
-   */
-  alwaysLoad: z.union([z.boolean(), z.array(z.string().min(1)).max(1_000)]).default(false),
-};
-
-export const stdioServerSchema = z.strictObject({
-  transport: z.literal('stdio'),
-  command: z.string().min(1),
-  args: z.array(z.string()).default([]),
-  env: z.record(z.string(), z.string()).default({}),
-  cwd: z.string().min(1).optional(),
-  framing: z.enum(['auto', 'ndjson', 'contentLength']).default('auto'),
-  ...common,
-});
-
-/**
- * How the gateway authenticates to an HTTP upstream beyond `headers`/`envHeaders` (which are the
- * `static` mode). `clientCredentials`: the gateway's own OAuth client for that upstream (RFC 6749
- * §4.4 with the upstream as RFC 8707 `resource`); `tokenExchange`: per principal (below);
- * `perUser`: each 2025 session sends its own token for the upstream (`POST
- * <path>/customizations/authenticate`), carried by that session's own connection only. The
- * client's own token for the gateway is never forwarded.
- */
-const upstreamAuthSchema = z.discriminatedUnion('kind', [
-  z.strictObject({
-    kind: z.literal('clientCredentials'),
-    /** The authorization server's token endpoint; `https:`, or loopback/private with `allowPrivateNetwork`. */
-    tokenUrl: z.string().min(1),
-    clientId: z.string().min(1).max(512),
-    /** Environment variable holding the client secret, read when a token is fetched. */
-    clientSecretEnv: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name'),
-    scope: z.string().min(1).max(2048).optional(),
-    /** The resource asked for; default the server's `url`. */
-    resource: z.string().url().optional(),
-    allowPrivateNetwork: z.boolean().default(false),
-  }),
-  /**
-   * `tokenExchange`: each principal's own token for the upstream, exchanged at the authorization
-   * server for the principal's inbound token (RFC 8693; upstream/credentials/token-exchange.ts).
-   * Needs `isolation: "principal"` and inbound `oauth` or `jwt` auth (checkTokenExchange).
-   */
-  z.strictObject({
-    kind: z.literal('tokenExchange'),
-    /** The authorization server's token endpoint; `https:`, or loopback/private with `allowPrivateNetwork`. */
-    tokenUrl: z.string().min(1),
-    /** The gateway's own client at that server, which performs the exchange. */
-    clientId: z.string().min(1).max(512),
-    /** Environment variable holding the client secret, read when a token is exchanged. */
-    clientSecretEnv: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name'),
-    /** RFC 8693 `resource`; default the server's `url` (unless only `audience` is given). */
-    resource: z.string().url().optional(),
-    /** RFC 8693 `audience`: the upstream's logical name at the authorization server, when it uses one. */
-    audience: z.string().min(1).max(2048).optional(),
-    scope: z.string().min(1).max(2048).optional(),
-    allowPrivateNetwork: z.boolean().default(false),
-  }),
-  z.strictObject({ kind: z.literal('perUser') }),
-]);
-
-/** `upstreamAuth` replaces the `Authorization` header: the two on one server entry contradict each other. */
-function checkUpstreamAuth(
-  config: { servers: Record<string, { transport: string; isolation?: string; upstreamAuth?: unknown; headers?: Record<string, string>; envHeaders?: Record<string, string> }> },
-  ctx: { addIssue(issue: { code: 'custom'; path: string[]; message: string }): void },
-): void {
-  for (const [name, server] of Object.entries(config.servers)) {
-    if (server.transport === 'stdio' || server.upstreamAuth === undefined) continue;
-    const named = [...Object.keys(server.headers ?? {}), ...Object.keys(server.envHeaders ?? {})].some((h) => h.toLowerCase() === 'authorization');
-    if (named) ctx.addIssue({ code: 'custom', path: ['servers', name, 'upstreamAuth'], message: 'cannot be combined with an Authorization header in headers or envHeaders' });
-    // A user's token lives on that user's session connection only; a shared or per-principal
-    // connection would carry one session's token for others.
-    if ((server.upstreamAuth as { kind?: unknown }).kind === 'perUser' && server.isolation !== 'session') {
-      ctx.addIssue({ code: 'custom', path: ['servers', name, 'upstreamAuth'], message: 'per-user credentials need isolation "session" (each session\'s own connection carries its own token); remove isolation or set it to "session"' });
-    }
-  }
-}
-
-/**
- * `tokenExchange` sends each principal's own token, so a connection must belong to exactly one
- * principal (`isolation: "principal"`; a shared or pooled connection would carry one user's token
- * for another's calls), and the gateway must hold a token of the caller to exchange (inbound
- * `oauth` or `jwt`: a `bearer` secret or no auth gives it nothing the authorization server knows).
- */
-function checkTokenExchange(
-  config: { auth?: { kind: string } | undefined; servers: Record<string, { transport: string; isolation: string; upstreamAuth?: { kind: string } | undefined }> },
-  ctx: { addIssue(issue: { code: 'custom'; path: string[]; message: string }): void },
-): void {
-  for (const [name, server] of Object.entries(config.servers)) {
-    if (server.transport === 'stdio' || server.upstreamAuth?.kind !== 'tokenExchange') continue;
-    const path = ['servers', name, 'upstreamAuth'];
-    if (server.isolation !== 'principal') {
-      ctx.addIssue({ code: 'custom', path, message: 'the token exchange needs "isolation": "principal" on this server: each connection carries one principal\'s exchanged token, so none may be shared or pooled between principals' });
-    }
-    if (config.auth?.kind !== 'oauth' && config.auth?.kind !== 'jwt') {
-      ctx.addIssue({ code: 'custom', path, message: `the token exchange needs inbound "auth" of kind "oauth" or "jwt" (${config.auth === undefined ? 'there is none' : `"${config.auth.kind}" is a shared secret`}): the caller's own access token is what is exchanged` });
-    }
-  }
-}
-
-/** What every HTTP upstream kind has: where it is, what is sent with each request, egress rules. */
-const remote = {
-  /** Credentials of the gateway's own for this upstream; absent: only `headers`/`envHeaders`. */
-  upstreamAuth: upstreamAuthSchema.optional(),
-  url: z.string().min(1),
-  headers: z.record(z.string(), z.string()).default({}),
-  /** Header name → environment variable name, read when each request is built. */
-  envHeaders: z.record(z.string(), z.string()).default({}),
-  allowPrivateNetwork: z.boolean().default(false),
-  connectTimeoutMs: z.number().int().positive().max(120_000).default(10_000),
-  ...common,
-};
-
-export const httpServerSchema = z.strictObject({ transport: z.literal('streamableHttp'), ...remote });
-
-/**
- * A server that only speaks the deprecated HTTP+SSE transport (MCP 2024-11-05): `url` is its SSE
- * endpoint; messages go to the endpoint it announces, which must be of the same origin.
- */
-export const sseServerSchema = z.strictObject({ transport: z.literal('sse'), ...remote });
-
-export const serverSchema = z.discriminatedUnion('transport', [stdioServerSchema, httpServerSchema, sseServerSchema]);
 
 /** One `plugins` entry: a directory path, or the path with an explicit global enablement. */
 const pluginEntry = z
@@ -383,7 +227,7 @@ export const gatewayConfigSchema = z.strictObject({
   tracing: tracingConfigSchema.optional(),
   /** One JSON line per call, read, get and refusal (docs/operations.md, "Audit log"); absent: none. */
   audit: auditConfigSchema.optional(),
-  servers: z.record(serverName, serverSchema),
+  servers: z.record(serverNameSchema, serverSchema),
 }).superRefine((config, ctx) => {
   checkUpstreamAuth(config, ctx);
   checkTokenExchange(config, ctx);
@@ -431,9 +275,6 @@ export interface SessionLimits {
   readonly maxChildrenPerServer: number;
   readonly childIdleTimeoutMs: number;
 }
-export type ServerConfig = z.infer<typeof serverSchema>;
-export type StdioServerConfig = z.infer<typeof stdioServerSchema>;
-export type HttpServerConfig = z.infer<typeof httpServerSchema>;
-export type SseServerConfig = z.infer<typeof sseServerSchema>;
-/** Every server reached over HTTP (through the egress guard), whichever wire it speaks. */
-export type RemoteServerConfig = HttpServerConfig | SseServerConfig;
+
+/** A server's entry and its kinds (server-schema.ts), named here with the rest of the config. */
+export type { HttpServerConfig, RemoteServerConfig, ServerConfig, SseServerConfig, StdioServerConfig } from './server-schema.js';

@@ -17,7 +17,7 @@ import { GatewayError } from '../errors.js';
 import { compilePolicyRules } from '../policy/policy-rules.js';
 import type { Policy } from '../policy/policy-schema.js';
 import { serverPolicyProblems } from './apply-policy.js';
-import { httpServerSchema, serverNameSchema, stdioServerSchema, type ServerConfig } from './schema.js';
+import { httpServerSchema, serverNameSchema, stdioServerSchema, type ServerConfig } from './server-schema.js';
 
 export const SESSION_SERVERS_META_KEY = 'portcullis/servers';
 

@@ -8,7 +8,7 @@ import type { ServerCapabilities } from '@modelcontextprotocol/server';
 import { mergeCapabilities, mergeInstructions } from '../catalogue/merge.js';
 import { primaryInfo } from '../routing/primaries.js';
 import { mergeTaskCapability, TASKS_EXTENSION } from '../routing/tasks/task-capabilities.js';
-import type { ScopeOptions } from '../routing/scopes.js';
+import type { ScopeOptions } from '../routing/scope-options.js';
 import type { Era } from './gateway-server.js';
 import { reachesPerUserServer } from '../routing/session-credentials.js';
 

@@ -13,7 +13,7 @@
  */
 import { mkdir, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { httpServerSchema, sseServerSchema, stdioServerSchema, type ServerConfig } from '../config/schema.js';
+import { httpServerSchema, sseServerSchema, stdioServerSchema, type ServerConfig } from '../config/server-schema.js';
 import { resolveWithin } from './containment.js';
 import type { DataDir } from './data-dir.js';
 import { expandPlaceholders, leadingPlaceholder, reservedEnv, type Placeholders, type PluginPaths } from './placeholders.js';

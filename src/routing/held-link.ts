@@ -1,5 +1,5 @@
 /**
- * How a scope holds an upstream connection for one call (scopes.ts, stateless-scope.ts): the
+ * How a scope holds an upstream connection for one call (session-links.ts, stateless-scope.ts): the
  * primary, a principal's own connection, or a pooled lease — each with the same release and
  * drop — and the one retry when an HTTP upstream forgot the connection's session.
  */

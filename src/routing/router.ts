@@ -5,6 +5,7 @@
  *
  * A name the catalogue does not show — unknown, or hidden by a filter — gets the same answer, so
  * a filter cannot be probed; policy is applied when lists merge and again here on every call.
+ * The request then goes to its upstream through forward-request.ts.
  */
 import { GatewayError } from '../errors.js';
 import type { Catalogue } from '../catalogue/catalogue.js';
@@ -12,13 +13,13 @@ import type { MergedTools } from '../catalogue/merge.js';
 import type { ToolsView } from '../catalogue/surface/tool-surface.js';
 import { routeResourceUri } from '../catalogue/build-index.js';
 import { exposeReadResult, exposeUiMeta } from '../catalogue/ui-uris.js';
-import { checkServerRequest } from '../rpc/client-capabilities.js';
 import type { UpstreamLink } from '../upstream/link.js';
 import type { ListKind } from '../upstream/list-cache.js';
 import type { RequestMeta } from '../rpc/request-meta.js';
 import type { DownstreamSink, RpcMessage } from '../rpc/sink.js';
 import type { CallerResources } from './gateway-resources.js';
 import type { InputRounds } from './input-bridge.js';
+import { forwardRequest } from './forward-request.js';
 import { presentTaskSupport } from './tasks/task-capabilities.js';
 import type { TaskScope } from './tasks/task-scope.js';
 import type { AccessProfile } from '../policy/access-policy.js';
@@ -67,12 +68,6 @@ export interface CallContext {
   /** HTTP headers passed on to the upstream as they came (a 2026 request's `Mcp-Param-*`). */
   headers?: Record<string, string>;
 }
-
-/** Most `input_required` rounds the gateway drives for a 2025 client before giving up. */
-const MAX_INPUT_ROUNDS = 8;
-
-/** The requests that may answer `input_required` (2026-07-28, multi-round-trip requests). */
-const INPUT_CAPABLE = new Set(['tools/call', 'prompts/get', 'resources/read']);
 
 type Handler = (scope: RouteScope, params: Params, call: CallContext) => Promise<Result>;
 
@@ -127,7 +122,7 @@ const handlers: Record<string, Handler> = {
     }
     const target = (await scope.catalogue.prompts()).index.get(exposed);
     if (target === undefined) throw new GatewayError('UNKNOWN_PROMPT', `Unknown prompt: ${exposed}`);
-    return forward(scope, target.server, 'prompts/get', { ...params, name: target.name }, call);
+    return forwardRequest(scope, target.server, 'prompts/get', { ...params, name: target.name }, call);
   },
 
   // A `ui://` URI the gateway rewrote goes to its owner as the owner knows it (ui-uris.ts).
@@ -136,7 +131,7 @@ const handlers: Record<string, Handler> = {
     const own = scope.gatewayResources;
     if (own?.owns(uri) === true) return own.read(uri);
     const target = await ownerOfUri(scope, uri);
-    const result = await forward(scope, target.server, 'resources/read', { ...params, uri: target.uri }, call);
+    const result = await forwardRequest(scope, target.server, 'resources/read', { ...params, uri: target.uri }, call);
     return exposeReadResult(result, target.uri, uri);
   },
 
@@ -148,7 +143,7 @@ const handlers: Record<string, Handler> = {
       return {};
     }
     const target = await ownerOfUri(scope, uri);
-    const result = await forward(scope, target.server, 'resources/subscribe', { ...params, uri: target.uri }, call);
+    const result = await forwardRequest(scope, target.server, 'resources/subscribe', { ...params, uri: target.uri }, call);
     scope.noteSubscription?.(target.server, target.uri, true);
     return result;
   },
@@ -162,7 +157,7 @@ const handlers: Record<string, Handler> = {
     }
     const target = await ownerOfUri(scope, uri);
     scope.noteSubscription?.(target.server, target.uri, false);
-    return forward(scope, target.server, 'resources/unsubscribe', { ...params, uri: target.uri }, call);
+    return forwardRequest(scope, target.server, 'resources/unsubscribe', { ...params, uri: target.uri }, call);
   },
 
   'completion/complete': async (scope, params, call) => {
@@ -171,13 +166,13 @@ const handlers: Record<string, Handler> = {
       const exposed = stringParam(ref, 'name');
       const target = (await scope.catalogue.prompts()).index.get(exposed);
       if (target === undefined) throw new GatewayError('UNKNOWN_PROMPT', `Unknown prompt: ${exposed}`);
-      return forward(scope, target.server, 'completion/complete', { ...params, ref: { ...ref, name: target.name } }, call);
+      return forwardRequest(scope, target.server, 'completion/complete', { ...params, ref: { ...ref, name: target.name } }, call);
     }
     if (ref?.type === 'ref/resource') {
       const uri = stringParam(ref, 'uri');
       const { routes } = await scope.catalogue.templates();
       const owner = routes.find((r) => r.uriTemplate === uri)?.server ?? (await ownerOfUri(scope, uri)).server;
-      return forward(scope, owner, 'completion/complete', params, call);
+      return forwardRequest(scope, owner, 'completion/complete', params, call);
     }
     throw new GatewayError('INVALID_PARAMS', 'completion/complete needs a ref of type ref/prompt or ref/resource');
   },
@@ -229,9 +224,9 @@ async function callTool(scope: RouteScope, params: Params, call: CallContext): P
   const tasks = scope.tasks;
   // A result pointing at a `ui://` App names it as the tool list did.
   const expose = (result: Result) => exposeUiMeta(result, target.server, merged.ui);
-  if (tasks === undefined) return expose(await forward(scope, target.server, 'tools/call', upstreamParams, call));
+  if (tasks === undefined) return expose(await forwardRequest(scope, target.server, 'tools/call', upstreamParams, call));
   const tool = tasks.takesTasks(target.server) ? merged.tools.find((t) => t.name === exposed) : undefined;
-  return expose(await tasks.callTool(target.server, tool, upstreamParams, call, (p, observe) => forward(scope, target.server, 'tools/call', p, call, observe)));
+  return expose(await tasks.callTool(target.server, tool, upstreamParams, call, (p, observe) => forwardRequest(scope, target.server, 'tools/call', p, call, observe)));
 }
 
 /**
@@ -253,62 +248,6 @@ function presentTasks(scope: RouteScope, tools: MergedTools['tools'], index: Mer
 function taskRequest(scope: RouteScope, method: string, params: Params, call: CallContext): Promise<Result> {
   if (scope.tasks === undefined) throw new GatewayError('NOT_SUPPORTED', `Method not found: ${method}`);
   return scope.tasks.request(method, params, call);
-}
-
-/**
- * Forwards one request to `server`. `observe` sees the connection and the final result while
- * the connection is still held (a task created upstream lives on that very connection).
- */
-async function forward(
-  scope: RouteScope,
-  server: string,
-  method: string,
-  params: Params,
-  call: CallContext,
-  observe?: (link: UpstreamLink, result: Result) => Result,
-): Promise<Result> {
-  const onLink = <T>(fn: (link: UpstreamLink) => Promise<T>): Promise<T> =>
-    observe !== undefined && scope.withTaskLink !== undefined ? scope.withTaskLink(server, fn) : scope.withLink(server, fn);
-  const upstreamCall = (sink: DownstreamSink, signal: AbortSignal) =>
-    onLink(async (link) => {
-      let roundParams = params;
-      for (let round = 0; ; round++) {
-        // The link writes the upstream `_meta` from the client's (rpc/request-meta.ts).
-        const result = await link.request(method, roundParams, { sink, signal, meta: call.meta, headers: call.headers });
-        if (result.resultType !== 'input_required' || call.era === 'modern') return observe === undefined ? result : observe(link, result);
-        if (round >= MAX_INPUT_ROUNDS) {
-          throw new GatewayError('UPSTREAM_UNAVAILABLE', `upstream "${server}" asked for input too many times`, { server });
-        }
-        roundParams = { ...params, ...(await fulfilInputRequests(result, call)) };
-      }
-    });
-  const bridge = scope.inputBridge;
-  if (call.era === 'modern' && bridge !== undefined && INPUT_CAPABLE.has(method)) {
-    // A retry carrying our own requestState resumes the suspended call; any other state is an
-    // upstream's own and travels with the request.
-    if (bridge.owns(params.requestState)) return bridge.resume(params.requestState, params.inputResponses, call.sink, call.signal);
-    return bridge.start(call.sink, call.signal, upstreamCall);
-  }
-  return upstreamCall(call.sink, call.signal);
-}
-
-/**
- * A 2026 upstream asked for client input but the client speaks 2025: send each embedded request
- * to the client on the call's stream and retry with the answers and the opaque state, byte-exact.
- */
-async function fulfilInputRequests(result: Result, call: CallContext): Promise<Params> {
-  const requests = (result.inputRequests ?? {}) as Record<string, { method: string; params?: Params }>;
-  // Nothing the client did not declare reaches it: the call fails instead of asking.
-  for (const request of Object.values(requests)) {
-    const allowed = checkServerRequest(call.sink.clientCapabilities, request.method, request.params);
-    if (!allowed.ok) throw new GatewayError(allowed.code, allowed.message);
-  }
-  const entries = await Promise.all(
-    Object.entries(requests).map(async ([key, request]) => [key, await call.sink.request(request, call.signal)] as const),
-  );
-  const next: Params = { inputResponses: Object.fromEntries(entries) };
-  if (result.requestState !== undefined) next.requestState = result.requestState;
-  return next;
 }
 
 /**

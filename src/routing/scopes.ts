@@ -1,77 +1,34 @@
 /**
- * The two ways a request finds its upstream connections (`StatelessScope` in stateless-scope.ts):
- * - `SessionScope` (2025 clients): each server with `isolation: "session"` gets a connection of
- *   the session's own (`session-connection.ts`), opened on the session's first use of that
- *   server and reaped when it closes; until then its lists come from the primary. `shared`
- *   servers use the registry's primary connection.
- * - `StatelessScope` (2026 clients): no session; lists come from the primaries' caches and each
- *   call leases a connection for its duration, charged to the principal that made the request.
- * In both, an `isolation: "principal"` server is reached through the connection of the
- * request's principal and workspace (upstream/principal-connections.ts), the same for both eras;
- * until that connection is open its lists come from the primary.
+ * The routing scope of a 2025 session (`SessionScope`; the 2026 one, `StatelessScope`, is in
+ * stateless-scope.ts and re-exported here): what the router sees of one session — its merged
+ * lists as each request's access profile sees them (access-scope.ts), the servers its enablement
+ * shows (session-visibility.ts), its tool surface, tasks, rates and the gateway's own resources.
+ * Which connection reaches each server — the session's own for `isolation: "session"`, its
+ * principal's for `"principal"`, the primary for `shared` — is session-links.ts; what of their
+ * events its client hears, and its resource subscriptions, session-notifications.ts.
  */
 import { randomUUID } from 'node:crypto';
 import type { ClientCapabilities } from '@modelcontextprotocol/client';
-import { Catalogue, type CatalogueOptions } from '../catalogue/catalogue.js';
+import { Catalogue } from '../catalogue/catalogue.js';
 import { LoadedTools } from '../catalogue/surface/loaded-tools.js';
-import type { SessionTools, ToolSurface, ToolsView } from '../catalogue/surface/tool-surface.js';
-import type { SessionServersGate } from '../config/session-servers.js';
-import type { VisibilityFilter } from '../catalogue/merge.js';
-import type { Logger } from '../observability/logger.js';
+import type { SessionTools, ToolsView } from '../catalogue/surface/tool-surface.js';
 import type { UpstreamLink } from '../upstream/link.js';
-import { connectionKeyId, type ConnectionKey } from '../upstream/principal-connections.js';
-import type { RequestLimiter } from '../policy/request-limits.js';
+import type { ConnectionKey } from '../upstream/principal-connections.js';
 import type { AccessProfile } from '../policy/access-policy.js';
 import { narrowedView } from './access-view.js';
 import { ProfileCatalogues, profileKey, scopeAtAccess } from './access-scope.js';
 import { admitFor } from './admit.js';
-import type { UpstreamRegistry } from '../upstream/registry.js';
 import type { ServerRoster } from '../upstream/server-roster.js';
 import type { DownstreamSink, RpcMessage } from '../rpc/sink.js';
-import type { LinkEvent } from '../upstream/link-event.js';
-import type { CallerResources, GatewayResources } from './gateway-resources.js';
-import { primaryHeld, principalHeld, principalListLink, takesTasksVia, withReinitialise } from './held-link.js';
-import { reachedPerPrincipal } from '../upstream/credentials/principal-bound.js';
+import type { CallerResources } from './gateway-resources.js';
+import { takesTasksVia } from './held-link.js';
 import { SessionVisibility } from './session-visibility.js';
-import type { ServerVisibility } from './visibility.js';
-import { SessionConnection } from './session-connection.js';
-import { SessionCredentials } from './session-credentials.js';
-import { takesUserTokens, type UserTokens } from '../upstream/credentials/user-tokens.js';
+import { SessionLinks } from './session-links.js';
+import { SessionNotifications } from './session-notifications.js';
+import type { ScopeOptions } from './scope-options.js';
 import type { RouteScope } from './router.js';
 import { TaskScope } from './tasks/task-scope.js';
 import type { TaskTable } from './tasks/task-table.js';
-
-export interface ScopeOptions {
-  registry: UpstreamRegistry;
-  /** The servers this endpoint shows, in merge order: the registry's roster grows when a reload adds one. */
-  servers: ServerRoster;
-  catalogue: Omit<CatalogueOptions, 'logger'>;
-  /** Deferral, meta-tools and `tools/list` pages of this endpoint; absent: the merged list as is. */
-  tools?: ToolSurface;
-  logger: Logger;
-  /** 2026 clients: how long a call suspended for input waits for the client's retry (default 5 min). */
-  inputTtlMs?: number;
-  /** The endpoint's tasks (routing/tasks/); absent: tasks are not offered. */
-  tasks?: TaskTable;
-  /** Which servers each caller sees (enablement, visibility.ts); absent: every server, always. */
-  visibility?: ServerVisibility;
-  /** Resources the gateway itself serves on this endpoint (gateway-resources.ts); absent: none. */
-  gatewayResources?: GatewayResources;
-  /** The policy's request rates per principal; absent: not limited. */
-  limiter?: RequestLimiter;
-  /** Judges and filters the servers a 2025 client brings in `initialize` (session-servers-scope.ts); absent: the default policy's (none). */
-  sessionServers?: SessionServersOptions;
-  /** Sessions' own tokens for `perUser` servers (session-credentials.ts); absent: those servers get none. */
-  userTokens?: UserTokens;
-}
-
-/** What an endpoint knows about servers its 2025 clients may bring. */
-export interface SessionServersOptions {
-  /** The policy's judgement of an `initialize` (config/session-servers.ts). */
-  readonly gate: SessionServersGate;
-  /** The policy's denied-tool globs, for their tools as for every other. */
-  readonly policyAllows: VisibilityFilter;
-}
 
 /** What a session adds to its endpoint's scope options. */
 export interface SessionScopeOptions {
@@ -107,17 +64,12 @@ export class SessionScope implements RouteScope {
   readonly tools: ToolsView | undefined;
   /** The session's deferral option and loaded tools: its own, never shared with another session. */
   private readonly toolState: SessionTools | undefined;
-  private readonly registry: UpstreamRegistry;
-  private readonly own = new Map<string, SessionConnection>();
-  /** The session's own connections to its per-user servers (session-credentials.ts). */
-  private readonly perUser = new Map<string, SessionConnection>();
+  /** The connection the session reaches each server through (session-links.ts). */
+  private readonly links: SessionLinks;
+  /** Its resource subscriptions, and which upstream events its client hears (session-notifications.ts). */
+  private readonly notifications: SessionNotifications;
   private readonly unsubscribes: Array<() => void> = [];
-  private readonly subscriptions = new Set<string>();
   private readonly owner: DownstreamSink;
-  private readonly logger: Logger;
-  private readonly key: ConnectionKey;
-  private readonly principalServers = new Set<string>();
-  private readonly session: SessionScopeOptions;
   /** The endpoint's catalogue for sessions with no connection of their own (`SessionScopeOptions.shared`). */
   private readonly sharedCatalogue: ((access: AccessProfile | undefined) => Catalogue) | undefined;
   readonly tasks: TaskScope | undefined;
@@ -131,29 +83,25 @@ export class SessionScope implements RouteScope {
   private readonly taskTable: TaskTable | undefined;
   /** The session's key in the task table: random, never the session id itself. */
   private readonly taskOwner = `session:${randomUUID()}`;
-  /** Its own tokens for `perUser` servers; undefined when it reaches none. */
-  private readonly credentials: SessionCredentials | undefined;
 
   constructor(options: ScopeOptions, session: SessionScopeOptions) {
     this.roster = options.servers;
-    this.registry = options.registry;
     this.owner = session.owner;
-    this.logger = options.logger;
-    this.session = session;
-    this.key = session.key ?? { principal: undefined, workspace: undefined };
+    this.notifications = new SessionNotifications(session.owner, (server) => this.catalogue.showsServer(server));
+    const key = session.key ?? { principal: undefined, workspace: undefined };
     this.visibility = new SessionVisibility({
       visibility: options.visibility,
       servers: options.servers,
       sessionId: session.sessionId,
-      principal: this.key.principal,
-      namedWorkspace: this.key.workspace,
+      principal: key.principal,
+      namedWorkspace: key.workspace,
       owner: this.owner,
     });
     const enablement = this.visibility.enablement;
     const owner = this.owner;
     this.ownResources = options.gatewayResources?.forCaller({
       ...(enablement === undefined ? {} : { session: enablement }),
-      ...(this.key.workspace === undefined ? {} : { workspace: this.key.workspace }),
+      ...(key.workspace === undefined ? {} : { workspace: key.workspace }),
       // Updates of the customisation list stop while the session's latest token is one the rules narrow.
       sink: {
         canRequest: owner.canRequest,
@@ -164,7 +112,7 @@ export class SessionScope implements RouteScope {
         notify: (message) => (this.resourcesFor(this.current) === undefined ? Promise.resolve() : owner.notify(message)),
       },
     });
-    this.admit = admitFor(options.limiter, this.key.principal);
+    this.admit = admitFor(options.limiter, key.principal);
     this.current = session.access;
     const surface = options.tools;
     this.toolState =
@@ -187,18 +135,30 @@ export class SessionScope implements RouteScope {
             statusSink: session.owner,
             takesTasks: takesTasksVia(options.registry),
             // A task on the session's own child lives as long as that child: keep it while the task does.
-            pin: (server, link) => this.own.get(server)?.pin(link),
+            pin: (server, link) => this.links.pin(server, link),
           });
-    for (const server of options.servers.names) this.attach(server);
-    this.credentials = SessionCredentials.attach(options.userTokens, { sessionId: session.sessionId, principal: this.key.principal, connections: this.perUser, owner: this.owner, logger: options.logger });
+    this.links = new SessionLinks(
+      {
+        registry: options.registry,
+        key,
+        owner: session.owner,
+        clientCapabilities: session.clientCapabilities,
+        childIdleTimeoutMs: session.childIdleTimeoutMs,
+        sessionId: session.sessionId,
+        userTokens: options.userTokens,
+        logger: options.logger,
+        onEvent: (server, event) => this.notifications.relay(server, event),
+      },
+      options.servers.names,
+    );
     // A server a reload adds: reachable as the others are, and the session hears its lists changed
     // unless its enablement hides the server (the access rules may still show some of its tools,
     // so they do not silence it, as they silence no upstream's own list_changed).
     this.unsubscribes.push(
       options.servers.onAdded((server) => {
-        this.attach(server);
+        this.links.attach(server);
         if (this.visibility.visibleServers().includes(server)) {
-          for (const list of ['tools', 'prompts', 'resources'] as const) this.onLinkEvent(server, { kind: 'listChanged', list });
+          for (const list of ['tools', 'prompts', 'resources'] as const) this.notifications.relay(server, { kind: 'listChanged', list });
         }
       }),
     );
@@ -214,7 +174,7 @@ export class SessionScope implements RouteScope {
               return scope.visibility.visibleServers();
             },
             linkFor: (s) => this.listLink(s),
-            perCaller: (s) => this.principalServers.has(s) || this.credentials?.covers(s) === true,
+            perCaller: (s) => this.links.perCaller(s),
           },
           { ...narrowedView(options.catalogue, access), logger: options.logger },
         ),
@@ -238,7 +198,7 @@ export class SessionScope implements RouteScope {
    */
   catalogueOf(access: AccessProfile | undefined): Catalogue {
     // Only while the session can have no connection of its own (a reload may add a server it could).
-    const shared = this.own.size === 0 && this.principalServers.size === 0 ? this.sharedCatalogue : undefined;
+    const shared = this.links.hasOwnConnections ? undefined : this.sharedCatalogue;
     return shared !== undefined && this.visibility.seesShared() ? shared(access) : this.ownCatalogues.for(access);
   }
 
@@ -286,18 +246,8 @@ export class SessionScope implements RouteScope {
   }
 
   /** The connection this session's lists of `server` come from: its own once open, else the primary. */
-  async listLink(server: string): Promise<UpstreamLink> {
-    // A per-user server lists from the session's own connection only, with the session's token.
-    if (this.credentials?.covers(server) === true) return this.credentials.listLink(server);
-    const entry = this.registry.entry(server);
-    // A server with no primary lists from the session's principal connection, opened for it.
-    if (reachedPerPrincipal(entry.config)) return this.principalLink(server) ?? principalListLink(this.registry, server, this.key);
-    return this.own.get(server)?.current ?? this.principalLink(server) ?? entry.primary.get();
-  }
-
-  /** This session's principal connection to `server`, if it is one and open now. */
-  private principalLink(server: string): UpstreamLink | undefined {
-    return this.registry.entry(server).principals?.current(this.key);
+  listLink(server: string): Promise<UpstreamLink> {
+    return this.links.listLink(server);
   }
 
   /** The session's `deferTools` init option (read from its `initialize`); undefined: no preference. */
@@ -306,22 +256,11 @@ export class SessionScope implements RouteScope {
   }
 
   withLink<T>(server: string, fn: (link: UpstreamLink) => Promise<T>): Promise<T> {
-    const own = this.own.get(server);
-    if (own !== undefined) {
-      const call = () => withReinitialise(server, this.registry, this.logger, () => own.acquire(), fn);
-      return this.credentials?.covers(server) === true ? this.credentials.run(server, call) : call();
-    }
-    if (this.principalServers.has(server)) return withReinitialise(server, this.registry, this.logger, principalHeld(this.registry, server, this.key), fn);
-    return withReinitialise(server, this.registry, this.logger, primaryHeld(this.registry, server), fn);
+    return this.links.withLink(server, fn);
   }
 
   noteSubscription(server: string, uri: string, subscribed: boolean): void {
-    const key = `${server}\n${uri}`;
-    if (subscribed === this.subscriptions.has(key)) return;
-    if (subscribed) this.subscriptions.add(key);
-    else this.subscriptions.delete(key);
-    this.own.get(server)?.noteSubscription(subscribed);
-    this.registry.entry(server).principals?.noteSubscription(this.key, subscribed);
+    if (this.notifications.noteSubscription(server, uri, subscribed)) this.links.noteSubscription(server, subscribed);
   }
 
   /**
@@ -332,116 +271,26 @@ export class SessionScope implements RouteScope {
     // Only servers this session may see: a level is no way to reach a hidden server.
     const catalogue = this.catalogue;
     await Promise.all(
-      this.servers.filter((server) => catalogue.showsServer(server)).map((server) => {
-        const own = this.own.get(server);
-        // A principal connection is shared by the principal's sessions: set on it only while open.
-        const principal = this.principalServers.has(server) ? this.principalLink(server) : undefined;
-        const setting =
-          own !== undefined
-            ? own.setLogLevel(params)
-            : this.principalServers.has(server)
-              ? principal !== undefined && principal.capabilities.logging !== undefined
-                ? principal.request('logging/setLevel', params, { sink }).then(() => undefined)
-                : Promise.resolve()
-              : this.withLink(server, async (link) => {
-                if (link.capabilities.logging !== undefined) await link.request('logging/setLevel', params, { sink });
-              });
+      this.servers
+        .filter((server) => catalogue.showsServer(server))
         // One upstream that fails does not fail the others.
-        return setting.catch(() => undefined);
-      }),
+        .map((server) => this.links.setLogLevel(server, params, sink).catch(() => undefined)),
     );
   }
 
   /** Client notifications go to the session's own live connections only, never to shared ones. */
   broadcast(message: RpcMessage): void {
     if (message.method === 'notifications/roots/list_changed') this.visibility.rootsChanged();
-    for (const connection of this.own.values()) void connection.current?.notify(message).catch(() => undefined);
+    this.links.broadcast(message);
   }
 
   async close(): Promise<void> {
     for (const unsubscribe of this.unsubscribes.splice(0)) unsubscribe();
     this.visibility.close();
     this.ownResources?.close();
-    // The principal connection outlives the session: the subscriptions it held there go with it.
-    for (const key of this.subscriptions) {
-      const server = key.slice(0, key.indexOf('\n'));
-      this.registry.entry(server).principals?.noteSubscription(this.key, false);
-    }
-    this.subscriptions.clear();
+    for (const server of this.notifications.clear()) this.links.releaseSubscription(server);
     this.taskTable?.forgetOwner(this.taskOwner);
-    this.credentials?.close();
-    await Promise.all([...this.own.values()].map((connection) => connection.close()));
-  }
-
-  /** Follows one server of the endpoint: its list changes and updates reach this session, through the connection its lists come from. */
-  private attach(server: string): void {
-    const keyId = connectionKeyId(this.key);
-    const entry = this.registry.entry(server);
-    const principals = entry.principals;
-    if (principals !== undefined) {
-      this.principalServers.add(server);
-      // This principal's connection is the session's: its changes and updates reach the session,
-      // and the primary's list changes do while the session's lists come from the primary.
-      this.unsubscribes.push(
-        principals.on((key, event) => {
-          if (connectionKeyId(key) === keyId) this.onLinkEvent(server, event);
-        }),
-        entry.primary.on((event) => {
-          if (event.kind === 'listChanged' && principals.current(this.key) === undefined) this.onLinkEvent(server, event);
-        }),
-      );
-      return;
-    }
-    if (entry.config.isolation !== 'session') {
-      this.unsubscribes.push(entry.primary.on((event) => this.onLinkEvent(server, event)));
-      return;
-    }
-    // The primary's list changes reach the session while its lists come from the primary.
-    this.unsubscribes.push(
-      entry.primary.on((event) => {
-        if (event.kind === 'listChanged' && this.own.get(server)?.current === undefined) this.onLinkEvent(server, event);
-      }),
-    );
-    const stdio = entry.config.transport === 'stdio';
-    const connection = new SessionConnection({
-      server,
-      registry: this.registry,
-      owner: this.session.owner,
-      clientCapabilities: this.session.clientCapabilities,
-      quota: entry.sessionChildren,
-      idleTimeoutMs: stdio ? this.session.childIdleTimeoutMs : undefined,
-      // The session's own connection: a per-user server's token is the session's (credential-owner.ts).
-      ...(this.session.sessionId === undefined ? {} : { credentialOwner: { kind: 'session' as const, session: this.session.sessionId, principal: this.key.principal } }),
-      logger: this.logger,
-    });
-    this.own.set(server, connection);
-    // The session's credentials attach once, over the servers it starts with; a reload does not
-    // add a per-user server to a running gateway (config-diff.ts).
-    if (takesUserTokens(entry.config)) this.perUser.set(server, connection);
-    this.unsubscribes.push(connection.slot.on((event) => this.onLinkEvent(server, event)));
-  }
-
-  private onLinkEvent(server: string, event: LinkEvent): void {
-    const notify = (method: string, params?: Record<string, unknown>) =>
-      void this.owner.notify(params === undefined ? { method } : { method, params }).catch(() => undefined);
-    switch (event.kind) {
-      case 'listChanged':
-        notify(`notifications/${event.list}/list_changed`);
-        return;
-      case 'resourceUpdated':
-        // Judged by the session's current profile: a server its latest token may not see sends it nothing.
-        if (this.subscriptions.has(`${server}\n${String(event.params.uri)}`) && this.catalogue.showsServer(server)) {
-          notify('notifications/resources/updated', event.params);
-        }
-        return;
-      case 'closed':
-      case 'taskStatus': // routed by the endpoint's task table, which knows whose task it is
-        return;
-      default: {
-        const unreachable: never = event;
-        return unreachable;
-      }
-    }
+    await this.links.close();
   }
 }
 

@@ -28,7 +28,8 @@ import { narrowedView } from './access-view.js';
 import { ProfileCatalogues, profileKey, scopeAtAccess } from './access-scope.js';
 import type { AccessProfile } from '../policy/access-policy.js';
 import type { RouteScope } from './router.js';
-import type { SessionScope, SessionServersOptions } from './scopes.js';
+import type { SessionScope } from './scopes.js';
+import type { SessionServersOptions } from './scope-options.js';
 
 /** The namespace of the servers a client brings: never a configured or plugin server's name. */
 export const SESSION_SERVER_PREFIX = 'session.';

@@ -19,7 +19,7 @@ import { sameServers } from './session-visibility.js';
 import { ListingConnections, listingSet } from './listing-connections.js';
 import type { ClientCapabilities } from '@modelcontextprotocol/client';
 import type { RouteScope } from './router.js';
-import type { ScopeOptions } from './scopes.js';
+import type { ScopeOptions } from './scope-options.js';
 import { admitFor } from './admit.js';
 import type { AccessProfile } from '../policy/access-policy.js';
 import { narrowedView } from './access-view.js';

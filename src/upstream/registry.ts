@@ -7,19 +7,13 @@
  * `sessionChildren` bounds how many of those (child processes) live at once, gateway-wide.
  * Every connection opened here is followed by its server's `changes` (server-changes.ts).
  *
- * One server can be stopped and started again at run time (`stopServer`, `startServer`: an
- * operator's global disable, or a reload): stopping closes every connection of that server the
- * registry opened — the primary, the pool, principals' and sessions' own — so its children are
- * reaped, and refuses new ones until it is started again, which reconnects the primary. A reload
- * that drops a server from the configuration removes it (`removeServer`): stopped, no start
- * brings it back, and it leaves the status; one that names a new server adds it (`addServer`,
- * built as at start: registry-entry.ts), and it joins `roster`, which the endpoints follow. A
- * removed server named again comes back on its old entry. Calls for one server are applied in
- * order.
+ * One server can be stopped, started, restarted, removed and added at run time (an operator's
+ * global disable, or a reload): `stopServer`, `startServer`, `restart`, `removeServer`,
+ * `addServer`, applied in order per server by server-lifecycle.ts.
  */
 import type { ClientCapabilities } from '@modelcontextprotocol/client';
 import type { ServerConfig } from '../config/schema.js';
-import { GatewayError, UpstreamError } from '../errors.js';
+import { GatewayError } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
 import { ChildCensus } from './child-census.js';
 import { POOLED_CONNECTION_CAPABILITIES, SHARED_CONNECTION_CAPABILITIES } from '../rpc/client-capabilities.js';
@@ -29,8 +23,9 @@ import { UpstreamLink } from './link.js';
 import type { ConnectionKey } from './principal-connections.js';
 import type { DownstreamSink } from '../rpc/sink.js';
 import type { SlotState } from './slot.js';
-import { announceToolsChanged, restartServer, type RestartableEntry } from './server-restart.js';
-import { asksEachUser, createLeasePool, createServerEntry, startPrimaries, type EntrySettings, type ServerEntry } from './registry-entry.js';
+import { announceToolsChanged } from './server-restart.js';
+import { ServerLifecycle } from './server-lifecycle.js';
+import { asksEachUser, createServerEntry, startPrimaries, type EntrySettings, type ServerEntry } from './registry-entry.js';
 import { ServerRoster } from './server-roster.js';
 import type { CredentialOwner } from './credentials/credential-owner.js';
 import { reachedPerPrincipal } from './credentials/principal-bound.js';
@@ -90,12 +85,8 @@ export class UpstreamRegistry {
   private options: UpstreamRegistryOptions;
   private readonly logger: Logger;
   private readonly census = new ChildCensus();
-  /** Servers stopped at run time: no connection of theirs may open. */
-  private readonly stopped = new Set<string>();
-  /** Servers a reload removed: stopped, not in the status, until a later reload names them again (`addServer`). */
-  private readonly removed = new Set<string>();
-  /** Per server, the stop or start being applied (each waits for the one before). */
-  private readonly transitions = new Map<string, Promise<void>>();
+  /** Which servers are stopped or removed, and the changes being applied to them (server-lifecycle.ts). */
+  private readonly lifecycle: ServerLifecycle;
 
   /** Every entry, including those a reload removed (they stay, stopped) and those it added. */
   get entries(): ReadonlyMap<string, ServerEntry> {
@@ -106,8 +97,23 @@ export class UpstreamRegistry {
     this.options = options;
     this.logger = options.logger;
     const names = Object.keys(options.servers).sort();
-    for (const name of names) this.entryMap.set(name, createServerEntry(name, options.servers[name]!, this.settings));
     this.roster = new ServerRoster(names);
+    this.lifecycle = new ServerLifecycle({
+      logger: this.logger,
+      roster: this.roster,
+      entry: (name) => this.entry(name),
+      existing: (name) => this.entryMap.get(name),
+      create: (name, config) => {
+        const entry = createServerEntry(name, config, this.settings);
+        this.entryMap.set(name, entry);
+        // Before anything of it can connect: the restart counter and the customisation list see every state.
+        for (const listener of [...this.addedListeners]) listener(entry);
+        return entry;
+      },
+      settings: () => this.settings,
+    });
+    // After the lifecycle: an entry's connections ask it whether their server is stopped.
+    for (const name of names) this.entryMap.set(name, createServerEntry(name, options.servers[name]!, this.settings));
   }
 
   /** What every entry is built under (registry-entry.ts): this registry's settings, read when used. */
@@ -116,24 +122,12 @@ export class UpstreamRegistry {
   }
 
   /**
-   * Restarts one server under a new entry of the same transport and isolation (server-restart.ts):
-   * its connections are replaced, the sessions stay and hear `list_changed`. Rejects when the
-   * server does not come back (it keeps retrying in the background, shown in state `error`).
-   * A server stopped at run time (`stopServer`, enablement) takes the new entry and stays
-   * stopped: nothing starts until `startServer`. Queued with stops and starts of the same server.
+   * Restarts one server under a new entry of the same transport and isolation: its connections
+   * are replaced, the sessions stay and hear `list_changed`; a stopped server stays stopped
+   * (server-lifecycle.ts). Queued with stops and starts of the same server.
    */
-  async restart(name: string, config: ServerConfig): Promise<void> {
-    const entry = this.entry(name);
-    if (config.transport !== entry.config.transport || config.isolation !== entry.config.isolation) {
-      throw new GatewayError('NOT_SUPPORTED', `server "${name}": a restart cannot change its transport or isolation`, { server: name });
-    }
-    if (reachedPerPrincipal(config) !== reachedPerPrincipal(entry.config)) {
-      // Whether it has a primary at all is settled when the entry is built (reloads refuse it: config-diff.ts).
-      throw new GatewayError('NOT_SUPPORTED', `server "${name}": a restart cannot start or stop its token exchange (upstreamAuth); restart the gateway`, { server: name });
-    }
-    // A server reached per principal has no primary to reconnect: its principals reconnect on use.
-    const noPrimary = this.stopped.has(name) || reachedPerPrincipal(config);
-    await this.transition(name, () => restartServer(entry as RestartableEntry, config, (next) => createLeasePool(name, next, this.settings), noPrimary));
+  restart(name: string, config: ServerConfig): Promise<void> {
+    return this.lifecycle.restart(name, config);
   }
 
   /** Sessions listing tools of `name` hear `tools/list_changed` (its tool filters moved). */
@@ -158,12 +152,12 @@ export class UpstreamRegistry {
    * that offers it (`connectLegacyEra`: how depends on the upstream kind).
    */
   async connect(name: string, options: ConnectOptions = {}): Promise<UpstreamLink> {
-    this.refuseStopped(name);
+    this.lifecycle.refuseStopped(name);
     const link = await this.open(name, options);
-    if (this.stopped.has(name)) {
+    if (this.lifecycle.isStopped(name)) {
       // Stopped while this connection was opening: it must not outlive the stop.
       await link.close();
-      this.refuseStopped(name);
+      this.lifecycle.refuseStopped(name);
     }
     this.entry(name).changes.track(link);
     return link;
@@ -171,7 +165,7 @@ export class UpstreamRegistry {
 
   /** True while `name` is stopped at run time (`stopServer`). */
   isStopped(name: string): boolean {
-    return this.stopped.has(name);
+    return this.lifecycle.isStopped(name);
   }
 
   /**
@@ -179,86 +173,35 @@ export class UpstreamRegistry {
    * until `startServer`; its primary's state is `closed`. Resolves once all are closed. Idempotent.
    */
   stopServer(name: string): Promise<void> {
-    const entry = this.entry(name);
-    return this.transition(name, async () => {
-      if (this.stopped.has(name)) return;
-      this.stopped.add(name);
-      this.logger.info({ server: name }, 'upstream stopped');
-      await Promise.all([
-        entry.primary.close(),
-        entry.pool?.close(),
-        entry.principals?.close(),
-        ...entry.changes.live().map((link) => link.close()),
-      ]);
-    });
+    return this.lifecycle.stop(name);
   }
 
   /**
    * Starts a stopped server again: resolves once it is `starting` — its primary reconnects in
-   * the background (`ready`, or `error` with the usual retries; a failure is logged, not thrown)
-   * and sessions reconnect on their next use. No-op unless stopped.
+   * the background and sessions reconnect on their next use. No-op unless stopped.
    */
   startServer(name: string): Promise<void> {
-    const entry = this.entry(name);
-    return this.transition(name, async () => {
-      if (this.removed.has(name) || !this.stopped.delete(name)) return;
-      entry.pool?.reopen();
-      entry.principals?.reopen();
-      entry.primary.reopen();
-      this.logger.info({ server: name }, 'upstream starting');
-      entry.primary.get().then(
-        () => this.logger.info({ server: name }, 'upstream ready'),
-        (error: unknown) =>
-          this.logger.warn({ server: name, reason: error instanceof Error ? error.message : String(error) }, 'upstream started but not reachable yet; retrying in the background'),
-      );
-    });
+    return this.lifecycle.start(name);
   }
 
   /**
-   * Removes one server (a reload dropped it): stopped as `stopServer` stops it, every child
-   * reaped, and no `startServer` starts it again (only `addServer`); it leaves `status()`. Its entry stays, so a
+   * Removes one server (a reload dropped it): stopped as `stopServer` stops it, and no
+   * `startServer` starts it again (only `addServer`); it leaves `status()`. Its entry stays, so a
    * session or call still holding its name is refused as for any stopped server.
    */
   removeServer(name: string): Promise<void> {
-    this.entry(name);
-    this.removed.add(name);
-    return this.stopServer(name);
+    return this.lifecycle.remove(name);
   }
 
   /**
    * Adds one server a reload named (built as at start, registry-entry.ts) and starts its primary,
-   * unless `stopped` (the global enablement decisions disable it: nothing starts until
-   * `startServer`). The server joins `roster` once the primary's first attempt settled, so the
-   * sessions that then hear `list_changed` list it from a live connection. Rejects with the
-   * connect error when it did not come up (it keeps retrying in the background, in state
-   * `error`); it is in the roster either way. A server removed earlier comes back on its old
-   * entry — the one every session still holds — under the new config, which must keep its
-   * transport and isolation. Either way `entry(name)` finds it as soon as this returns, before
-   * the promise settles: the endpoints build its side channel over it while it starts.
+   * unless `stopped`; it joins `roster` once the primary's first attempt settled, and rejects
+   * with the connect error when it did not come up (server-lifecycle.ts). `entry(name)` finds it
+   * as soon as this returns, before the promise settles: the endpoints build its side channel
+   * over it while it starts.
    */
-  async addServer(name: string, config: ServerConfig, { stopped = false }: { stopped?: boolean } = {}): Promise<void> {
-    let entry = this.entryMap.get(name);
-    if (entry !== undefined && !this.removed.has(name)) throw new GatewayError('NOT_SUPPORTED', `server "${name}" is running already`, { server: name });
-    if (entry === undefined) {
-      entry = createServerEntry(name, config, this.settings);
-      this.entryMap.set(name, entry);
-      // Before anything of it can connect: the restart counter and the customisation list see every state.
-      for (const listener of [...this.addedListeners]) listener(entry);
-      if (stopped) await this.stopServer(name);
-    } else {
-      await this.restart(name, config); // removed, so stopped: it takes the new entry and stays stopped
-      this.removed.delete(name);
-      if (!stopped) await this.startServer(name);
-    }
-    if (stopped) {
-      this.roster.add(name);
-      return;
-    }
-    try {
-      await entry.primary.get();
-    } finally {
-      this.roster.add(name);
-    }
+  addServer(name: string, config: ServerConfig, { stopped = false }: { stopped?: boolean } = {}): Promise<void> {
+    return this.lifecycle.add(name, config, stopped);
   }
 
   /** Called with each entry `addServer` creates, before anything of it connects; returns the unsubscribe. */
@@ -269,21 +212,7 @@ export class UpstreamRegistry {
 
   /** True once a reload removed `name`. */
   isRemoved(name: string): boolean {
-    return this.removed.has(name);
-  }
-
-  private transition(name: string, step: () => Promise<void>): Promise<void> {
-    const next = (this.transitions.get(name) ?? Promise.resolve()).then(step);
-    const settled = next.catch(() => undefined);
-    this.transitions.set(name, settled);
-    void settled.then(() => {
-      if (this.transitions.get(name) === settled) this.transitions.delete(name);
-    });
-    return next;
-  }
-
-  private refuseStopped(name: string): void {
-    if (this.stopped.has(name)) throw new UpstreamError('UPSTREAM_UNAVAILABLE', name, 'is stopped');
+    return this.lifecycle.isRemoved(name);
   }
 
   private async open(name: string, options: ConnectOptions): Promise<UpstreamLink> {
@@ -338,7 +267,7 @@ export class UpstreamRegistry {
    */
   async start(): Promise<void> {
     // Disabled before start: not started.
-    await startPrimaries([...this.entries.values()].filter((entry) => !this.stopped.has(entry.name)), this.logger);
+    await startPrimaries([...this.entries.values()].filter((entry) => !this.lifecycle.isStopped(entry.name)), this.logger);
   }
 
   /**
@@ -356,7 +285,7 @@ export class UpstreamRegistry {
   }
 
   status(): ServerStatus[] {
-    return [...this.entries.values()].filter((e) => !this.removed.has(e.name)).map((e) => ({ server: e.name, mode: e.config.mode, state: e.primary.state }));
+    return [...this.entries.values()].filter((e) => !this.lifecycle.isRemoved(e.name)).map((e) => ({ server: e.name, mode: e.config.mode, state: e.primary.state }));
   }
 
   /**
@@ -366,7 +295,7 @@ export class UpstreamRegistry {
    */
   ready(): boolean {
     return [...this.entries.values()].every(
-      (e) => e.config.mode === 'optional' || this.stopped.has(e.name) || reachedPerPrincipal(e.config) || e.primary.state === 'ready' || asksEachUser(e),
+      (e) => e.config.mode === 'optional' || this.lifecycle.isStopped(e.name) || reachedPerPrincipal(e.config) || e.primary.state === 'ready' || asksEachUser(e),
     );
   }
 

@@ -6,7 +6,8 @@
  * connection per call and gives it back.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SessionScope, StatelessScope, type ScopeOptions } from '../../src/routing/scopes.js';
+import { SessionScope, StatelessScope } from '../../src/routing/scopes.js';
+import type { ScopeOptions } from '../../src/routing/scope-options.js';
 import type { UpstreamLink } from '../../src/upstream/link.js';
 import { UpstreamRegistry } from '../../src/upstream/registry.js';
 import { assertBuilt, newMarker } from '../integration/harness/paths.js';

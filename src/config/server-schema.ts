@@ -1,0 +1,91 @@
+/**
+ * One `servers` entry: a closed union on `transport` (`stdio`, `streamableHttp`, `sse`) with
+ * what every kind shares (mode, isolation, tool filters, deferral, timeouts). The same schema
+ * parses configured servers, plugin servers (plugins/server-config.ts) and servers a 2025 client
+ * brings (session-servers.ts). Claude Desktop / VS Code / Cursor `mcpServers` blocks (no
+ * `transport`, `command` or `url` present) are normalised in `load.ts` before parsing.
+ */
+import { z } from 'zod';
+import { upstreamAuthSchema } from './upstream-auth-schema.js';
+
+/** Config keys double as namespaces and URL path segments: keep them plain. */
+const serverName = z
+  .string()
+  .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,47}$/, 'must be 1-48 chars of letters, digits, "_", "." or "-"');
+
+/** A server's name (config key, plugin server, session-supplied server). */
+export { serverName as serverNameSchema };
+
+const toolList = z.array(z.string().min(1)).default([]);
+
+const common = {
+  /**
+   * `false`: the operator's global decision to keep this server stopped (it is listed, never
+   * started) until a global toggle enables it (docs/customizations.md, "Enablement"). Absent: enabled.
+   */
+  enabled: z.boolean().optional(),
+  mode: z.enum(['required', 'optional']).default('required'),
+  /**
+   * Which clients share an upstream connection: `session` (each 2025 session its own; 2026
+   * requests lease pooled ones), `shared` (one for everyone), `principal` (one per authenticated
+   * principal and workspace, for both eras). docs/architecture.md, "Choosing an isolation".
+   */
+  isolation: z.enum(['session', 'shared', 'principal']).default('session'),
+  enabledTools: toolList,
+  disabledTools: toolList,
+  /** Milliseconds an upstream request may take before the gateway gives up on it. */
+  requestTimeoutMs: z.number().int().positive().max(3_600_000).default(300_000),
+  /**
+   * Tool deferral for this server (README, "Deferral"): `true` leaves its tools out of
+   * `tools/list` (reachable through `search_tools` / `call_tool`) even when the global setting is
+   * off, `false` always lists them directly; absent or `null` follows the session and
+   * `catalogue.deferTools`.
+   */
+  defer: z.boolean().nullable().optional(),
+  /**
+   * Tools an operator pins: `true` for every tool of the server, or upstream tool names. A pinned
+   * tool is listed directly even when its server is deferred and carries
+   * `_meta["anthropic/alwaysLoad"]: true`, so clients that defer natively keep it loaded too.
+   */
+  alwaysLoad: z.union([z.boolean(), z.array(z.string().min(1)).max(1_000)]).default(false),
+};
+
+export const stdioServerSchema = z.strictObject({
+  transport: z.literal('stdio'),
+  command: z.string().min(1),
+  args: z.array(z.string()).default([]),
+  env: z.record(z.string(), z.string()).default({}),
+  cwd: z.string().min(1).optional(),
+  framing: z.enum(['auto', 'ndjson', 'contentLength']).default('auto'),
+  ...common,
+});
+
+/** What every HTTP upstream kind has: where it is, what is sent with each request, egress rules. */
+const remote = {
+  /** Credentials of the gateway's own for this upstream; absent: only `headers`/`envHeaders`. */
+  upstreamAuth: upstreamAuthSchema.optional(),
+  url: z.string().min(1),
+  headers: z.record(z.string(), z.string()).default({}),
+  /** Header name → environment variable name, read when each request is built. */
+  envHeaders: z.record(z.string(), z.string()).default({}),
+  allowPrivateNetwork: z.boolean().default(false),
+  connectTimeoutMs: z.number().int().positive().max(120_000).default(10_000),
+  ...common,
+};
+
+export const httpServerSchema = z.strictObject({ transport: z.literal('streamableHttp'), ...remote });
+
+/**
+ * A server that only speaks the deprecated HTTP+SSE transport (MCP 2024-11-05): `url` is its SSE
+ * endpoint; messages go to the endpoint it announces, which must be of the same origin.
+ */
+export const sseServerSchema = z.strictObject({ transport: z.literal('sse'), ...remote });
+
+export const serverSchema = z.discriminatedUnion('transport', [stdioServerSchema, httpServerSchema, sseServerSchema]);
+
+export type ServerConfig = z.infer<typeof serverSchema>;
+export type StdioServerConfig = z.infer<typeof stdioServerSchema>;
+export type HttpServerConfig = z.infer<typeof httpServerSchema>;
+export type SseServerConfig = z.infer<typeof sseServerSchema>;
+/** Every server reached over HTTP (through the egress guard), whichever wire it speaks. */
+export type RemoteServerConfig = HttpServerConfig | SseServerConfig;

@@ -1,0 +1,206 @@
+/**
+ * Which connection a 2025 session reaches each server through, and which of their events reach
+ * the session (`SessionScope` in scopes.ts routes through this):
+ * - `isolation: "session"`: a connection of the session's own (session-connection.ts), opened on
+ *   its first use and closed with the session; until it is open, lists and list changes come
+ *   from the primary. A `perUser` server's own connection carries the session's token
+ *   (session-credentials.ts), and lists from it only.
+ * - `isolation: "principal"`: the connection of the session's principal and workspace
+ *   (upstream/principal-connections.ts), shared with that principal's other sessions; until it is
+ *   open, lists and list changes come from the primary (a server with no primary lists through
+ *   that connection, opened for it).
+ * - `shared`: the registry's primary, for everything.
+ * The session attaches each server it starts with and each one a reload adds (`attach`).
+ */
+import type { ClientCapabilities } from '@modelcontextprotocol/client';
+import type { Logger } from '../observability/logger.js';
+import type { DownstreamSink, RpcMessage } from '../rpc/sink.js';
+import type { LinkEvent } from '../upstream/link-event.js';
+import type { UpstreamLink } from '../upstream/link.js';
+import { connectionKeyId, type ConnectionKey } from '../upstream/principal-connections.js';
+import type { UpstreamRegistry } from '../upstream/registry.js';
+import { reachedPerPrincipal } from '../upstream/credentials/principal-bound.js';
+import { takesUserTokens, type UserTokens } from '../upstream/credentials/user-tokens.js';
+import { primaryHeld, principalHeld, principalListLink, withReinitialise } from './held-link.js';
+import { SessionConnection } from './session-connection.js';
+import { SessionCredentials } from './session-credentials.js';
+
+export interface SessionLinksOptions {
+  readonly registry: UpstreamRegistry;
+  /** The session's principal and workspace: its key on principal servers. */
+  readonly key: ConnectionKey;
+  /** The session's standalone stream: what no call can be credited with goes there. */
+  readonly owner: DownstreamSink;
+  /** What the session's client declared in `initialize`: its own connections declare exactly that. */
+  readonly clientCapabilities: () => ClientCapabilities | undefined;
+  /** A stdio session child with no call in flight is closed after this long (the session stays). */
+  readonly childIdleTimeoutMs: number | undefined;
+  /** The session's id: the credential owner of its own connections (never shown or stored). */
+  readonly sessionId: string | undefined;
+  /** Sessions' own tokens for `perUser` servers; absent: those servers get none. */
+  readonly userTokens: UserTokens | undefined;
+  readonly logger: Logger;
+  /** An event of the connection a server's lists come from: its list changes and resource updates. */
+  readonly onEvent: (server: string, event: LinkEvent) => void;
+}
+
+export class SessionLinks {
+  private readonly options: SessionLinksOptions;
+  private readonly registry: UpstreamRegistry;
+  private readonly key: ConnectionKey;
+  private readonly own = new Map<string, SessionConnection>();
+  /** The session's own connections to its per-user servers (session-credentials.ts). */
+  private readonly perUser = new Map<string, SessionConnection>();
+  private readonly principalServers = new Set<string>();
+  private readonly unsubscribes: Array<() => void> = [];
+  /** Its own tokens for `perUser` servers; undefined when it reaches none. */
+  private readonly credentials: SessionCredentials | undefined;
+
+  /** Attaches each of `servers` (the endpoint's, when the session opens). */
+  constructor(options: SessionLinksOptions, servers: readonly string[]) {
+    this.options = options;
+    this.registry = options.registry;
+    this.key = options.key;
+    for (const server of servers) this.attach(server);
+    this.credentials = SessionCredentials.attach(options.userTokens, {
+      sessionId: options.sessionId,
+      principal: this.key.principal,
+      connections: this.perUser,
+      owner: options.owner,
+      logger: options.logger,
+    });
+  }
+
+  /** False while every server is `shared`: the session's lists are then what any caller's are. */
+  get hasOwnConnections(): boolean {
+    return this.own.size > 0 || this.principalServers.size > 0;
+  }
+
+  /** True when the session's lists of `server` are its own or its principal's, never another caller's. */
+  perCaller(server: string): boolean {
+    return this.principalServers.has(server) || this.credentials?.covers(server) === true;
+  }
+
+  /** The connection this session's lists of `server` come from: its own once open, else the primary. */
+  async listLink(server: string): Promise<UpstreamLink> {
+    // A per-user server lists from the session's own connection only, with the session's token.
+    if (this.credentials?.covers(server) === true) return this.credentials.listLink(server);
+    const entry = this.registry.entry(server);
+    // A server with no primary lists from the session's principal connection, opened for it.
+    if (reachedPerPrincipal(entry.config)) return this.principalLink(server) ?? principalListLink(this.registry, server, this.key);
+    return this.own.get(server)?.current ?? this.principalLink(server) ?? entry.primary.get();
+  }
+
+  withLink<T>(server: string, fn: (link: UpstreamLink) => Promise<T>): Promise<T> {
+    const { logger } = this.options;
+    const own = this.own.get(server);
+    if (own !== undefined) {
+      const call = () => withReinitialise(server, this.registry, logger, () => own.acquire(), fn);
+      return this.credentials?.covers(server) === true ? this.credentials.run(server, call) : call();
+    }
+    if (this.principalServers.has(server)) return withReinitialise(server, this.registry, logger, principalHeld(this.registry, server, this.key), fn);
+    return withReinitialise(server, this.registry, logger, primaryHeld(this.registry, server), fn);
+  }
+
+  /** Keeps the session's own connection to `server` open while `link` (it) holds a task; undefined: not its own. */
+  pin(server: string, link: UpstreamLink): (() => void) | undefined {
+    return this.own.get(server)?.pin(link);
+  }
+
+  /** A subscription of the session's to a resource of `server` began or ended: the connection serving it counts it. */
+  noteSubscription(server: string, subscribed: boolean): void {
+    this.own.get(server)?.noteSubscription(subscribed);
+    this.registry.entry(server).principals?.noteSubscription(this.key, subscribed);
+  }
+
+  /** The principal connection outlives the session: a subscription it held there ends with it. */
+  releaseSubscription(server: string): void {
+    this.registry.entry(server).principals?.noteSubscription(this.key, false);
+  }
+
+  /**
+   * `logging/setLevel` for `server`: the session's own connection gets it now if open, and when
+   * it opens later (a level is no reason to spawn a child); `shared` servers get it on the primary.
+   */
+  setLogLevel(server: string, params: Record<string, unknown>, sink: DownstreamSink): Promise<void> {
+    const own = this.own.get(server);
+    if (own !== undefined) return own.setLogLevel(params);
+    if (this.principalServers.has(server)) {
+      // A principal connection is shared by the principal's sessions: set on it only while open.
+      const principal = this.principalLink(server);
+      return principal !== undefined && principal.capabilities.logging !== undefined
+        ? principal.request('logging/setLevel', params, { sink }).then(() => undefined)
+        : Promise.resolve();
+    }
+    return this.withLink(server, async (link) => {
+      if (link.capabilities.logging !== undefined) await link.request('logging/setLevel', params, { sink });
+    });
+  }
+
+  /** Client notifications go to the session's own live connections only, never to shared ones. */
+  broadcast(message: RpcMessage): void {
+    for (const connection of this.own.values()) void connection.current?.notify(message).catch(() => undefined);
+  }
+
+  /** Follows one server of the endpoint: its list changes and updates reach this session, through the connection its lists come from. */
+  attach(server: string): void {
+    const { onEvent } = this.options;
+    const keyId = connectionKeyId(this.key);
+    const entry = this.registry.entry(server);
+    const principals = entry.principals;
+    if (principals !== undefined) {
+      this.principalServers.add(server);
+      // This principal's connection is the session's: its changes and updates reach the session,
+      // and the primary's list changes do while the session's lists come from the primary.
+      this.unsubscribes.push(
+        principals.on((key, event) => {
+          if (connectionKeyId(key) === keyId) onEvent(server, event);
+        }),
+        entry.primary.on((event) => {
+          if (event.kind === 'listChanged' && principals.current(this.key) === undefined) onEvent(server, event);
+        }),
+      );
+      return;
+    }
+    if (entry.config.isolation !== 'session') {
+      this.unsubscribes.push(entry.primary.on((event) => onEvent(server, event)));
+      return;
+    }
+    // The primary's list changes reach the session while its lists come from the primary.
+    this.unsubscribes.push(
+      entry.primary.on((event) => {
+        if (event.kind === 'listChanged' && this.own.get(server)?.current === undefined) onEvent(server, event);
+      }),
+    );
+    const { sessionId } = this.options;
+    const stdio = entry.config.transport === 'stdio';
+    const connection = new SessionConnection({
+      server,
+      registry: this.registry,
+      owner: this.options.owner,
+      clientCapabilities: this.options.clientCapabilities,
+      quota: entry.sessionChildren,
+      idleTimeoutMs: stdio ? this.options.childIdleTimeoutMs : undefined,
+      // The session's own connection: a per-user server's token is the session's (credential-owner.ts).
+      ...(sessionId === undefined ? {} : { credentialOwner: { kind: 'session' as const, session: sessionId, principal: this.key.principal } }),
+      logger: this.options.logger,
+    });
+    this.own.set(server, connection);
+    // The session's credentials attach once, over the servers it starts with; a reload does not
+    // add a per-user server to a running gateway (config-diff.ts).
+    if (takesUserTokens(entry.config)) this.perUser.set(server, connection);
+    this.unsubscribes.push(connection.slot.on((event) => onEvent(server, event)));
+  }
+
+  /** Stops following the servers, drops the session's tokens and closes its own connections. */
+  async close(): Promise<void> {
+    for (const unsubscribe of this.unsubscribes.splice(0)) unsubscribe();
+    this.credentials?.close();
+    await Promise.all([...this.own.values()].map((connection) => connection.close()));
+  }
+
+  /** This session's principal connection to `server`, if it is one and open now. */
+  private principalLink(server: string): UpstreamLink | undefined {
+    return this.registry.entry(server).principals?.current(this.key);
+  }
+}
