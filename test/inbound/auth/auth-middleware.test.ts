@@ -173,11 +173,16 @@ describe('stripAuthorization', () => {
   });
 });
 
-describe('onVerifiedToken (the subject tokens of tokenExchange)', () => {
+describe('withVerifiedToken (the subject tokens of tokenExchange)', () => {
   it('is never told a shared bearer secret, nor a token that was refused', async () => {
     const told: string[] = [];
     const hono = new Hono();
-    hono.use('*', authMiddleware(authenticator, { onVerifiedToken: (_principal, token) => void told.push(token) }));
+    hono.use('*', authMiddleware(authenticator, {
+        withVerifiedToken: (_principal, token, _claims, next) => {
+          told.push(token);
+          return next();
+        },
+      }));
     hono.all('*', (c) => c.text(`hello ${c.get('principal')}`));
     expect((await hono.request('/mcp', { headers: { authorization: `Bearer ${TOKEN}` } })).status).toBe(200);
     expect((await hono.request('/mcp', { headers: { authorization: 'Bearer not-the-token-0123456789' } })).status).toBe(401);
