@@ -167,6 +167,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       principalIdleTimeoutMs: config.sessions.childIdleTimeoutMs,
       logger,
       onLeaseWait: (server) => metrics.leaseWaited(server),
+      onServerStopped: (server) => credentials.forget(server),
       deps: {
         parentEnv: env,
         readEnv: (name) => env[name],

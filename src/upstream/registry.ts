@@ -55,6 +55,8 @@ export interface UpstreamRegistryOptions {
   principalIdleTimeoutMs: number;
   deps: ConnectorDeps;
   logger: Logger;
+  /** Told when a server is stopped or removed, once its connections are closed: its upstream tokens are dropped. */
+  onServerStopped?: (server: string) => void;
 }
 
 export interface ConnectOptions {
@@ -190,6 +192,7 @@ export class UpstreamRegistry {
         entry.principals?.close(),
         ...entry.changes.live().map((link) => link.close()),
       ]);
+      this.options.onServerStopped?.(name);
     });
   }
 

@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { outsideAnyRequest, SubjectTokens } from '../../../src/upstream/credentials/subject-tokens.js';
 import { ACCESS_TOKEN_TYPE, FAILURE_MEMORY_MS, TOKEN_EXCHANGE_GRANT, tokenExchange, type TokenExchangeOptions } from '../../../src/upstream/credentials/token-exchange.js';
+import { waitUntil } from '../../integration/harness/wait.js';
 import { exchanged, SECRET, startTokenEndpoint, type TokenEndpoint } from './token-endpoint-fixture.js';
 
 /** The inbound issuer whose tokens the token endpoint exchanges. */
@@ -260,5 +261,15 @@ describe('SubjectTokens', () => {
     expect(store.current('e')).toBeUndefined();
     store.remember('f', 'expired', { exp: exp(-1), iss: ISSUER });
     expect(store.current('f')).toBeUndefined();
+  });
+
+  it('lets each entry go at its exp, without being asked for it', async () => {
+    // The real clock: the store drops the entry itself (its text leaves memory), nobody reads it.
+    const store = new SubjectTokens();
+    store.remember('a', 'token-short', { exp: (Date.now() + 200) / 1000 });
+    store.remember('b', 'token-long', { exp: Date.now() / 1000 + 3_600 });
+    expect(store.size).toBe(2);
+    await waitUntil(() => store.size === 1, 'the short-lived entry lapsed', 5_000);
+    expect(store.current('b')?.token).toBe('token-long');
   });
 });
