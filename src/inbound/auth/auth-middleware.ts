@@ -57,9 +57,10 @@ export interface AuthMiddlewareOptions {
    * Runs the rest of each request it authenticated with a verified token (`next`), given that
    * token and its claims: where `upstreamAuth` `tokenExchange` learns the subject token of the
    * request being served (upstream/credentials/subject-tokens.ts, an async context around
-   * `next`). Absent: the token is forgotten with the request, as it should be unless exchanged.
+   * `next`); `token` undefined for a request a peer replica forwarded, which carries none.
+   * Absent: the token is forgotten with the request, as it should be unless exchanged.
    */
-  withVerifiedToken?: (principal: string, token: string, claims: Readonly<Record<string, unknown>>, next: () => Promise<void>) => Promise<void>;
+  withVerifiedToken?: (principal: string, token: string | undefined, claims: Readonly<Record<string, unknown>>, next: () => Promise<void>) => Promise<void>;
 }
 
 /**
@@ -86,7 +87,9 @@ export function authMiddleware(authenticator: Authenticator, options: AuthMiddle
       c.set('principal', proved.principal);
       c.set('forwarded', true);
       if (proved.access !== undefined) c.set('forwardedAccess', proved.access);
-      await next();
+      // No client credential came with it: no token of the caller is its subject (not another of theirs).
+      if (withVerifiedToken !== undefined) await withVerifiedToken(proved.principal, undefined, {}, next);
+      else await next();
       return;
     }
     const result = await authenticator.authenticate(authorizationLines(c), targetOf?.(c));

@@ -94,18 +94,13 @@ export class SubjectTokens {
 
   /**
    * Runs `work` (the rest of one authenticated request) with `token` as the subject of every
-   * exchange made inside it, and records it as `principal`'s latest.
+   * exchange made inside it, and records it as `principal`'s latest. `token` undefined (a request
+   * that carries none, forwarded by a peer replica): nothing is exchanged inside it.
    */
-  run<T>(principal: string, token: string, claims: SubjectClaims, work: () => T): T {
-    const subject = this.subjectOf(token, claims);
+  run<T>(principal: string, token: string | undefined, claims: SubjectClaims, work: () => T): T {
+    const subject = token === undefined ? undefined : this.subjectOf(token, claims);
     if (subject !== undefined) this.keep(principal, subject);
     return requestSubject.run({ principal, subject }, work);
-  }
-
-  /** Records `token` as `principal`'s latest, verified by authentication (outside any request's context). */
-  remember(principal: string, token: string, claims: SubjectClaims): void {
-    const subject = this.subjectOf(token, claims);
-    if (subject !== undefined) this.keep(principal, subject);
   }
 
   /**

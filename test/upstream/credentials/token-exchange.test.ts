@@ -5,10 +5,15 @@
  * many wait, the refusals that need no request at all; and the subject-token store's bounds.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { outsideAnyRequest, SubjectTokens } from '../../../src/upstream/credentials/subject-tokens.js';
+import { outsideAnyRequest, SubjectTokens, type SubjectClaims } from '../../../src/upstream/credentials/subject-tokens.js';
 import { ACCESS_TOKEN_TYPE, FAILURE_MEMORY_MS, TOKEN_EXCHANGE_GRANT, tokenExchange, type TokenExchangeOptions } from '../../../src/upstream/credentials/token-exchange.js';
 import { waitUntil } from '../../integration/harness/wait.js';
 import { exchanged, SECRET, startTokenEndpoint, type TokenEndpoint } from './token-endpoint-fixture.js';
+
+/** Records `token` as `principal`'s latest, as a request authenticated with it does. */
+function remember(store: SubjectTokens, principal: string, token: string, claims: SubjectClaims): void {
+  store.run(principal, token, claims, () => undefined);
+}
 
 /** The inbound issuer whose tokens the token endpoint exchanges. */
 const ISSUER = 'https://idp-a.example.com';
@@ -52,8 +57,8 @@ beforeEach(() => {
 describe('tokenExchange', () => {
   it('exchanges each principal\'s own subject token, and a connection only ever gets its principal\'s', async () => {
     const { subjects, exchange } = setup();
-    subjects.remember('alice', 'subject-alice', { exp: exp(3_600_000), iss: ISSUER });
-    subjects.remember('bob', 'subject-bob', { exp: exp(3_600_000), iss: ISSUER });
+    remember(subjects, 'alice', 'subject-alice', { exp: exp(3_600_000), iss: ISSUER });
+    remember(subjects, 'bob', 'subject-bob', { exp: exp(3_600_000), iss: ISSUER });
     const alice = exchange.forPrincipal('alice');
     const bob = exchange.forPrincipal('bob');
     const [a1, b1, a2, b2] = await Promise.all([alice.token(), bob.token(), alice.token(), bob.token()]);
@@ -73,7 +78,7 @@ describe('tokenExchange', () => {
 
   it('makes one exchange however many requests of a principal wait for it', async () => {
     const { subjects, exchange } = setup();
-    subjects.remember('alice', 'subject-alice', { exp: exp(3_600_000), iss: ISSUER });
+    remember(subjects, 'alice', 'subject-alice', { exp: exp(3_600_000), iss: ISSUER });
     let release!: () => void;
     endpoint.hold = new Promise((resolve) => (release = resolve));
     const waiting = Array.from({ length: 10 }, () => exchange.forPrincipal('alice').token());
@@ -86,9 +91,9 @@ describe('tokenExchange', () => {
   it('exchanges again for a new subject token, and never uses one past its subject\'s exp', async () => {
     const { subjects, exchange } = setup();
     const alice = exchange.forPrincipal('alice');
-    subjects.remember('alice', 'subject-old', { exp: exp(60_000), iss: ISSUER });
+    remember(subjects, 'alice', 'subject-old', { exp: exp(60_000), iss: ISSUER });
     const first = await alice.token();
-    subjects.remember('alice', 'subject-new', { exp: exp(3_600_000), iss: ISSUER });
+    remember(subjects, 'alice', 'subject-new', { exp: exp(3_600_000), iss: ISSUER });
     const second = await alice.token();
     expect(second).toMatch(/^exchanged-subject-new-/);
     expect(second).not.toBe(first);
@@ -100,7 +105,7 @@ describe('tokenExchange', () => {
 
   it('renews ahead of expiry in the background, and a dropped token once per cooldown', async () => {
     const { subjects, exchange } = setup();
-    subjects.remember('alice', 'subject-alice', { exp: exp(3_600_000), iss: ISSUER });
+    remember(subjects, 'alice', 'subject-alice', { exp: exp(3_600_000), iss: ISSUER });
     const alice = exchange.forPrincipal('alice');
     const first = await alice.token();
     clock += 600_000 - 30_000; // inside the last minute of its life: still served, renewed meanwhile
@@ -122,7 +127,7 @@ describe('tokenExchange', () => {
   it('refuses without a request when the principal has no live subject token, or the connection has no principal', async () => {
     const { subjects, exchange } = setup();
     await expect(exchange.forPrincipal('alice').token()).rejects.toThrow(/upstream "crm": the gateway holds no live access token of this caller.*authenticate again/);
-    subjects.remember('alice', 'subject-alice', { exp: exp(1_000), iss: ISSUER });
+    remember(subjects, 'alice', 'subject-alice', { exp: exp(1_000), iss: ISSUER });
     clock += 1_000;
     await expect(exchange.forPrincipal('alice').token()).rejects.toThrow(/no live access token/);
     await expect(exchange.forPrincipal(undefined).token()).rejects.toThrow(/upstream "crm": is reached only on a principal's own connection/);
@@ -131,12 +136,12 @@ describe('tokenExchange', () => {
 
   it('names the server and the OAuth error code of a refused exchange, never a token or the secret', async () => {
     const { subjects, exchange } = setup();
-    subjects.remember('alice', 'subject-alice', { exp: exp(3_600_000), iss: ISSUER });
+    remember(subjects, 'alice', 'subject-alice', { exp: exp(3_600_000), iss: ISSUER });
     endpoint.answer = () => ({ status: 400, body: { error: 'invalid_grant', error_description: 'subject-alice is revoked' } });
     const error = await exchange.forPrincipal('alice').token().then(() => new Error('no refusal'), (e: unknown) => e as Error);
     expect(error.message).toBe('upstream "crm": could not get an access token for the upstream: the token endpoint answered HTTP 400 (invalid_grant)');
     const missing = setup({ readEnv: () => undefined });
-    missing.subjects.remember('alice', 'subject-alice', { exp: exp(3_600_000), iss: ISSUER });
+    remember(missing.subjects, 'alice', 'subject-alice', { exp: exp(3_600_000), iss: ISSUER });
     await expect(missing.exchange.forPrincipal('alice').token()).rejects.toThrow(/SECRET_VAR is not set/);
   });
 });
@@ -159,7 +164,7 @@ describe('the subject of a call', () => {
   it("is never another of the principal's tokens once the request's own has lapsed; traffic no request owns gets the latest", async () => {
     const { subjects, exchange } = setup();
     const alice = exchange.forPrincipal('alice');
-    subjects.remember('alice', 'subject-latest', { exp: exp(3_600_000), iss: ISSUER });
+    remember(subjects, 'alice', 'subject-latest', { exp: exp(3_600_000), iss: ISSUER });
     // Expired, though inside the inbound clock tolerance: not exchanged, and not swapped for the latest.
     await expect(subjects.run('alice', 'subject-lapsed', { exp: exp(-1_000), iss: ISSUER }, () => alice.token())).rejects.toThrow(/authenticate again/);
     expect(await subjects.run('alice', 'subject-latest', { exp: exp(3_600_000), iss: ISSUER }, () => outsideAnyRequest(() => alice.token()))).toMatch(/^exchanged-subject-latest-/);
@@ -173,7 +178,7 @@ describe('the subject of a call', () => {
     const { subjects, exchange } = setup();
     const call = subjects.run('alice', 'subject-of-idp-b', { exp: exp(3_600_000), iss: 'https://idp-b.example.com' }, () => exchange.forPrincipal('alice').token());
     await expect(call).rejects.toThrow('upstream "crm": exchanges only access tokens of issuer https://idp-a.example.com, and this caller\'s token is of another: authenticate with issuer https://idp-a.example.com to use this server');
-    subjects.remember('bob', 'subject-without-iss', { exp: exp(3_600_000) });
+    remember(subjects, 'bob', 'subject-without-iss', { exp: exp(3_600_000) });
     await expect(exchange.forPrincipal('bob').token()).rejects.toThrow(/authenticate with issuer/);
     expect(requests).toHaveLength(0);
   });
@@ -182,7 +187,7 @@ describe('the subject of a call', () => {
 describe('exchange bookkeeping', () => {
   it("is not renewed ahead when its expiry is its subject's (no renewal could outlive it)", async () => {
     const { subjects, exchange } = setup();
-    subjects.remember('alice', 'subject-alice', { exp: exp(40_000), iss: ISSUER });
+    remember(subjects, 'alice', 'subject-alice', { exp: exp(40_000), iss: ISSUER });
     const alice = exchange.forPrincipal('alice');
     const first = await alice.token();
     clock += 35_000; // inside what would be its last quarter
@@ -193,7 +198,7 @@ describe('exchange bookkeeping', () => {
 
   it('remembers a refused exchange for a few seconds per subject: one round trip to the IdP, not one per request', async () => {
     const { subjects, exchange } = setup();
-    subjects.remember('alice', 'subject-alice', { exp: exp(3_600_000), iss: ISSUER });
+    remember(subjects, 'alice', 'subject-alice', { exp: exp(3_600_000), iss: ISSUER });
     endpoint.answer = () => ({ status: 400, body: { error: 'invalid_grant' } });
     const alice = exchange.forPrincipal('alice');
     for (let i = 0; i < 5; i++) await expect(alice.token()).rejects.toThrow(/invalid_grant/);
@@ -209,7 +214,7 @@ describe('exchange bookkeeping', () => {
 
   it('is forgotten, with the refusals it remembers, when cleared', async () => {
     const { subjects, exchange } = setup();
-    subjects.remember('alice', 'subject-alice', { exp: exp(3_600_000), iss: ISSUER });
+    remember(subjects, 'alice', 'subject-alice', { exp: exp(3_600_000), iss: ISSUER });
     await exchange.forPrincipal('alice').token();
     expect(exchange.size).toBe(1);
     exchange.clear();
@@ -231,14 +236,14 @@ describe('the token endpoint answer', () => {
   ];
   it.each(refusals)('is refused with %s', async (_what, body, why) => {
     const { subjects, exchange } = setup();
-    subjects.remember('alice', 'subject-alice', { exp: exp(3_600_000), iss: ISSUER });
+    remember(subjects, 'alice', 'subject-alice', { exp: exp(3_600_000), iss: ISSUER });
     endpoint.answer = () => ({ status: 200, body });
     await expect(exchange.forPrincipal('alice').token()).rejects.toThrow(why);
   });
 
   it('is accepted with a lower-case bearer, a jwt issued_token_type and a b64token with padding', async () => {
     const { subjects, exchange } = setup();
-    subjects.remember('alice', 'subject-alice', { exp: exp(3_600_000), iss: ISSUER });
+    remember(subjects, 'alice', 'subject-alice', { exp: exp(3_600_000), iss: ISSUER });
     endpoint.answer = () => ({ status: 200, body: { access_token: 'a-b.c_d~e+f/g==', token_type: 'bearer', issued_token_type: 'urn:ietf:params:oauth:token-type:jwt', expires_in: 60 } });
     expect(await exchange.forPrincipal('alice').token()).toBe('a-b.c_d~e+f/g==');
   });
@@ -247,27 +252,27 @@ describe('the token endpoint answer', () => {
 describe('SubjectTokens', () => {
   it('keeps the latest token per principal until its exp, bounded in count and bytes', () => {
     const store = new SubjectTokens({ now, maxPrincipals: 3, maxBytes: 64 });
-    store.remember('a', 'token-a1', { exp: exp(10_000), iss: ISSUER });
-    store.remember('a', 'token-a2', { exp: exp(10_000), iss: ISSUER });
+    remember(store, 'a', 'token-a1', { exp: exp(10_000), iss: ISSUER });
+    remember(store, 'a', 'token-a2', { exp: exp(10_000), iss: ISSUER });
     expect(store.current('a')?.token).toBe('token-a2');
-    store.remember('b', 'token-b', { exp: exp(10_000), iss: ISSUER });
-    store.remember('c', 'token-c', { exp: exp(10_000), iss: ISSUER });
-    store.remember('d', 'token-d', { exp: exp(10_000), iss: ISSUER });
+    remember(store, 'b', 'token-b', { exp: exp(10_000), iss: ISSUER });
+    remember(store, 'c', 'token-c', { exp: exp(10_000), iss: ISSUER });
+    remember(store, 'd', 'token-d', { exp: exp(10_000), iss: ISSUER });
     expect(store.size).toBe(3);
     expect(store.current('a')).toBeUndefined(); // least recently authenticated: out first
-    store.remember('e', 'x'.repeat(60), { exp: exp(10_000), iss: ISSUER }); // takes nearly every byte
+    remember(store, 'e', 'x'.repeat(60), { exp: exp(10_000), iss: ISSUER }); // takes nearly every byte
     expect(store.size).toBeLessThanOrEqual(2);
     clock += 10_000;
     expect(store.current('e')).toBeUndefined();
-    store.remember('f', 'expired', { exp: exp(-1), iss: ISSUER });
+    remember(store, 'f', 'expired', { exp: exp(-1), iss: ISSUER });
     expect(store.current('f')).toBeUndefined();
   });
 
   it('lets each entry go at its exp, without being asked for it', async () => {
     // The real clock: the store drops the entry itself (its text leaves memory), nobody reads it.
     const store = new SubjectTokens();
-    store.remember('a', 'token-short', { exp: (Date.now() + 200) / 1000 });
-    store.remember('b', 'token-long', { exp: Date.now() / 1000 + 3_600 });
+    remember(store, 'a', 'token-short', { exp: (Date.now() + 200) / 1000 });
+    remember(store, 'b', 'token-long', { exp: Date.now() / 1000 + 3_600 });
     expect(store.size).toBe(2);
     await waitUntil(() => store.size === 1, 'the short-lived entry lapsed', 5_000);
     expect(store.current('b')?.token).toBe('token-long');

@@ -8,9 +8,14 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { parseConfig } from '../../../src/config/load.js';
 import type { RemoteServerConfig } from '../../../src/config/schema.js';
 import { createLogger } from '../../../src/observability/logger.js';
-import { SubjectTokens } from '../../../src/upstream/credentials/subject-tokens.js';
+import { SubjectTokens, type SubjectClaims } from '../../../src/upstream/credentials/subject-tokens.js';
 import { upstreamCredentials, type UpstreamCredentials } from '../../../src/upstream/credentials/upstream-credentials.js';
 import { SECRET, startTokenEndpoint, type TokenEndpoint } from './token-endpoint-fixture.js';
+
+/** Records `token` as `principal`'s latest, as a request authenticated with it does. */
+function remember(store: SubjectTokens, principal: string, token: string, claims: SubjectClaims): void {
+  store.run(principal, token, claims, () => undefined);
+}
 
 const ISSUER = 'https://idp.example.com';
 const URL_A = 'https://crm-a.example.com/mcp';
@@ -46,7 +51,7 @@ const alice = { kind: 'principal', principal: 'alice' } as const;
 
 describe.each(['clientCredentials', 'tokenExchange'] as const)('%s across a reload that moves the url', (kind) => {
   it("asks tokens for the new url as resource, never serves the old one's, and closes the old endpoint connection", async () => {
-    subjects.remember('alice', 'subject-alice', { exp: Date.now() / 1000 + 3_600, iss: ISSUER });
+    remember(subjects, 'alice', 'subject-alice', { exp: Date.now() / 1000 + 3_600, iss: ISSUER });
     const before = credentials.tokenSourceFor('crm', crm(kind, URL_A), alice)!;
     const old = await before.token();
     issuedTokens.push(old);
@@ -65,7 +70,7 @@ describe.each(['clientCredentials', 'tokenExchange'] as const)('%s across a relo
   });
 
   it('forgets the tokens of a server that was stopped', async () => {
-    subjects.remember('alice', 'subject-alice', { exp: Date.now() / 1000 + 3_600, iss: ISSUER });
+    remember(subjects, 'alice', 'subject-alice', { exp: Date.now() / 1000 + 3_600, iss: ISSUER });
     issuedTokens.push(await credentials.tokenSourceFor('crm', crm(kind, URL_A), alice)!.token());
     credentials.forget('crm');
     issuedTokens.push(await credentials.tokenSourceFor('crm', crm(kind, URL_A), alice)!.token());
