@@ -98,8 +98,10 @@ export class SubjectTokens {
    * that carries none, forwarded by a peer replica): nothing is exchanged inside it.
    */
   run<T>(principal: string, token: string | undefined, claims: SubjectClaims, work: () => T): T {
-    const subject = token === undefined ? undefined : this.subjectOf(token, claims);
-    if (subject !== undefined) this.keep(principal, subject);
+    // The principal's usual token again (most requests): no new digest; `get` marks it recent.
+    const held = this.entries.get(principal);
+    const subject = token === undefined ? undefined : held?.token === token ? held : this.subjectOf(token, claims);
+    if (subject !== undefined && subject !== held) this.keep(principal, subject);
     return requestSubject.run({ principal, subject }, work);
   }
 
@@ -131,7 +133,6 @@ export class SubjectTokens {
   }
 
   private keep(principal: string, subject: SubjectToken): void {
-    if (this.entries.peek(principal)?.id === subject.id) return;
     this.entries.set(principal, subject, { ttl: Math.max(1, subject.expiresAt - this.now()) });
   }
 }
