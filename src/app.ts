@@ -139,7 +139,8 @@ export function createApp(options: AppOptions): Hono {
         ...(resources === undefined ? {} : { targetOf: (c: Context) => resources.targetOf(c) }),
         ...(options.forwarded === undefined ? {} : { forwarded: options.forwarded }),
         onFailure: (code) => metrics?.authFailed(code),
-        ...(subjectTokens === undefined ? {} : { onVerifiedToken: (principal: string, token: string, exp: unknown) => subjectTokens.remember(principal, token, exp) }),
+        // The rest of the request runs with its own token as the subject of any exchange in it.
+        ...(subjectTokens === undefined ? {} : { withVerifiedToken: (principal, token, claims, next) => subjectTokens.run(principal, token, claims, next) }),
       }),
     );
   }

@@ -153,7 +153,12 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     const subjectTokens = Object.values(servers).some((s) => s.transport !== 'stdio' && s.upstreamAuth?.kind === 'tokenExchange') ? new SubjectTokens() : undefined;
     // Sessions' own tokens for `perUser` servers: in memory, dropped with their sessions.
     const userTokens = new UserTokens();
-    const credentials = upstreamCredentials((name) => env[name], logger, { userTokens, ...(subjectTokens === undefined ? {} : { subjectTokens }) });
+    const subjectIssuer = config.auth?.kind === 'jwt' ? config.auth.issuer : config.auth?.kind === 'oauth' && config.auth.issuers.length === 1 ? config.auth.issuers[0]!.issuer : undefined;
+    const credentials = upstreamCredentials((name) => env[name], logger, {
+      userTokens,
+      ...(subjectTokens === undefined ? {} : { subjectTokens }),
+      ...(subjectIssuer === undefined ? {} : { subjectIssuer }),
+    });
     closers.add('upstream credentials', () => credentials.close());
     const registry = new UpstreamRegistry({
       servers,
@@ -162,6 +167,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       principalIdleTimeoutMs: config.sessions.childIdleTimeoutMs,
       logger,
       onLeaseWait: (server) => metrics.leaseWaited(server),
+      onServerStopped: (server) => credentials.forget(server),
       deps: {
         parentEnv: env,
         readEnv: (name) => env[name],

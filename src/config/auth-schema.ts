@@ -94,8 +94,12 @@ export const jwtAuthSchema = z.strictObject({
 const scopeToken = z.string().regex(/^[\x21\x23-\x5B\x5D-\x7E]+$/, 'must be one OAuth scope (no spaces or quotes)');
 
 export const oauthIssuerSchema = z.strictObject({
-  /** The authorization server's issuer identifier, exactly as its metadata and tokens state it. */
-  issuer: z.string().min(1),
+  /**
+   * The authorization server's issuer identifier, exactly as its metadata and tokens state it.
+   * No `#` (RFC 8414 §2 issuers have no fragment): with several issuers a principal is named
+   * `<iss>#<claim>`, which a `#` in an issuer would make ambiguous.
+   */
+  issuer: z.string().min(1).refine((issuer) => !issuer.includes('#'), 'must not contain "#" (an issuer identifier has no fragment, and principals are named <issuer>#<claim>)'),
   /** Let metadata and key-set fetches reach loopback and private addresses (an in-house IdP). */
   allowPrivateNetwork: z.boolean().default(false),
 });

@@ -45,6 +45,12 @@ export const upstreamAuthSchema = z.discriminatedUnion('kind', [
     /** RFC 8693 `audience`: the upstream's logical name at the authorization server, when it uses one. */
     audience: z.string().min(1).max(2048).optional(),
     scope: z.string().min(1).max(2048).optional(),
+    /**
+     * The inbound issuer whose tokens `tokenUrl` exchanges; a caller's token of any other issuer
+     * is never sent there. Default: the `jwt` issuer, or the one `oauth` issuer; required when
+     * `oauth` lists several.
+     */
+    issuer: z.string().min(1).optional(),
     allowPrivateNetwork: z.boolean().default(false),
   }),
   z.strictObject({ kind: z.literal('perUser') }),
@@ -74,7 +80,10 @@ export function checkUpstreamAuth(
  * `oauth` or `jwt`: a `bearer` secret or no auth gives it nothing the authorization server knows).
  */
 export function checkTokenExchange(
-  config: { auth?: { kind: string } | undefined; servers: Record<string, { transport: string; isolation: string; upstreamAuth?: { kind: string } | undefined }> },
+  config: {
+    auth?: { kind: string; issuer?: string; issuers?: ReadonlyArray<{ issuer: string }> } | undefined;
+    servers: Record<string, { transport: string; isolation: string; upstreamAuth?: { kind: string; issuer?: string | undefined } | undefined }>;
+  },
   ctx: { addIssue(issue: { code: 'custom'; path: string[]; message: string }): void },
 ): void {
   for (const [name, server] of Object.entries(config.servers)) {
@@ -85,6 +94,22 @@ export function checkTokenExchange(
     }
     if (config.auth?.kind !== 'oauth' && config.auth?.kind !== 'jwt') {
       ctx.addIssue({ code: 'custom', path, message: `the token exchange needs inbound "auth" of kind "oauth" or "jwt" (${config.auth === undefined ? 'there is none' : `"${config.auth.kind}" is a shared secret`}): the caller's own access token is what is exchanged` });
+      continue;
     }
+    const issuerProblem = exchangeIssuerProblem(config.auth, server.upstreamAuth.issuer);
+    if (issuerProblem !== undefined) ctx.addIssue({ code: 'custom', path: [...path, 'issuer'], message: issuerProblem });
   }
+}
+
+/**
+ * Which inbound tokens a token exchange may send to its `tokenUrl`: those of one issuer, the
+ * authorization server it is (a token of another issuer must never reach it). Named by
+ * `upstreamAuth.issuer`, or implied by inbound auth that has only one.
+ */
+function exchangeIssuerProblem(auth: { kind: string; issuer?: string; issuers?: ReadonlyArray<{ issuer: string }> }, issuer: string | undefined): string | undefined {
+  const known = auth.kind === 'jwt' ? [auth.issuer ?? ''] : (auth.issuers ?? []).map((i) => i.issuer);
+  if (issuer === undefined) {
+    return known.length > 1 ? `required when inbound "oauth" lists several issuers (${known.join(', ')}): name the one whose tokens this token endpoint exchanges` : undefined;
+  }
+  return known.includes(issuer) ? undefined : `must be an issuer of inbound "auth" (${known.join(', ')}): only tokens the gateway verified from it are exchanged`;
 }

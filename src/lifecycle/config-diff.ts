@@ -127,8 +127,8 @@ export function diffConfigs(
       continue;
     }
     const shape: string[] = SERVER_SHAPE.filter((field) => before[field] !== after[field]);
-    // The token source of `upstreamAuth` is built once per server (upstream/credentials/), and
-    // whether the server has a primary at all depends on it (principal-bound.ts).
+    // Whether the server has a primary at all depends on `upstreamAuth` (principal-bound.ts). Its
+    // token source follows a restart that moves `url` (rebuilt, upstream-credentials.ts).
     if (!sameValue(upstreamAuthOf(before), upstreamAuthOf(after))) shape.push('upstreamAuth');
     for (const field of shape) needsRestart.push(`servers.${name}.${field}: changed; this needs a restart`);
     if (shape.length > 0) continue;

@@ -50,6 +50,8 @@ export interface UpstreamRegistryOptions {
   principalIdleTimeoutMs: number;
   deps: ConnectorDeps;
   logger: Logger;
+  /** Told when a server is stopped or removed, once its connections are closed: its upstream tokens are dropped. */
+  onServerStopped?: (server: string) => void;
 }
 
 export interface ConnectOptions {
@@ -111,6 +113,7 @@ export class UpstreamRegistry {
         return entry;
       },
       settings: () => this.settings,
+      stopped: (name) => this.options.onServerStopped?.(name),
     });
     // After the lifecycle: an entry's connections ask it whether their server is stopped.
     for (const name of names) this.entryMap.set(name, createServerEntry(name, options.servers[name]!, this.settings));

@@ -35,6 +35,8 @@ export interface ServerLifecycleHost {
   create(name: string, config: ServerConfig): ServerEntry;
   /** What entries are built under now. */
   settings(): EntrySettings;
+  /** A server stopped (or removed): every connection of it closed; what the registry keeps for it may go (cached credentials). */
+  stopped?(name: string): void;
 }
 
 export class ServerLifecycle {
@@ -98,6 +100,7 @@ export class ServerLifecycle {
         entry.principals?.close(),
         ...entry.changes.live().map((link) => link.close()),
       ]);
+      this.host.stopped?.(name);
     });
   }
 

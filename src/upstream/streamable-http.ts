@@ -20,6 +20,7 @@ import type { Logger } from '../observability/logger.js';
 import { compileOutboundHeaders } from '../policy/outbound-headers.js';
 import { authRequiredIn, readingAuthChallenges } from './auth-required.js';
 import type { UpstreamTokenSource } from './credentials/client-credentials.js';
+import { outsideAnyRequest } from './credentials/subject-tokens.js';
 import type { CredentialOwner } from './credentials/credential-owner.js';
 import { LeanHttpTransport, type LeanPost } from './lean-http-transport.js';
 import { oversizedAnswers } from './oversized-answer.js';
@@ -99,11 +100,14 @@ function createUpstreamHttp(server: string, config: RemoteServerConfig, deps: Ht
       // `Dispatcher.request()` now, which removes its listener when the answer completes (tested
       // in guarded-fetch.test.ts), so the signal is passed as it is.
       if (tokens === undefined) return guarded(url, { ...init, headers });
-      const token = await tokens.token();
+      // A GET is the connection's own stream, not a call: a per-principal token is the principal's
+      // latest, not that of the request during which the SDK happened to open it (subject-tokens.ts).
+      const context = init?.method === 'GET' ? outsideAnyRequest : <T>(work: () => T) => work();
+      const token = await context(() => tokens.token());
       headers.authorization = `Bearer ${token}`;
       const response = await guarded(url, { ...init, headers });
       // Refused: the next request fetches a fresh token (this one's 401 reaches the SDK as it is).
-      if (response.status === 401) tokens.invalidate(token);
+      if (response.status === 401) context(() => tokens.invalidate(token));
       return response;
     }, { server, upstreamUrl: config.url, dispatcher, logger }),
     lean: {

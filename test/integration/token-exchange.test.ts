@@ -15,7 +15,6 @@ import { createMcpHandler, Server } from '@modelcontextprotocol/server';
 import { createRemoteJWKSet, decodeJwt, jwtVerify } from 'jose';
 import { errors as oidcErrors } from 'oidc-provider';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { parseConfig } from '../../src/config/load.js';
 import { startGateway, type RunningGateway } from '../../src/gateway.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { ACCESS_TOKEN_TYPE, TOKEN_EXCHANGE_GRANT } from '../../src/upstream/credentials/token-exchange.js';
@@ -51,21 +50,27 @@ const acceptedSubs: Array<{ token: string; sub: string }> = [];
 /** Tokens the upstream refuses from now on; the IdP refuses every exchange while set. */
 const revoked = new Set<string>();
 let refuseExchanges = false;
+/** Requests of these subjects wait at the upstream until `gate` settles; `gated` counts arrivals. */
+const gatedSubs = new Set<string>();
+let gate: Promise<void> = Promise.resolve();
+let gated = 0;
+/** Principals whose two clients hold tokens of different scopes, one per era. */
+const multiOf = (era: string) => `multi-${era}`;
 /** Lifetime of the next exchanged tokens, seconds. */
 let exchangedTtl = 300;
 
-async function inboundToken(user: string, resource = GATEWAY_AUDIENCE): Promise<string> {
+async function inboundToken(user: string, resource = GATEWAY_AUDIENCE, scope = 'mcp:tools'): Promise<string> {
   const response = await fetch(`${idp.issuer}/token`, {
     method: 'POST',
     headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`${user}:${userSecret(user)}`).toString('base64')}` },
-    body: new URLSearchParams({ grant_type: 'client_credentials', resource, scope: 'mcp:tools' }),
+    body: new URLSearchParams({ grant_type: 'client_credentials', resource, scope }),
   });
   const body = (await response.json()) as { access_token?: string };
   if (body.access_token === undefined) throw new Error(`no inbound token for ${user}: ${JSON.stringify(body)}`);
   return body.access_token;
 }
 
-/** The token-exchange grant as an RFC 8693 IdP answers it: the subject's `sub`, audience the resource. */
+/** The token-exchange grant as an RFC 8693 IdP answers it: the subject's `sub` and `scope`, audience the resource. */
 function registerTokenExchange(idp: TestIdp): void {
   const { provider } = idp;
   const keys = createRemoteJWKSet(new URL(`${idp.issuer}/jwks`));
@@ -76,16 +81,17 @@ function registerTokenExchange(idp: TestIdp): void {
       if (refuseExchanges) throw new oidcErrors.InvalidGrant('exchange refused by policy');
       if (params.subject_token_type !== ACCESS_TOKEN_TYPE || params.subject_token === undefined) throw new oidcErrors.InvalidRequest('unsupported subject_token_type');
       let sub: string;
+      let scope: unknown;
       try {
-        ({ payload: { sub: sub = '' } } = await jwtVerify(params.subject_token, keys, { issuer: idp.issuer, audience: [GATEWAY_AUDIENCE, SHORT_AUDIENCE] }));
+        ({ payload: { sub: sub = '', scope } } = await jwtVerify(params.subject_token, keys, { issuer: idp.issuer, audience: [GATEWAY_AUDIENCE, SHORT_AUDIENCE] }));
       } catch {
         throw new oidcErrors.InvalidGrant('subject_token refused');
       }
       const resource = params.resource;
       exchanges.push({ sub, resource });
       const client = ctx.oidc.client!;
-      const token = new provider.AccessToken({ accountId: sub, client, grantId: `exchange-${exchanges.length}`, gty: 'token-exchange', scope: 'mcp:tools' });
-      token.resourceServer = new provider.ResourceServer(resource ?? '', { scope: 'mcp:tools', audience: resource, accessTokenTTL: exchangedTtl, accessTokenFormat: 'jwt', jwt: { sign: { alg: 'RS256' } } });
+      const token = new provider.AccessToken({ accountId: sub, client, grantId: `exchange-${exchanges.length}`, gty: 'token-exchange', scope: typeof scope === 'string' ? scope : 'mcp:tools' });
+      token.resourceServer = new provider.ResourceServer(resource ?? '', { scope: 'mcp:tools mcp:admin', audience: resource, accessTokenTTL: exchangedTtl, accessTokenFormat: 'jwt', jwt: { sign: { alg: 'RS256' } } });
       const value = await token.save();
       ctx.body = { access_token: value, issued_token_type: ACCESS_TOKEN_TYPE, token_type: 'Bearer', expires_in: token.expiration };
     },
@@ -93,15 +99,16 @@ function registerTokenExchange(idp: TestIdp): void {
   );
 }
 
-/** An MCP upstream that accepts only the IdP's tokens for its own URL and answers `whoami` with the token's `sub`. */
+/** An MCP upstream that accepts only the IdP's tokens for its own URL and answers `whoami` with the token's `sub`, `myscope` with its `scope`. */
 async function startUpstream(): Promise<void> {
   const keys = createRemoteJWKSet(new URL(`${idp.issuer}/jwks`));
   const handler = createMcpHandler(
     (ctx) => {
       const sub = String(ctx.authInfo?.extra?.sub ?? '');
+      const scope = String(ctx.authInfo?.extra?.scope ?? '');
       const server = new Server({ name: 'per-user', version: '1.0.0' }, { capabilities: { tools: {} } });
-      server.setRequestHandler('tools/list', () => ({ tools: [{ name: 'whoami', inputSchema: { type: 'object' as const } }] }));
-      server.setRequestHandler('tools/call', () => ({ content: [{ type: 'text' as const, text: sub }] }));
+      server.setRequestHandler('tools/list', () => ({ tools: ['whoami', 'myscope'].map((name) => ({ name, inputSchema: { type: 'object' as const } })) }));
+      server.setRequestHandler('tools/call', (request) => ({ content: [{ type: 'text' as const, text: request.params.name === 'myscope' ? scope : sub }] }));
       return server;
     },
     { onerror: () => undefined },
@@ -118,13 +125,18 @@ async function startUpstream(): Promise<void> {
           const refuse = () => new Response('{}', { status: 401, headers: { 'www-authenticate': 'Bearer error="invalid_token"', 'content-type': 'application/json' } });
           if (token === '' || revoked.has(token)) return refuse();
           let sub: string;
+          let scope: unknown;
           try {
-            ({ payload: { sub: sub = '' } } = await jwtVerify(token, keys, { issuer: idp.issuer, audience: upstreamUrl }));
+            ({ payload: { sub: sub = '', scope } } = await jwtVerify(token, keys, { issuer: idp.issuer, audience: upstreamUrl }));
           } catch {
             return refuse();
           }
           acceptedSubs.push({ token, sub });
-          return handler.fetch(request, { authInfo: { token, clientId: 'gateway', scopes: [], extra: { sub } } });
+          if (gatedSubs.has(sub)) {
+            gated++;
+            await gate;
+          }
+          return handler.fetch(request, { authInfo: { token, clientId: 'gateway', scopes: [], extra: { sub, scope } } });
         },
       },
       () => resolve(listening as HttpServer),
@@ -149,7 +161,7 @@ beforeAll(async () => {
   idp = await startTestIdp({
     accessTokenTtl: (resource) => (resource === SHORT_AUDIENCE ? 1 : 300),
     clients: [
-      ...[...USERS, LATE, REFUSED].map((user) => ({ client_id: user, client_secret: userSecret(user), grant_types: ['client_credentials'], redirect_uris: [], response_types: [] })),
+      ...[...USERS, LATE, REFUSED, ...ERAS.map(multiOf)].map((user) => ({ client_id: user, client_secret: userSecret(user), grant_types: ['client_credentials'], redirect_uris: [], response_types: [] })),
       { client_id: GATEWAY_CLIENT, client_secret: GATEWAY_SECRET, grant_types: [TOKEN_EXCHANGE_GRANT], redirect_uris: [], response_types: [] },
     ],
   });
@@ -198,6 +210,42 @@ describe.each(ERAS)('tokenExchange, %s era', (era) => {
     for (const inbound of tokens.values()) expect(received).not.toContain(inbound);
     expect(exchanges.every((e) => e.resource === upstreamUrl)).toBe(true);
   });
+
+  it("exchanges each request's own token: a principal's broad and narrow tokens each reach the upstream as themselves", async () => {
+    // One user, two clients: a desktop app with the broad token, an agent with the narrow one.
+    const user = multiOf(era);
+    const broad = await inboundToken(user, GATEWAY_AUDIENCE, 'mcp:tools mcp:admin');
+    const narrow = await inboundToken(user, GATEWAY_AUDIENCE, 'mcp:tools');
+    tokens.set(`${user}-broad`, broad);
+    tokens.set(`${user}-narrow`, narrow);
+    const desktop = await connectClient(perTest, gateway.url, era, { headers: { Authorization: `Bearer ${broad}` } });
+    // The desktop's call opens the principal's connection, held at the upstream meanwhile…
+    let release!: () => void;
+    gate = new Promise((resolve) => (release = resolve));
+    gatedSubs.add(user);
+    const arrived = gated;
+    const first = desktop.client.callTool({ name: 'peruser__myscope', arguments: {} });
+    await waitUntil(() => gated > arrived, 'the desktop call reached the upstream');
+    // …while the agent authenticates: its token is now the principal's latest.
+    const agent = await connectClient(perTest, gateway.url, era, { headers: { Authorization: `Bearer ${narrow}` } });
+    const agentCall = agent.client.callTool({ name: 'peruser__myscope', arguments: {} });
+    gatedSubs.delete(user);
+    release();
+    expect(textOf(await first)).toBe('mcp:tools mcp:admin');
+    expect(textOf(await agentCall)).toBe('mcp:tools');
+    // Used alternately, concurrently: each request is exchanged for its own token.
+    const callers = [
+      { client: desktop.client, scope: 'mcp:tools mcp:admin' },
+      { client: agent.client, scope: 'mcp:tools' },
+    ];
+    const answers = await Promise.all(
+      Array.from({ length: 4 }, () => callers)
+        .flat()
+        .map(async ({ client, scope }) => ({ scope, got: textOf(await client.callTool({ name: 'peruser__myscope', arguments: {} })) })),
+    );
+    for (const { scope, got } of answers) expect(got).toBe(scope);
+    expect(textOf(await agent.client.callTool({ name: 'peruser__whoami', arguments: {} }))).toBe(user);
+  });
 });
 
 describe('a server reached per principal', () => {
@@ -215,12 +263,13 @@ describe('a server reached per principal', () => {
 
 describe('the exchanged token', () => {
   it('is exchanged once per principal and reused for later calls', async () => {
+    const before = exchangesOf('alice');
     const { client } = await connectClient(perTest, gateway.url, '2026', { headers: headersOf('alice') });
     await client.callTool({ name: 'peruser__whoami', arguments: {} });
-    // One exchange for every call of both eras so far (the same inbound token throughout).
-    expect(exchangesOf('alice')).toBe(1);
+    // This inbound token was exchanged by the calls of both eras above already: no new exchange.
+    expect(exchangesOf('alice')).toBe(before);
     for (let i = 0; i < 5; i++) expect(textOf(await client.callTool({ name: 'peruser__whoami', arguments: {} }))).toBe('alice');
-    expect(exchangesOf('alice')).toBe(1);
+    expect(exchangesOf('alice')).toBe(before);
   });
 
   it('is exchanged again once it has expired', async () => {
@@ -289,39 +338,6 @@ describe('a caller with no live token to exchange', () => {
     expect(error.message).toContain('upstream "peruser"');
     expect(error.message).toContain('authenticate again');
     expect(exchangesOf(LATE)).toBe(0);
-  });
-});
-
-describe('configuration', () => {
-  const entry = { transport: 'streamableHttp', url: 'https://mcp.example.com/mcp', isolation: 'principal', upstreamAuth: { kind: 'tokenExchange', tokenUrl: 'https://idp.example.com/token', clientId: 'gw', clientSecretEnv: 'EXCHANGE_SECRET' } };
-  const jwt = { kind: 'jwt', jwks: { url: 'https://idp.example.com/jwks' }, issuer: 'https://idp.example.com', audience: 'https://gw.example.com/mcp' };
-
-  it('accepts tokenExchange on a principal-isolated server behind jwt auth', () => {
-    expect(parseConfig({ auth: jwt, servers: { a: entry } }).servers.a).toMatchObject({ upstreamAuth: { kind: 'tokenExchange' } });
-  });
-
-  it('refuses tokenExchange on a server whose connections are shared or pooled', () => {
-    for (const isolation of ['session', 'shared']) {
-      expect(() => parseConfig({ auth: jwt, servers: { a: { ...entry, isolation } } })).toThrow(/servers\.a\.upstreamAuth: the token exchange needs "isolation": "principal"/);
-    }
-  });
-
-  it('refuses tokenExchange without inbound auth that yields a token to exchange', () => {
-    expect(() => parseConfig({ servers: { a: entry } })).toThrow(/servers\.a\.upstreamAuth: the token exchange needs inbound "auth" of kind "oauth" or "jwt" \(there is none\)/);
-    const bearer = { kind: 'bearer', tokens: [{ principal: 'p', env: 'P_TOKEN' }] };
-    expect(() => parseConfig({ auth: bearer, servers: { a: entry } })).toThrow(/"bearer" is a shared secret/);
-  });
-
-  it('refuses an Authorization header beside it and a plaintext token endpoint on the internet', () => {
-    expect(() => parseConfig({ auth: jwt, servers: { a: { ...entry, headers: { Authorization: 'Bearer x' } } } })).toThrow(/cannot be combined with an Authorization header/);
-    expect(() => parseConfig({ auth: jwt, servers: { a: { ...entry, upstreamAuth: { ...entry.upstreamAuth, tokenUrl: 'http://idp.example.com/token' } } } })).toThrow(/servers\.a\.upstreamAuth\.tokenUrl/);
-  });
-
-  it('holds its client secret to the policy as an envHeaders variable is held', () => {
-    // The same rule as clientCredentials (config/gateway-client.ts): a cloud credential is not read.
-    expect(() => parseConfig({ auth: jwt, servers: { a: { ...entry, upstreamAuth: { ...entry.upstreamAuth, clientSecretEnv: 'AWS_SECRET_ACCESS_KEY' } } } })).toThrow(
-      /servers\.a\.upstreamAuth\.clientSecretEnv: the policy does not allow reading this variable/,
-    );
   });
 });
 

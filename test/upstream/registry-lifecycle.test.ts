@@ -21,8 +21,12 @@ afterEach(async () => {
   await Promise.all(registries.splice(0).map((registry) => registry.close()));
 });
 
+/** Servers the registry said were stopped (their upstream tokens are dropped then), in order. */
+const stoppedTold: string[] = [];
+
 function registry(servers: Record<string, ServerConfig>): UpstreamRegistry {
   const created = new UpstreamRegistry({
+    onServerStopped: (server) => void stoppedTold.push(server),
     servers,
     statelessPool: { maxPerServer: 2, idleTimeoutMs: 60_000, maxWaitMs: 5_000, cancelGraceMs: 2_000 },
     maxSessionChildren: 4,
@@ -42,9 +46,12 @@ describe('UpstreamRegistry.stopServer / startServer', () => {
     const lease = await upstreams.lease('fx'); // a pooled one, held
     expect(processesWithMarker(fx).length).toBe(3);
 
+    stoppedTold.length = 0;
     await upstreams.stopServer('fx');
     expect(processesWithMarker(fx)).toEqual([]);
     expect(own.closed).toBe(true);
+    // Told once its connections are closed, so none of them asks for a token it forgot.
+    expect(stoppedTold).toEqual(['fx']);
     expect(lease.link.closed).toBe(true);
     lease.release();
     expect(upstreams.isStopped('fx')).toBe(true);
@@ -57,6 +64,7 @@ describe('UpstreamRegistry.stopServer / startServer', () => {
     expect(upstreams.entry('other').primary.state).toBe('ready');
     expect(processesWithMarker(other).length).toBe(1);
     await upstreams.stopServer('fx'); // idempotent
+    expect(stoppedTold).toEqual(['fx']);
 
     await upstreams.startServer('fx');
     expect(upstreams.isStopped('fx')).toBe(false);

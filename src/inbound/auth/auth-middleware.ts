@@ -54,11 +54,13 @@ export interface AuthMiddlewareOptions {
   forwarded?: (request: Request) => { ok: true; principal: string | undefined; access?: string } | { ok: false; reason: string } | undefined;
   onFailure?: (code: AuthFailureCode | 'AUTH_QUERY_TOKEN' | 'AUTH_FORWARD_PROOF') => void;
   /**
-   * Told the verified token of each request it authenticated, with its `exp` claim: where the
-   * edge keeps callers' tokens for `upstreamAuth` `tokenExchange` (upstream/credentials/subject-tokens.ts).
+   * Runs the rest of each request it authenticated with a verified token (`next`), given that
+   * token and its claims: where `upstreamAuth` `tokenExchange` learns the subject token of the
+   * request being served (upstream/credentials/subject-tokens.ts, an async context around
+   * `next`); `token` undefined for a request a peer replica forwarded, which carries none.
    * Absent: the token is forgotten with the request, as it should be unless exchanged.
    */
-  onVerifiedToken?: (principal: string, token: string, exp: unknown) => void;
+  withVerifiedToken?: (principal: string, token: string | undefined, claims: Readonly<Record<string, unknown>>, next: () => Promise<void>) => Promise<void>;
 }
 
 /**
@@ -70,7 +72,7 @@ export interface AuthMiddlewareOptions {
  * says: the MCP authorization spec forbids it, since URLs end up in logs and browser history.
  */
 export function authMiddleware(authenticator: Authenticator, options: AuthMiddlewareOptions = {}): MiddlewareHandler {
-  const { targetOf, onFailure, forwarded, onVerifiedToken } = options;
+  const { targetOf, onFailure, forwarded, withVerifiedToken } = options;
   return async function authMiddleware(c, next) {
     if (new URL(c.req.url).searchParams.has('access_token')) {
       onFailure?.('AUTH_QUERY_TOKEN');
@@ -85,7 +87,9 @@ export function authMiddleware(authenticator: Authenticator, options: AuthMiddle
       c.set('principal', proved.principal);
       c.set('forwarded', true);
       if (proved.access !== undefined) c.set('forwardedAccess', proved.access);
-      await next();
+      // No client credential came with it: no token of the caller is its subject (not another of theirs).
+      if (withVerifiedToken !== undefined) await withVerifiedToken(proved.principal, undefined, {}, next);
+      else await next();
       return;
     }
     const result = await authenticator.authenticate(authorizationLines(c), targetOf?.(c));
@@ -95,13 +99,16 @@ export function authMiddleware(authenticator: Authenticator, options: AuthMiddle
       return refusal(code, result.message, { headers: { 'www-authenticate': result.wwwAuthenticate } });
     }
     c.set('principal', result.principal);
-    if (onVerifiedToken !== undefined && result.claims !== undefined) {
-      // Only a verified JWT (claims): the very bearer the authenticator just accepted.
-      const read = readBearerToken(authorizationLines(c));
-      if (read.ok) onVerifiedToken(result.principal, read.token, result.claims.exp);
-    }
     if (result.claims !== undefined) c.set('principalClaims', result.claims);
     if (result.scopes !== undefined) c.set('principalScopes', result.scopes);
+    if (withVerifiedToken !== undefined && result.claims !== undefined) {
+      // Only a verified JWT (claims): the very bearer the authenticator just accepted.
+      const read = readBearerToken(authorizationLines(c));
+      if (read.ok) {
+        await withVerifiedToken(result.principal, read.token, result.claims, next);
+        return;
+      }
+    }
     await next();
   };
 }

@@ -18,6 +18,11 @@ export interface TokenRequest {
   /** The grant's parameters (`grant_type` and the rest). */
   form: URLSearchParams;
   fetch: GuardedFetch;
+  /**
+   * RFC 8693 §2.2.1: the `issued_token_type` values accepted when the answer names one (token
+   * exchange); absent: not checked (the grants of RFC 6749 have no such field).
+   */
+  issuedTokenTypes?: ReadonlySet<string>;
 }
 
 export interface IssuedToken {
@@ -28,6 +33,8 @@ export interface IssuedToken {
 
 const FETCH_TIMEOUT_MS = 10_000;
 const MAX_TOKEN_LENGTH = 16 * 1024;
+/** RFC 6750 §2.1 `b64token`: what may follow "Bearer " in an Authorization header. */
+const B64TOKEN = /^[A-Za-z0-9\-._~+/]+=*$/;
 
 /** The error of a token that could not be had, naming the server and `why`. */
 export function tokenFailure(server: string, why: string): UpstreamError {
@@ -52,7 +59,7 @@ export async function requestToken(request: TokenRequest): Promise<IssuedToken> 
   } catch {
     throw fail('the token endpoint could not be reached');
   }
-  let answer: { access_token?: unknown; token_type?: unknown; expires_in?: unknown; error?: unknown };
+  let answer: { access_token?: unknown; token_type?: unknown; expires_in?: unknown; issued_token_type?: unknown; error?: unknown };
   try {
     answer = (await response.json()) as typeof answer;
   } catch {
@@ -63,9 +70,16 @@ export async function requestToken(request: TokenRequest): Promise<IssuedToken> 
     throw fail(`the token endpoint answered HTTP ${response.status} (${code})`);
   }
   const token = answer.access_token;
-  if (typeof token !== 'string' || token === '' || token.length > MAX_TOKEN_LENGTH || /[\s"\\]/.test(token)) throw fail('the token endpoint answered no usable access_token');
-  // RFC 8693 §2.2.1 answers `token_type` "N_A" for a token that is not an access token: not usable either.
-  if (typeof answer.token_type === 'string' && answer.token_type.toLowerCase() !== 'bearer') throw fail('the token endpoint answered a token type other than Bearer');
-  const lifetimeMs = typeof answer.expires_in === 'number' && answer.expires_in > 0 ? answer.expires_in * 1000 : undefined;
+  if (typeof token !== 'string' || token.length > MAX_TOKEN_LENGTH || !B64TOKEN.test(token)) throw fail('the token endpoint answered no usable access_token');
+  // RFC 6749 §5.1: token_type is required; RFC 8693 §2.2.1 answers "N_A" for a token that is not an access token.
+  if (typeof answer.token_type !== 'string' || answer.token_type.toLowerCase() !== 'bearer') throw fail('the token endpoint answered a token type other than Bearer');
+  const issuedType = answer.issued_token_type;
+  if (request.issuedTokenTypes !== undefined && issuedType !== undefined && (typeof issuedType !== 'string' || !request.issuedTokenTypes.has(issuedType))) {
+    throw fail('the token endpoint issued a token that is not an access token (issued_token_type)');
+  }
+  // A number, or the numeric string some servers send; anything else is no lifetime (the default).
+  const seconds = typeof answer.expires_in === 'string' && /^-?\d+$/.test(answer.expires_in) ? Number(answer.expires_in) : answer.expires_in;
+  if (typeof seconds === 'number' && !(seconds > 0)) throw fail('the token endpoint answered a token that has already expired (expires_in)');
+  const lifetimeMs = typeof seconds === 'number' && Number.isFinite(seconds) ? seconds * 1000 : undefined;
   return { token, lifetimeMs };
 }

@@ -7,6 +7,7 @@ import { authConfigSchema } from '../../../src/config/auth-schema.js';
 import { compileAuthenticator } from '../../../src/inbound/auth/authenticate.js';
 import { authMiddleware, principalOf, stripAuthorization } from '../../../src/inbound/auth/auth-middleware.js';
 import { captureLog, leaks } from './capture-log.js';
+import { SubjectTokens } from '../../../src/upstream/credentials/subject-tokens.js';
 
 const TOKEN = 'mw-token-0123456789abcdefghijklmnop';
 const log = captureLog();
@@ -173,15 +174,41 @@ describe('stripAuthorization', () => {
   });
 });
 
-describe('onVerifiedToken (the subject tokens of tokenExchange)', () => {
+describe('withVerifiedToken (the subject tokens of tokenExchange)', () => {
   it('is never told a shared bearer secret, nor a token that was refused', async () => {
-    const told: string[] = [];
+    const told: Array<string | undefined> = [];
     const hono = new Hono();
-    hono.use('*', authMiddleware(authenticator, { onVerifiedToken: (_principal, token) => void told.push(token) }));
+    hono.use(
+      '*',
+      authMiddleware(authenticator, {
+        withVerifiedToken: (_principal, token, _claims, next) => {
+          told.push(token);
+          return next();
+        },
+      }),
+    );
     hono.all('*', (c) => c.text(`hello ${c.get('principal')}`));
     expect((await hono.request('/mcp', { headers: { authorization: `Bearer ${TOKEN}` } })).status).toBe(200);
     expect((await hono.request('/mcp', { headers: { authorization: 'Bearer not-the-token-0123456789' } })).status).toBe(401);
     // A bearer secret is no JWT the authorization server could exchange (no claims): never kept.
     expect(told).toEqual([]);
+  });
+
+  it("runs a request a peer replica forwarded with no subject: never another of the principal's tokens", async () => {
+    const subjects = new SubjectTokens();
+    // The principal's latest token on this replica, from a request it authenticated earlier.
+    subjects.run('p', 'earlier-token-of-p', { exp: Date.now() / 1000 + 3_600 }, () => undefined);
+    const hono = new Hono();
+    hono.use(
+      '*',
+      authMiddleware(authenticator, {
+        forwarded: (request) => (request.headers.has('x-test-forwarded') ? { ok: true, principal: 'p' } : undefined),
+        withVerifiedToken: (principal, token, claims, next) => subjects.run(principal, token, claims, next),
+      }),
+    );
+    hono.all('*', (c) => c.text(subjects.current('p')?.token ?? 'none'));
+    expect(await (await hono.request('/mcp', { headers: { 'x-test-forwarded': '1' } })).text()).toBe('none');
+    // Outside any request (a connection's own stream), the latest is still there.
+    expect(subjects.current('p')?.token).toBe('earlier-token-of-p');
   });
 });
