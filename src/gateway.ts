@@ -161,6 +161,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       maxSessionChildren: config.sessions.maxChildrenPerServer,
       principalIdleTimeoutMs: config.sessions.childIdleTimeoutMs,
       logger,
+      userTokens,
       onLeaseWait: (server) => metrics.leaseWaited(server),
       deps: {
         parentEnv: env,

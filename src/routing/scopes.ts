@@ -190,7 +190,15 @@ export class SessionScope implements RouteScope {
             pin: (server, link) => this.own.get(server)?.pin(link),
           });
     for (const server of options.servers.names) this.attach(server);
-    this.credentials = SessionCredentials.attach(options.userTokens, { sessionId: session.sessionId, principal: this.key.principal, connections: this.perUser, owner: this.owner, logger: options.logger });
+    this.credentials = SessionCredentials.attach(options.userTokens, {
+      sessionId: session.sessionId,
+      principal: this.key.principal,
+      connections: this.perUser,
+      owner: this.owner,
+      logger: options.logger,
+      // Its enablement and its latest token's access rules: a token for a server hidden from it is refused.
+      visible: (server) => this.visibility.visibleServers().includes(server) && this.current?.serverParts(server).allowed !== false,
+    });
     // A server a reload adds: reachable as the others are, and the session hears its lists changed
     // unless its enablement hides the server (the access rules may still show some of its tools,
     // so they do not silence it, as they silence no upstream's own list_changed).
@@ -308,8 +316,8 @@ export class SessionScope implements RouteScope {
   withLink<T>(server: string, fn: (link: UpstreamLink) => Promise<T>): Promise<T> {
     const own = this.own.get(server);
     if (own !== undefined) {
-      const call = () => withReinitialise(server, this.registry, this.logger, () => own.acquire(), fn);
-      return this.credentials?.covers(server) === true ? this.credentials.run(server, call) : call();
+      if (this.credentials?.covers(server) === true) return this.credentials.run(server, (acquire) => withReinitialise(server, this.registry, this.logger, acquire, fn));
+      return withReinitialise(server, this.registry, this.logger, () => own.acquire(), fn);
     }
     if (this.principalServers.has(server)) return withReinitialise(server, this.registry, this.logger, principalHeld(this.registry, server, this.key), fn);
     return withReinitialise(server, this.registry, this.logger, primaryHeld(this.registry, server), fn);

@@ -34,6 +34,7 @@ import { asksEachUser, createLeasePool, createServerEntry, startPrimaries, type 
 import { ServerRoster } from './server-roster.js';
 import type { CredentialOwner } from './credentials/credential-owner.js';
 import { reachedPerPrincipal } from './credentials/principal-bound.js';
+import type { UserTokens } from './credentials/user-tokens.js';
 
 export type { ServerEntry } from './registry-entry.js';
 
@@ -55,6 +56,8 @@ export interface UpstreamRegistryOptions {
   principalIdleTimeoutMs: number;
   deps: ConnectorDeps;
   logger: Logger;
+  /** Sessions' own tokens for `perUser` servers: a restart or removal of such a server drops them first. */
+  userTokens?: UserTokens;
 }
 
 export interface ConnectOptions {
@@ -121,6 +124,9 @@ export class UpstreamRegistry {
    * server does not come back (it keeps retrying in the background, shown in state `error`).
    * A server stopped at run time (`stopServer`, enablement) takes the new entry and stays
    * stopped: nothing starts until `startServer`. Queued with stops and starts of the same server.
+   *
+   * Every session's own token for the server is dropped before its new entry can connect: a user
+   * gave it for the upstream as it was, and the new configuration may name another URL.
    */
   async restart(name: string, config: ServerConfig): Promise<void> {
     const entry = this.entry(name);
@@ -133,7 +139,10 @@ export class UpstreamRegistry {
     }
     // A server reached per principal has no primary to reconnect: its principals reconnect on use.
     const noPrimary = this.stopped.has(name) || reachedPerPrincipal(config);
-    await this.transition(name, () => restartServer(entry as RestartableEntry, config, (next) => createLeasePool(name, next, this.settings), noPrimary));
+    await this.transition(name, () => {
+      this.options.userTokens?.dropServer(name);
+      return restartServer(entry as RestartableEntry, config, (next) => createLeasePool(name, next, this.settings), noPrimary);
+    });
   }
 
   /** Sessions listing tools of `name` hear `tools/list_changed` (its tool filters moved). */
@@ -222,6 +231,8 @@ export class UpstreamRegistry {
   removeServer(name: string): Promise<void> {
     this.entry(name);
     this.removed.add(name);
+    // A server named again later may be another upstream: no session's token for it outlives this.
+    this.options.userTokens?.dropServer(name);
     return this.stopServer(name);
   }
 
