@@ -128,6 +128,19 @@ describe('perUser: a reload that moves the server', () => {
     expect(moved.seen).toContain('Bearer user-b-token');
     expect(moved.seen).not.toContain('Bearer user-a-token');
   });
+
+  it('drops every session\'s token for a server the reload removes', async () => {
+    const w: World = await perUserWorld(cleanup, { reloadWith: () => ({ plain: defaultServers(w.upstream).plain }) });
+    const a = await userSession(cleanup, w, 'alice');
+    const b = await userSession(cleanup, w, 'bob');
+    const id = find(await listOf(w, a), 'notes').id as string;
+    expect((await authenticate(w, a, { id, token: 'user-a-token' })).status).toBe(200);
+    expect((await authenticate(w, b, { id, token: 'user-b-token' })).status).toBe(200);
+    expect(await heldTokens(w)).toBe(2);
+    const outcome = await w.gateway.reload();
+    expect(outcome.removed).toEqual(['notes']);
+    expect(await heldTokens(w)).toBe(0);
+  });
 });
 
 describe('perUser: a call cut by a new token', () => {

@@ -6,7 +6,9 @@
  * A session is attached when its scope is built, with the per-user servers it reaches, and
  * detached when it ends (DELETE, idle expiry, a closed HTTP+SSE stream, shutdown): detaching
  * drops its tokens, so the store never holds a token of a session that is gone. A token is also
- * dropped the moment the upstream answers 401 to it. Bounded: tokens ≤ live sessions × per-user
+ * dropped the moment the upstream answers 401 to it, and every session's token for a server when
+ * a reload restarts or removes that server (`dropServer`: it was given for the upstream as it was).
+ * A token is held only for a server the session sees (`UserSessionHooks.visible`). Bounded: tokens ≤ live sessions × per-user
  * servers (sessions are capped by `sessions.max`), each at most {@link MAX_USER_TOKEN_BYTES}.
  * The session ids that key it are the gateway's own, never shown or logged.
  */
