@@ -166,6 +166,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       maxSessionChildren: config.sessions.maxChildrenPerServer,
       principalIdleTimeoutMs: config.sessions.childIdleTimeoutMs,
       logger,
+      userTokens,
       onLeaseWait: (server) => metrics.leaseWaited(server),
       onServerStopped: (server) => credentials.forget(server),
       deps: {

@@ -8,6 +8,7 @@
  * single tools only is not named here. Pure.
  */
 import type { AccessProfile } from '../policy/access-policy.js';
+import type { ListSnapshot } from './customization-list.js';
 import type { AgentCustomization, Customization, McpServerCustomization } from './types.js';
 
 /** True when nothing need be filtered for this caller. */
@@ -45,4 +46,18 @@ export function customizationsFor(items: readonly Customization[], access: Acces
     shown.push({ ...item, children });
   }
   return shown;
+}
+
+/** The caller's list as JSON: the snapshot's own text when its profile hides nothing. */
+export function listJsonFor(snapshot: ListSnapshot, access: AccessProfile | undefined): string {
+  return seesEverything(access) ? snapshot.json : JSON.stringify({ items: customizationsFor(snapshot.items, access) });
+}
+
+/**
+ * True when `id` names an item the caller's list shows (top-level, or a child of a plugin it
+ * shows). What the toggle and authenticate routes act on: an id the caller's access rules hide is
+ * answered as one that does not exist, so acting on it tells nothing the list does not. Pure.
+ */
+export function showsId(items: readonly Customization[], access: AccessProfile | undefined, id: string): boolean {
+  return customizationsFor(items, access).some((item) => item.id === id || (item.type === 'plugin' && item.children?.some((c) => c.id === id) === true));
 }

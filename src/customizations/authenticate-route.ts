@@ -8,16 +8,24 @@
  *
  * Refusals, in this order, each through the error taxonomy and none echoing the token: a body
  * that is not that object → 400 (-32602; 415/413/-32700 for the body itself); no `Mcp-Session-Id`
- * → 400; one that is not a live session of the caller → 404; an id the list does not hold → 404;
- * a server without per-user credentials, or one the session does not reach → 400; the upstream
+ * → 400; one that is not a live session of the caller → 404; an id the list does not hold, one
+ * the caller's access rules hide from it (access-filter.ts), or a server the session's enablement
+ * or its latest token's access rules hide → 404 `UNKNOWN_CUSTOMIZATION` alike, before anything
+ * is held or any connection opens (a hidden upstream never judges a token: no 200/502 oracle);
+ * a server without per-user credentials, or one the session does not reach → 400; the caller past
+ * its own rate (authenticate-budget.ts: per principal, then per session × server) → 429
+ * `RATE_LIMITED` with `Retry-After`; the upstream
  * refusing the token → 502 `UPSTREAM_AUTH_REQUIRED` (the token is dropped), or not reachable →
  * 502 (the token is kept for the session's next use).
  */
 import type { Context, Hono } from 'hono';
 import { errorResponse, GatewayError } from '../errors.js';
 import { readJsonRpcBody } from '../inbound/body.js';
+import type { AccessProfile } from '../policy/access-policy.js';
 import { MAX_USER_TOKEN_BYTES, takesUserTokens, type UserTokens } from '../upstream/credentials/user-tokens.js';
 import type { UpstreamRegistry } from '../upstream/registry.js';
+import { listJsonFor, showsId } from './access-filter.js';
+import { authenticateBudget, type AuthenticateBudget } from './authenticate-budget.js';
 import { configServerKey } from './build-list.js';
 import { callerView } from './caller-view.js';
 import type { CustomizationList } from './customization-list.js';
@@ -54,10 +62,20 @@ export interface AuthenticateRouteOptions {
   readonly registry: UpstreamRegistry;
   readonly userTokens: UserTokens;
   principalOf(c: Context): string | undefined;
+  /** The caller's access profile (absent, or undefined: nothing is hidden from it). */
+  accessOf?(c: Context): AccessProfile | undefined;
+  /** The route's own rate (default: {@link authenticateBudget}'s fixed one). */
+  readonly budget?: AuthenticateBudget;
+}
+
+/** What an unknown id, a hidden one and a server the session does not see are all answered with. */
+function unknownServer(): Response {
+  return errorResponse(new GatewayError('UNKNOWN_CUSTOMIZATION', 'no server with this id is listed'));
 }
 
 export function mountAuthenticate(app: Hono, options: AuthenticateRouteOptions): void {
   const { list, registry, userTokens } = options;
+  const budget = options.budget ?? authenticateBudget();
   /** The config server an id names, if the list holds it. */
   const serverOf = (id: string): string | undefined => list.configServers.find((name) => list.idFor(configServerKey(name)) === id);
 
@@ -70,23 +88,29 @@ export function mountAuthenticate(app: Hono, options: AuthenticateRouteOptions):
     const sessionId = c.req.header('mcp-session-id');
     if (sessionId === undefined) return errorResponse(new GatewayError('SESSION_ID_REQUIRED', 'a credential is for one session: send its Mcp-Session-Id'));
     const principal = options.principalOf(c);
+    const spent = budget.principal(principal);
+    if (spent !== undefined) return errorResponse(spent);
     const caller = callerView({ header: (name) => c.req.header(name), query: () => undefined }, principal, list.enablement);
     if (caller instanceof GatewayError) return errorResponse(caller);
+    const access = options.accessOf?.(c);
     const server = serverOf(id);
-    if (server === undefined) return errorResponse(new GatewayError('UNKNOWN_CUSTOMIZATION', 'no server with this id is listed'));
+    if (server === undefined || !showsId(list.viewFor(caller.viewer()).items, access, id)) return unknownServer();
     const entry = registry.entries.get(server);
     if (entry === undefined || !takesUserTokens(entry.config)) {
       return errorResponse(new GatewayError('INVALID_PARAMS', `server "${server}" does not take a user's own credential (its upstreamAuth is not "perUser")`, { server }));
     }
+    const spentHere = budget.sessionServer(principal, sessionId, server);
+    if (spentHere !== undefined) return errorResponse(spentHere);
     const outcome = userTokens.set(sessionId, principal, server, token);
     if (outcome === 'unknownSession') return errorResponse(new GatewayError('SESSION_NOT_FOUND', 'Session not found'));
+    if (outcome === 'hidden') return unknownServer();
     if (outcome === 'notReached') return errorResponse(new GatewayError('INVALID_PARAMS', `this session does not reach server "${server}" (another endpoint's session, or the server is hidden from it)`, { server }));
     try {
       await userTokens.reconnect(sessionId, server);
     } catch (error) {
       return errorResponse(error);
     }
-    return new Response(list.freshFor(caller.viewer()).json, { status: 200, headers: { 'content-type': 'application/json', 'cache-control': 'no-store' } });
+    return new Response(listJsonFor(list.freshFor(caller.viewer()), access), { status: 200, headers: { 'content-type': 'application/json', 'cache-control': 'no-store' } });
   });
   app.all(options.path, () => errorResponse(new GatewayError('METHOD_NOT_ALLOWED', 'a credential is sent with POST')));
 }

@@ -14,15 +14,16 @@
  * - `POST <path>/customizations/authenticate` → authenticate-route.ts (a session's own token for
  *   a `perUser` server), when the gateway holds such tokens.
  *
- * Both answer only what the caller's access profile shows (access-filter.ts): a server the policy's
- * access rules hide from it is not named, nor is a plugin of nothing but such servers.
+ * All of them answer only what the caller's access profile shows (access-filter.ts): a server the
+ * policy's access rules hide from it is not named, nor is a plugin of nothing but such servers, and
+ * toggling or authenticating for one is answered as for an id that does not exist.
  *
  * Other methods answer 405 through the error taxonomy.
  */
 import type { Context, Hono } from 'hono';
 import { errorResponse, GatewayError } from '../errors.js';
 import type { AccessProfile } from '../policy/access-policy.js';
-import { customizationsFor, seesEverything } from './access-filter.js';
+import { customizationsFor, listJsonFor } from './access-filter.js';
 import { callerView, type CallerView } from './caller-view.js';
 import type { CustomizationList, ListSnapshot } from './customization-list.js';
 import { mountToggle, type ToggleRouteOptions } from './toggle-route.js';
@@ -42,8 +43,6 @@ export interface CustomizationRoutesOptions extends Omit<ToggleRouteOptions, 'pa
   readonly list: CustomizationList;
   /** Who authentication says is calling (undefined when auth is off). */
   principalOf(c: Context): string | undefined;
-  /** The caller's access profile (absent, or undefined: nothing is hidden from it). */
-  accessOf?(c: Context): AccessProfile | undefined;
   /** The client plugin of the caller's session (the servers its client brought), if any (session-plugin.ts). */
   readonly sessionPlugin?: (c: Context) => PluginCustomization | undefined;
   /** Sessions' tokens for per-user servers, and the registry that says which servers take them. */
@@ -68,11 +67,6 @@ async function nextOrKeepalive(list: CustomizationList, version: number, signal:
   } finally {
     clearTimeout(timer);
   }
-}
-
-/** The caller's list as JSON: the snapshot's own text when its profile hides nothing. */
-function jsonFor(snapshot: ListSnapshot, access: AccessProfile | undefined): string {
-  return seesEverything(access) ? snapshot.json : JSON.stringify({ items: customizationsFor(snapshot.items, access) });
 }
 
 export function mountCustomizations(app: Hono, options: CustomizationRoutesOptions): void {
@@ -102,7 +96,7 @@ export function mountCustomizations(app: Hono, options: CustomizationRoutesOptio
           if (sent < 0) {
             const first = list.viewFor(caller.viewer());
             sent = first.version;
-            sentJson = jsonFor(first, access);
+            sentJson = listJsonFor(first, access);
             controller.enqueue(event(sentJson));
             return;
           }
@@ -119,7 +113,7 @@ export function mountCustomizations(app: Hono, options: CustomizationRoutesOptio
             }
             sent = next.version;
             // Another session's toggle moves the version but not this caller's list: nothing to send.
-            const mine = jsonFor(list.viewFor(caller.viewer()), access);
+            const mine = listJsonFor(list.viewFor(caller.viewer()), access);
             if (mine === sentJson) continue;
             sentJson = mine;
             controller.enqueue(event(mine));
@@ -147,13 +141,20 @@ export function mountCustomizations(app: Hono, options: CustomizationRoutesOptio
     // The caller's own session adds its client plugin (servers its client brought); nobody else's.
     const own = options.sessionPlugin?.(c);
     const view = list.viewFor(caller.viewer());
-    const json = own === undefined ? jsonFor(view, access) : JSON.stringify({ items: customizationsFor([...view.items, own], access) });
+    const json = own === undefined ? listJsonFor(view, access) : JSON.stringify({ items: customizationsFor([...view.items, own], access) });
     return new Response(json, { status: 200, headers: { 'content-type': 'application/json', 'cache-control': 'no-store' } });
   });
   app.all(path, () => errorResponse(new GatewayError('METHOD_NOT_ALLOWED', 'the customisation list is read with GET')));
   mountToggle(app, { ...options, path: `${path}/toggle` });
   const userTokens = options.userTokens;
   if (userTokens !== undefined) {
-    mountAuthenticate(app, { path: `${path}/authenticate`, list, registry: userTokens.registry, userTokens: userTokens.store, principalOf: options.principalOf });
+    mountAuthenticate(app, {
+      path: `${path}/authenticate`,
+      list,
+      registry: userTokens.registry,
+      userTokens: userTokens.store,
+      principalOf: options.principalOf,
+      ...(options.accessOf === undefined ? {} : { accessOf: options.accessOf }),
+    });
   }
 }

@@ -6,13 +6,16 @@
  * 400 (-32602; 415/413/-32700 for the body itself); an `Mcp-Session-Id` that is not a live
  * session of the caller → 404; a scope the caller may not set (toggle-check.ts) → 403, before
  * the id is looked at, so a caller without the right learns nothing of which ids exist; an id
- * the list does not hold, or one without enablement (an agent) → 404; a workspace decision
+ * the list does not hold, one without enablement (an agent), or one the caller's access rules
+ * hide (access-filter.ts) → 404, alike; a workspace decision
  * without a workspace (none named, and the session has none) → 400; the store not writable →
  * 503, nothing changed.
  */
 import type { Context, Hono } from 'hono';
 import { errorResponse, GatewayError } from '../errors.js';
 import { readJsonRpcBody } from '../inbound/body.js';
+import type { AccessProfile } from '../policy/access-policy.js';
+import { listJsonFor, showsId } from './access-filter.js';
 import { callerView } from './caller-view.js';
 import type { CustomizationList } from './customization-list.js';
 import type { ToggleTarget } from './enablement/enablement.js';
@@ -26,6 +29,8 @@ export interface ToggleRouteOptions {
   readonly list: CustomizationList;
   readonly permissions: TogglePermissions;
   principalOf(c: Context): string | undefined;
+  /** The caller's access profile (absent, or undefined: nothing is hidden from it). */
+  accessOf?(c: Context): AccessProfile | undefined;
 }
 
 export function mountToggle(app: Hono, options: ToggleRouteOptions): void {
@@ -46,7 +51,8 @@ export function mountToggle(app: Hono, options: ToggleRouteOptions): void {
     const allowed = mayToggle(request.scope, { principal, hasSession: caller.session !== undefined }, permissions);
     if (!allowed.ok) return errorResponse(new GatewayError('TOGGLE_FORBIDDEN', allowed.message));
     const key = ids.keyFor(request.id);
-    if (key === undefined || !enablement.has(key)) return errorResponse(new GatewayError('UNKNOWN_CUSTOMIZATION', 'no customisation with this id can be toggled'));
+    const access = options.accessOf?.(c);
+    if (key === undefined || !enablement.has(key) || !showsId(list.viewFor(caller.viewer()).items, access, request.id)) return errorResponse(new GatewayError('UNKNOWN_CUSTOMIZATION', 'no customisation with this id can be toggled'));
     let target: ToggleTarget;
     if (request.scope === 'session') target = { scope: 'session', session: caller.session! };
     else if (request.scope === 'global') target = { scope: 'global' };
@@ -61,7 +67,7 @@ export function mountToggle(app: Hono, options: ToggleRouteOptions): void {
       return errorResponse(error);
     }
     const viewer = caller.session?.viewer() ?? (target.scope === 'workspace' ? { workspace: target.workspace } : {});
-    return new Response(list.freshFor(viewer).json, { status: 200, headers: { 'content-type': 'application/json', 'cache-control': 'no-store' } });
+    return new Response(listJsonFor(list.freshFor(viewer), access), { status: 200, headers: { 'content-type': 'application/json', 'cache-control': 'no-store' } });
   });
   app.all(options.path, () => errorResponse(new GatewayError('METHOD_NOT_ALLOWED', 'a toggle is sent with POST')));
 }

@@ -146,6 +146,8 @@ export class SessionScope implements RouteScope {
         childIdleTimeoutMs: session.childIdleTimeoutMs,
         sessionId: session.sessionId,
         userTokens: options.userTokens,
+        // Its enablement and its latest token's access rules: a token for a server hidden from it is refused.
+        visible: (server) => this.visibility.visibleServers().includes(server) && this.current?.serverParts(server).allowed !== false,
         logger: options.logger,
         onEvent: (server, event) => this.notifications.relay(server, event),
       },

@@ -21,7 +21,7 @@ import { missingToken, takesUserTokens, type UserTokens } from '../upstream/cred
 import type { UpstreamRegistry } from '../upstream/registry.js';
 import type { UpstreamLink } from '../upstream/link.js';
 import type { DownstreamSink } from '../rpc/sink.js';
-import type { SessionConnection } from './session-connection.js';
+import type { HeldConnection, SessionConnection } from './session-connection.js';
 
 export interface SessionCredentialsOptions {
   readonly store: UserTokens;
@@ -31,6 +31,8 @@ export interface SessionCredentialsOptions {
   readonly connections: ReadonlyMap<string, SessionConnection>;
   /** The session's standalone stream: where it hears its lists changed. */
   readonly owner: DownstreamSink;
+  /** True while the session sees `server` (its enablement, its latest token's access profile): only then may it give a token for it. */
+  visible(server: string): boolean;
   readonly logger: Logger;
 }
 
@@ -59,6 +61,7 @@ export class SessionCredentials {
         return slot === undefined ? undefined : { state: slot.state, lastError: slot.lastError };
       },
       changed: (server) => this.changed(server),
+      visible: (server) => options.visible(server),
     });
     for (const connection of connections.values()) this.unsubscribes.push(connection.slot.onStateChange(() => store.noteConnection()));
   }
@@ -69,24 +72,37 @@ export class SessionCredentials {
   }
 
   /**
-   * Runs `fn` (a call, or opening the connection) with the session's token for `server`: refused
-   * without one; an upstream refusal of it drops it and fails with a clear error.
+   * Runs `fn` (a call, or opening the connection) with the session's token for `server`, `fn`
+   * taking its connection through the `acquire` given to it: refused without a token; an
+   * upstream refusal of it drops it and fails with a clear error.
+   *
+   * A refusal is an answer that says so — a 401 or 403 naming protected resource metadata, or a
+   * 401 to this call's token (the token source marked it) — never any other failure: a call cut
+   * because a new token reopened the connection fails as it failed, and the new token and its
+   * connection stay.
    */
-  async run<T>(server: string, fn: () => Promise<T>): Promise<T> {
+  async run<T>(server: string, fn: (acquire: () => Promise<HeldConnection>) => Promise<T>): Promise<T> {
     const { store, sessionId } = this.options;
+    const connection = this.options.connections.get(server)!;
     const token = store.tokenOf(sessionId, server);
     if (token === undefined) throw missingToken(server);
+    let used: UpstreamLink | undefined;
+    const acquire = async (): Promise<HeldConnection> => {
+      const held = await connection.acquire();
+      used = held.link;
+      return held;
+    };
     try {
-      return await fn();
+      return await fn(acquire);
     } catch (error) {
       const auth = authRequiredIn(error);
-      // A 401 without protected resource metadata drops the token as well (the token source did).
-      if (auth === undefined && store.tokenOf(sessionId, server) === token) throw error;
+      if (auth === undefined && !store.wasRefused(sessionId, server, token)) throw error;
       // Only the token this call went out with: one set since (a new authenticate) stays.
       store.refused(sessionId, server, token, auth);
-      // The call is over: the connection that carried the refused token goes too (closing it
-      // while the refusal was on its way would have failed the call as "connection closed").
-      this.dropConnection(server);
+      // The call is over: the link that carried the refused token goes too (closing it while the
+      // refusal was on its way would have failed the call as "connection closed") — only that
+      // link, never one a new token opened since.
+      if (used !== undefined) this.dropLink(connection, server, used);
       const reason = auth?.challenge.reason ?? 'expired';
       throw new GatewayError(
         'UPSTREAM_AUTH_REQUIRED',
@@ -101,8 +117,8 @@ export class SessionCredentials {
     const connection = this.options.connections.get(server)!;
     const live = connection.current;
     if (live !== undefined && this.options.store.has(this.options.sessionId, server)) return Promise.resolve(live);
-    return this.run(server, async () => {
-      const held = await connection.acquire();
+    return this.run(server, async (acquire) => {
+      const held = await acquire();
       held.release();
       return held.link;
     });
@@ -121,8 +137,8 @@ export class SessionCredentials {
     if (live !== undefined) await connection.slot.discard(live);
     // Attempts refused for an earlier token are no reason to make this one wait.
     connection.slot.forgetFailures();
-    await this.run(server, async () => {
-      const held = await connection.acquire();
+    await this.run(server, async (acquire) => {
+      const held = await acquire();
       held.release();
     });
     this.announce();
@@ -142,11 +158,9 @@ export class SessionCredentials {
     for (const list of ['tools', 'prompts', 'resources']) void this.options.owner.notify({ method: `notifications/${list}/list_changed` }).catch(() => undefined);
   }
 
-  private dropConnection(server: string): void {
-    const connection = this.options.connections.get(server);
-    const live = connection?.current;
-    if (connection === undefined || live === undefined) return;
-    void connection.slot.discard(live).catch((error: unknown) =>
+  private dropLink(connection: SessionConnection, server: string, link: UpstreamLink): void {
+    // `discard` closes `link` only if it is still the connection's live one.
+    void connection.slot.discard(link).catch((error: unknown) =>
       this.options.logger.debug({ server, err: error instanceof Error ? error.message : String(error) }, 'closing a connection whose credential was dropped failed'),
     );
   }

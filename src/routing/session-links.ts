@@ -39,6 +39,8 @@ export interface SessionLinksOptions {
   readonly sessionId: string | undefined;
   /** Sessions' own tokens for `perUser` servers; absent: those servers get none. */
   readonly userTokens: UserTokens | undefined;
+  /** Whether the session sees `server` now (its enablement, its latest token's access rules): a token for a hidden one is refused. */
+  readonly visible: (server: string) => boolean;
   readonly logger: Logger;
   /** An event of the connection a server's lists come from: its list changes and resource updates. */
   readonly onEvent: (server: string, event: LinkEvent) => void;
@@ -68,6 +70,7 @@ export class SessionLinks {
       connections: this.perUser,
       owner: options.owner,
       logger: options.logger,
+      visible: options.visible,
     });
   }
 
@@ -95,8 +98,8 @@ export class SessionLinks {
     const { logger } = this.options;
     const own = this.own.get(server);
     if (own !== undefined) {
-      const call = () => withReinitialise(server, this.registry, logger, () => own.acquire(), fn);
-      return this.credentials?.covers(server) === true ? this.credentials.run(server, call) : call();
+      if (this.credentials?.covers(server) === true) return this.credentials.run(server, (acquire) => withReinitialise(server, this.registry, logger, acquire, fn));
+      return withReinitialise(server, this.registry, logger, () => own.acquire(), fn);
     }
     if (this.principalServers.has(server)) return withReinitialise(server, this.registry, logger, principalHeld(this.registry, server, this.key), fn);
     return withReinitialise(server, this.registry, logger, primaryHeld(this.registry, server), fn);

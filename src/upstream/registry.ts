@@ -29,6 +29,7 @@ import { asksEachUser, createServerEntry, startPrimaries, type EntrySettings, ty
 import { ServerRoster } from './server-roster.js';
 import type { CredentialOwner } from './credentials/credential-owner.js';
 import { reachedPerPrincipal } from './credentials/principal-bound.js';
+import type { UserTokens } from './credentials/user-tokens.js';
 
 export type { ServerEntry } from './registry-entry.js';
 
@@ -52,6 +53,8 @@ export interface UpstreamRegistryOptions {
   logger: Logger;
   /** Told when a server is stopped or removed, once its connections are closed: its upstream tokens are dropped. */
   onServerStopped?: (server: string) => void;
+  /** Sessions' own tokens for `perUser` servers: a restart or removal of such a server drops them first. */
+  userTokens?: UserTokens;
 }
 
 export interface ConnectOptions {
@@ -114,6 +117,7 @@ export class UpstreamRegistry {
       },
       settings: () => this.settings,
       stopped: (name) => this.options.onServerStopped?.(name),
+      dropUserTokens: (name) => this.options.userTokens?.dropServer(name),
     });
     // After the lifecycle: an entry's connections ask it whether their server is stopped.
     for (const name of names) this.entryMap.set(name, createServerEntry(name, options.servers[name]!, this.settings));
@@ -127,7 +131,9 @@ export class UpstreamRegistry {
   /**
    * Restarts one server under a new entry of the same transport and isolation: its connections
    * are replaced, the sessions stay and hear `list_changed`; a stopped server stays stopped
-   * (server-lifecycle.ts). Queued with stops and starts of the same server.
+   * (server-lifecycle.ts). Every session's own token for it (`perUser`) is dropped first: a user
+   * gave it for the upstream as it was, and the new configuration may name another URL. Queued
+   * with stops and starts of the same server.
    */
   restart(name: string, config: ServerConfig): Promise<void> {
     return this.lifecycle.restart(name, config);

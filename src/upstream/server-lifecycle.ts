@@ -37,6 +37,8 @@ export interface ServerLifecycleHost {
   settings(): EntrySettings;
   /** A server stopped (or removed): every connection of it closed; what the registry keeps for it may go (cached credentials). */
   stopped?(name: string): void;
+  /** Drops every session's own token for `name` (`perUser`): before a restart's new entry can connect, and on removal. */
+  dropUserTokens?(name: string): void;
 }
 
 export class ServerLifecycle {
@@ -81,7 +83,11 @@ export class ServerLifecycle {
     }
     // A server reached per principal has no primary to reconnect: its principals reconnect on use.
     const noPrimary = this.stopped.has(name) || reachedPerPrincipal(config);
-    await this.transition(name, () => restartServer(entry as RestartableEntry, config, (next) => createLeasePool(name, next, this.host.settings()), noPrimary));
+    await this.transition(name, () => {
+      // A user gave the token for the upstream as it was; the new configuration may name another URL.
+      this.host.dropUserTokens?.(name);
+      return restartServer(entry as RestartableEntry, config, (next) => createLeasePool(name, next, this.host.settings()), noPrimary);
+    });
   }
 
   /**
@@ -130,6 +136,8 @@ export class ServerLifecycle {
   remove(name: string): Promise<void> {
     this.host.entry(name);
     this.removed.add(name);
+    // A server named again later may be another upstream: no session's token for it outlives this.
+    this.host.dropUserTokens?.(name);
     return this.stop(name);
   }
 

@@ -5,7 +5,7 @@
  * hidden from gets the list itself.
  */
 import { describe, expect, it } from 'vitest';
-import { customizationsFor } from '../../src/customizations/access-filter.js';
+import { customizationsFor, showsId } from '../../src/customizations/access-filter.js';
 import type { Customization, McpServerCustomization } from '../../src/customizations/types.js';
 import { compileAccessPolicy } from '../../src/policy/access-policy.js';
 
@@ -41,5 +41,20 @@ describe('the customisation list of a narrowed caller', () => {
   it('is the list itself for a caller nothing is hidden from', () => {
     expect(customizationsFor(items, access.profileFor({ principal: 'kate', claims: { groups: ['eng'] } }))).toBe(items);
     expect(customizationsFor(items, undefined)).toBe(items);
+  });
+
+  it.each([
+    ['a shown server', 'id-github', true],
+    ['a hidden server', 'id-secrets', false],
+    ['a shown child of a plugin', 'id-docs', true],
+    ['a hidden child of a shown plugin', 'id-vault-pki', false],
+    ['a plugin of nothing but hidden servers', 'p1', false],
+    ['an agent', 'a1', true],
+    ['an id nobody has', 'id-nope', false],
+  ])('acts on %s only when the caller\'s list shows it', (_what, id, shown) => {
+    const ivy = access.profileFor({ principal: 'ivy', claims: { groups: ['interns'] } });
+    expect(showsId(items, ivy, id)).toBe(shown);
+    // Nothing is hidden from a caller the rules do not narrow: every listed id is shown.
+    expect(showsId(items, access.profileFor({ principal: 'root' }), id)).toBe(id !== 'id-nope');
   });
 });

@@ -5,6 +5,7 @@
  * "Authorization"; `error="invalid_token"` when a token was sent) and serves that RFC 9728
  * document itself. Tool `whoami` answers which user the request's token belongs to. A token can
  * be revoked, and every `Authorization` the gate saw is kept, so a test can tell what reached it.
+ * Tool `hold` answers only once the test releases it, so a test can act while a call is in flight.
  */
 import { createServer } from 'node:http';
 import { McpServer } from '@modelcontextprotocol/server';
@@ -21,21 +22,39 @@ export interface PerUserUpstream {
   readonly seen: ReadonlyArray<string | undefined>;
   /** From now on `token` is refused (401 invalid_token). */
   revoke(token: string): void;
+  /** Resolves once a `hold` call reached the upstream. */
+  holding(): Promise<void>;
+  /** Lets every `hold` call answer. */
+  release(): void;
   close(): Promise<void>;
 }
 
-function userServer(): McpServer {
+interface Hold {
+  entered(): void;
+  readonly released: Promise<void>;
+}
+
+function userServer(hold: Hold): McpServer {
   const server = new McpServer({ name: 'per-user-notes', version: '1.0.0' }, { capabilities: { tools: {} } });
   server.registerTool('whoami', { description: 'Says which user the request was made for' }, (ctx) => {
     const sent = ctx.http?.req?.headers.get('authorization') ?? '';
     const user = USERS[sent.replace(/^Bearer /, '')] ?? 'nobody';
     return { content: [{ type: 'text' as const, text: user }] };
   });
+  server.registerTool('hold', { description: 'Answers once the test releases it' }, async () => {
+    hold.entered();
+    await hold.released;
+    return { content: [{ type: 'text' as const, text: 'released' }] };
+  });
   return server;
 }
 
 export async function startPerUserUpstream(): Promise<PerUserUpstream> {
-  const inner = await serveBothEras({ factory: () => userServer() });
+  let entered!: () => void;
+  const holding = new Promise<void>((resolve) => (entered = resolve));
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  const inner = await serveBothEras({ factory: () => userServer({ entered, released }) });
   const target = new URL(inner.url);
   const revoked = new Set<string>();
   const seen: Array<string | undefined> = [];
@@ -68,7 +87,10 @@ export async function startPerUserUpstream(): Promise<PerUserUpstream> {
     origin,
     seen,
     revoke: (token) => revoked.add(token),
+    holding: () => holding,
+    release,
     async close() {
+      release();
       await listening.close();
       await inner.close();
     },

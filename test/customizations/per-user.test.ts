@@ -7,86 +7,21 @@
  * a revoked token is dropped; a session's tokens leave with it; hostile bodies are refused; and
  * no token ever reaches a log line.
  */
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { parseConfig } from '../../src/config/load.js';
-import { startGateway, type RunningGateway } from '../../src/gateway.js';
-import { collectNotifications, connectClient, errorOf, sideChannelUrl, textOf, type ConnectedClient } from '../integration/harness/clients.js';
-import { bearerPrincipals, type Principals } from '../integration/harness/principals.js';
-import { httpServer } from '../integration/harness/upstreams.js';
-import { Cleanup, waitUntil, within } from '../integration/harness/wait.js';
-import { capturingLogger } from '../session/redis-helpers.js';
-import { startPerUserUpstream, type PerUserUpstream } from './per-user-upstream.js';
+import { connectClient, errorOf, sideChannelUrl, textOf } from '../integration/harness/clients.js';
+import { Cleanup, waitUntil } from '../integration/harness/wait.js';
+import { authenticate, heldTokens, listOf as listFor, perUserWorld, userSession, type Item, type Session, type World } from './per-user-world.js';
 import { openWatch } from './watch-reader.js';
 
 const cleanup = new Cleanup();
 afterEach(() => cleanup.run());
 
-type Item = Record<string, any>;
-
-interface World {
-  upstream: PerUserUpstream;
-  principals: Principals;
-  gateway: RunningGateway;
-  lines: Array<Record<string, unknown>>;
-}
-
-async function world(extra: Record<string, unknown> = {}): Promise<World> {
-  const upstream = await startPerUserUpstream();
-  cleanup.add(() => upstream.close());
-  const principals = bearerPrincipals('alice', 'bob');
-  const { logger, lines } = capturingLogger();
-  const config = parseConfig({
-    listen: { host: '127.0.0.1', port: 0 },
-    stateDir: mkdtempSync(path.join(tmpdir(), 'portcullis-peruser-')),
-    auth: principals.auth,
-    servers: {
-      notes: httpServer(upstream.url, { upstreamAuth: { kind: 'perUser' } }),
-      // The same upstream without per-user credentials: its tokens can never be given.
-      plain: httpServer(upstream.url, { mode: 'optional' }),
-    },
-    ...extra,
-  });
-  const gateway = await startGateway({ config, logger, env: { ...process.env, ...principals.env } });
-  cleanup.add(() => within(gateway.close(), 15_000, 'gateway close'));
-  return { upstream, principals, gateway, lines };
-}
-
-interface Session extends ConnectedClient {
-  id: string;
-  principal: string;
-  listChanged: ReturnType<typeof collectNotifications>;
-}
-
-async function session(w: World, principal: string, url = w.gateway.url): Promise<Session> {
-  let listChanged!: ReturnType<typeof collectNotifications>;
-  const connected = await connectClient(cleanup, url, '2025', {
-    headers: w.principals.headers(principal),
-    setup: (client) => {
-      listChanged = collectNotifications(client, 'notifications/tools/list_changed');
-    },
-  });
-  return { ...connected, id: connected.transport.sessionId!, principal, listChanged };
-}
-
-async function listOf(w: World, s: Session): Promise<Item[]> {
-  const response = await fetch(`${w.gateway.url}/customizations`, { headers: { ...w.principals.headers(s.principal), 'mcp-session-id': s.id } });
-  expect(response.status).toBe(200);
-  return ((await response.json()) as { items: Item[] }).items;
-}
+const world = (extra: Record<string, unknown> = {}): Promise<World> => perUserWorld(cleanup, { extra });
+const session = (w: World, principal: string, url = w.gateway.url): Promise<Session> => userSession(cleanup, w, principal, url);
+const listOf = (w: World, s: Session): Promise<Item[]> => listFor(w, s);
 
 async function notesOf(w: World, s: Session): Promise<Item> {
   return (await listOf(w, s)).find((item) => item.name === 'notes')!;
-}
-
-function authenticate(w: World, as: { principal: string; id: string | undefined }, body: unknown): Promise<Response> {
-  return fetch(`${w.gateway.url}/customizations/authenticate`, {
-    method: 'POST',
-    headers: { ...w.principals.headers(as.principal), 'content-type': 'application/json', ...(as.id === undefined ? {} : { 'mcp-session-id': as.id }) },
-    body: typeof body === 'string' ? body : JSON.stringify(body),
-  });
 }
 
 async function toolNames(s: Session): Promise<string[]> {
@@ -95,12 +30,6 @@ async function toolNames(s: Session): Promise<string[]> {
 
 async function whoami(s: Session): Promise<string> {
   return textOf(await s.client.callTool({ name: 'notes__whoami', arguments: {} }));
-}
-
-async function heldTokens(w: World): Promise<number> {
-  const response = await fetch(`${w.gateway.url.replace(/\/mcp$/, '')}/metrics`, { headers: w.principals.headers('alice') });
-  const line = (await response.text()).split('\n').find((l) => l.startsWith('portcullis_upstream_user_credentials '));
-  return Number(line!.split(' ')[1]);
 }
 
 describe('perUser: an upstream that demands each user\'s own token', () => {

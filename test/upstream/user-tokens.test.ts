@@ -17,8 +17,13 @@ import { MAX_USER_TOKEN_BYTES, UserTokens, type UserSessionHooks } from '../../s
 const resource = { resource: 'https://notes.example.com/mcp', authorization_servers: ['https://as.example.com'] };
 const refusal = new UpstreamAuthRequired('notes', { reason: 'expired', resourceMetadata: 'https://notes.example.com/.well-known/oauth-protected-resource/mcp', scopes: ['notes:read'] }, resource);
 
-function hooks(changes: string[] = []): UserSessionHooks {
-  return { reconnect: async () => undefined, connection: () => ({ state: 'ready', lastError: undefined }), changed: (server) => changes.push(server) };
+function hooks(changes: string[] = [], hidden: ReadonlySet<string> = new Set()): UserSessionHooks {
+  return {
+    reconnect: async () => undefined,
+    connection: () => ({ state: 'ready', lastError: undefined }),
+    changed: (server) => changes.push(server),
+    visible: (server) => !hidden.has(server),
+  };
 }
 
 describe('the token store', () => {
@@ -65,6 +70,48 @@ describe('the token store', () => {
     expect(store.view('s1', 'notes')).toBeUndefined();
     expect(heard).toBe(before + 1);
     expect(store.set('s1', 'alice', 'notes', 'a')).toBe('unknownSession');
+  });
+
+  it('holds no token for a server the session does not see', () => {
+    const store = new UserTokens();
+    store.attach('s1', 'alice', ['notes', 'secret'], hooks([], new Set(['secret'])));
+    expect(store.set('s1', 'alice', 'secret', 'a')).toBe('hidden');
+    expect(store.has('s1', 'secret')).toBe(false);
+    // Who asks is checked first: another principal learns nothing of what the session sees.
+    expect(store.set('s1', 'bob', 'secret', 'a')).toBe('unknownSession');
+  });
+
+  it('drops every session\'s token for a server at once, and tells each session and the list', () => {
+    const store = new UserTokens();
+    let heard = 0;
+    store.onChange(() => heard++);
+    const first: string[] = [];
+    const second: string[] = [];
+    store.attach('s1', 'alice', ['notes', 'wiki'], hooks(first));
+    store.attach('s2', 'bob', ['notes'], hooks(second));
+    store.set('s1', 'alice', 'notes', 'a');
+    store.set('s1', 'alice', 'wiki', 'w');
+    store.set('s2', 'bob', 'notes', 'b');
+    const before = { heard, first: first.length, second: second.length };
+    store.dropServer('notes');
+    expect([store.has('s1', 'notes'), store.has('s2', 'notes'), store.has('s1', 'wiki')]).toEqual([false, false, true]);
+    expect(first.slice(before.first)).toEqual(['notes']);
+    expect(second.slice(before.second)).toEqual(['notes']);
+    expect(heard).toBe(before.heard + 1);
+    store.dropServer('notes');
+    expect(heard).toBe(before.heard + 1);
+  });
+
+  it('tells a 401 to the token a call went out with from any other failure, until a token is set again', () => {
+    const store = new UserTokens();
+    store.attach('s1', 'alice', ['notes'], hooks());
+    store.set('s1', 'alice', 'notes', 'a');
+    expect(store.wasRefused('s1', 'notes', 'a')).toBe(false);
+    store.sourceFor('s1', 'notes').invalidate('a');
+    expect(store.wasRefused('s1', 'notes', 'a')).toBe(true);
+    expect(store.wasRefused('s1', 'notes', 'b')).toBe(false);
+    store.set('s1', 'alice', 'notes', 'a');
+    expect(store.wasRefused('s1', 'notes', 'a')).toBe(false);
   });
 });
 

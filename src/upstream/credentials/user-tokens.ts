@@ -6,7 +6,9 @@
  * A session is attached when its scope is built, with the per-user servers it reaches, and
  * detached when it ends (DELETE, idle expiry, a closed HTTP+SSE stream, shutdown): detaching
  * drops its tokens, so the store never holds a token of a session that is gone. A token is also
- * dropped the moment the upstream answers 401 to it. Bounded: tokens ≤ live sessions × per-user
+ * dropped the moment the upstream answers 401 to it, and every session's token for a server when
+ * a reload restarts or removes that server (`dropServer`: it was given for the upstream as it was).
+ * A token is held only for a server the session sees (`UserSessionHooks.visible`). Bounded: tokens ≤ live sessions × per-user
  * servers (sessions are capped by `sessions.max`), each at most {@link MAX_USER_TOKEN_BYTES}.
  * The session ids that key it are the gateway's own, never shown or logged.
  */
@@ -27,6 +29,8 @@ export interface UserSessionHooks {
   connection(server: string): { readonly state: SlotState; readonly lastError: unknown } | undefined;
   /** The session's token for `server` was set or dropped. */
   changed(server: string): void;
+  /** True while the session sees `server` (its enablement, its latest token's access profile): a token for a server it does not see is refused. */
+  visible(server: string): boolean;
 }
 
 /** What the store knows of one session and one per-user server, for its customisation list. */
@@ -43,9 +47,11 @@ interface UserSession {
   readonly hooks: UserSessionHooks;
   readonly tokens: Map<string, string>;
   readonly refusals: Map<string, UpstreamAuthRequired>;
+  /** Per server, the last token the upstream answered 401 to (what tells a refusal from any other failure of a call). */
+  readonly refused: Map<string, string>;
 }
 
-export type SetTokenOutcome = 'accepted' | 'unknownSession' | 'notReached';
+export type SetTokenOutcome = 'accepted' | 'unknownSession' | 'notReached' | 'hidden';
 
 export class UserTokens {
   private readonly sessions = new Map<string, UserSession>();
@@ -53,7 +59,7 @@ export class UserTokens {
 
   /** Attaches a live session reaching per-user `servers`; the returned function detaches it and drops its tokens. */
   attach(session: string, principal: string | undefined, servers: readonly string[], hooks: UserSessionHooks): () => void {
-    const record: UserSession = { principal, servers: new Set(servers), hooks, tokens: new Map(), refusals: new Map() };
+    const record: UserSession = { principal, servers: new Set(servers), hooks, tokens: new Map(), refusals: new Map(), refused: new Map() };
     this.sessions.set(session, record);
     return () => {
       if (this.sessions.get(session) !== record) return;
@@ -61,6 +67,7 @@ export class UserTokens {
       const held = record.tokens.size > 0;
       record.tokens.clear();
       record.refusals.clear();
+      record.refused.clear();
       if (held) this.announce();
     };
   }
@@ -69,15 +76,19 @@ export class UserTokens {
    * Holds `token` for `session`'s connection to `server`, replacing any it held. Refused
    * (`unknownSession`) unless `session` is live and `principal`'s, exactly like the MCP endpoint
    * refuses another principal's session id; `notReached` when the session has no connection of
-   * its own to a per-user `server`.
+   * its own to a per-user `server`; `hidden` when the session does not see it now (its enablement
+   * or its access rules hide it): nothing is held and no connection opens, so a hidden upstream
+   * cannot be made to judge a token.
    */
   set(session: string, principal: string | undefined, server: string, token: string): SetTokenOutcome {
     const record = this.sessions.get(session);
     if (record === undefined || record.principal !== principal) return 'unknownSession';
     if (!record.servers.has(server)) return 'notReached';
+    if (!record.hooks.visible(server)) return 'hidden';
     if (Buffer.byteLength(token, 'utf8') > MAX_USER_TOKEN_BYTES) throw new RangeError('token over the size limit');
     record.tokens.set(server, token);
     record.refusals.delete(server);
+    record.refused.delete(server);
     this.changed(record, server);
     return 'accepted';
   }
@@ -115,6 +126,29 @@ export class UserTokens {
     } else if (auth !== undefined) this.announce();
   }
 
+  /** True when the upstream answered 401 to `token`, `session`'s token for `server` when a call went out (not since set again). */
+  wasRefused(session: string, server: string, token: string): boolean {
+    return this.sessions.get(session)?.refused.get(server) === token;
+  }
+
+  /**
+   * Drops every session's token for `server` (a reload restarts it under a new configuration —
+   * perhaps another URL — or removes it): a token was given for the upstream as it was, and is
+   * never sent to what the server is now. Each session holding one hears its lists changed and
+   * shows `authRequired` until it authenticates again.
+   */
+  dropServer(server: string): void {
+    let dropped = false;
+    for (const record of this.sessions.values()) {
+      record.refusals.delete(server);
+      record.refused.delete(server);
+      if (!record.tokens.delete(server)) continue;
+      dropped = true;
+      record.hooks.changed(server);
+    }
+    if (dropped) this.announce();
+  }
+
   /** What `session`'s list shows of per-user `server`; undefined when the session does not reach it. */
   view(session: string, server: string): UserServerView | undefined {
     const record = this.sessions.get(session);
@@ -133,7 +167,10 @@ export class UserTokens {
         const token = this.sessions.get(session)?.tokens.get(server);
         return token === undefined ? Promise.reject(missingToken(server)) : Promise.resolve(token);
       },
-      invalidate: (token) => this.refused(session, server, token),
+      invalidate: (token) => {
+        this.sessions.get(session)?.refused.set(server, token);
+        this.refused(session, server, token);
+      },
     };
   }
 
