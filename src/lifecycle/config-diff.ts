@@ -49,6 +49,12 @@ function upstreamAuthOf(server: ServerConfig): unknown {
   return server.transport === 'stdio' ? undefined : server.upstreamAuth;
 }
 
+/** The per-user credential mode of a server entry, if it has one (`tokenExchange`, `perUser`). */
+function perUserKind(server: ServerConfig): 'tokenExchange' | 'perUser' | undefined {
+  const kind = server.transport === 'stdio' ? undefined : server.upstreamAuth?.kind;
+  return kind === 'tokenExchange' || kind === 'perUser' ? kind : undefined;
+}
+
 /** Structural equality of parsed config values (plain JSON data: objects, arrays, primitives). */
 export function sameValue(a: unknown, b: unknown): boolean {
   if (a === b) return true;
@@ -114,9 +120,16 @@ export function diffConfigs(
       // Per-user credentials are wired when the gateway starts: the inbound token store exists only
       // if a server exchanges tokens, and a session attaches its token store over the servers it
       // opens with (upstream/credentials/, routing/session-credentials.ts).
-      const kind = after!.transport === 'stdio' ? undefined : after!.upstreamAuth?.kind;
-      if (kind === 'tokenExchange' || kind === 'perUser') {
+      const kind = perUserKind(after!);
+      if (kind !== undefined) {
         needsRestart.push(`servers.${name}.upstreamAuth: a server with ${kind} credentials is wired in when the gateway starts; adding one needs a restart`);
+        continue;
+      }
+      // A removed server comes back on its old entry, which every session and scope sorted by its
+      // credentials when it was built (no primary, a session's token store): those stay as they were.
+      const earlierKind = earlier === undefined ? undefined : perUserKind(earlier);
+      if (earlierKind !== undefined) {
+        needsRestart.push(`servers.${name}.upstreamAuth: the server of that name a reload removed had ${earlierKind} credentials; naming it again needs a restart`);
         continue;
       }
       if (moved.length === 0) add.push(name);

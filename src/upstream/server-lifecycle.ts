@@ -123,6 +123,11 @@ export class ServerLifecycle {
       entry.pool?.reopen();
       entry.principals?.reopen();
       entry.primary.reopen();
+      // No primary to open (principal-bound.ts): each principal's connection opens on its next use.
+      if (reachedPerPrincipal(entry.config)) {
+        logger.info({ server: name }, 'upstream started; principals connect on use');
+        return;
+      }
       logger.info({ server: name }, 'upstream starting');
       entry.primary.get().then(
         () => logger.info({ server: name }, 'upstream ready'),

@@ -106,4 +106,13 @@ describe('diffConfigs', () => {
     ]);
     expect(JSON.stringify(diff)).not.toContain(SECRET);
   });
+
+  it('refuses naming again a removed server that had per-user credentials, whatever the new entry says', () => {
+    // Its old entry (no primary, sessions' token stores) would come back as it was built.
+    const earlier = parseConfig({ servers: { c: { transport: 'streamableHttp', url: 'https://c.example.com/mcp', upstreamAuth: { kind: 'perUser' } } } }).servers.c!;
+    const next = config((raw) => Object.assign(raw.servers, { c: { transport: 'streamableHttp', url: 'https://c.example.com/mcp' } }));
+    const diff = diffConfigs(running, next, running.servers, next.servers, new Map([['c', earlier]]));
+    expect(diff.add).toEqual([]);
+    expect(diff.needsRestart).toEqual(['servers.c.upstreamAuth: the server of that name a reload removed had perUser credentials; naming it again needs a restart']);
+  });
 });
