@@ -15,7 +15,7 @@ import { loadPlugins } from '../../src/plugins/plugin-servers.js';
 import { killAllStdioChildren } from '../../src/upstream/stdio-transport.js';
 import { connectClient, ERAS, sideChannelUrl, textOf } from '../integration/harness/clients.js';
 import { Cleanup, waitUntil } from '../integration/harness/wait.js';
-import { tempDir } from '../plugins/plugin-test-helpers.js';
+import { agentPlugin, tempDir } from '../plugins/plugin-test-helpers.js';
 import { startPluginGateway, WHEREAMI, whereamiEntry, writePlugin } from './plugin-test-gateway.js';
 
 const cleanup = new Cleanup();
@@ -41,8 +41,11 @@ describe.each(ERAS)('plugin servers seen by a %s client', (era) => {
   it('serves a plugin server whose catalogue name is longer than a config key on its side channel', async () => {
     const plugin = `p${'l'.repeat(60)}`;
     const server = `s${'v'.repeat(46)}`;
-    const dir = writePlugin(plugin, { [server]: whereamiEntry() });
-    const { gateway } = await startPluginGateway(cleanup, { pluginDirs: [path.dirname(dir)] });
+    // A directory of its own to scan (the system temp directory holds other runs' plugins, and
+    // only the first 256 entries of a plugin directory are read).
+    const parent = tempDir('portcullis-plugins-');
+    agentPlugin(path.join(parent, 'long'), plugin, { [server]: whereamiEntry() });
+    const { gateway } = await startPluginGateway(cleanup, { pluginDirs: [parent] });
     const name = `${plugin}.${server}`;
     expect(name.length).toBeGreaterThan(48);
     expect(await toolNames(sideChannelUrl(gateway.url, name), era)).toEqual(['whereami']);
