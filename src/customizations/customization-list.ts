@@ -10,7 +10,7 @@
  * replacement), so a slow watcher never makes versions pile up.
  */
 import type { UpstreamRegistry } from '../upstream/registry.js';
-import { reachedPerPrincipal } from '../upstream/credentials/principal-bound.js';
+import { effectiveState } from '../upstream/registry-entry.js';
 import type { Viewer } from './enablement/decisions.js';
 import type { Enablement } from './enablement/enablement.js';
 import { buildCustomizations, type ListSources, type LiveView } from './build-list.js';
@@ -18,7 +18,7 @@ import type { ConfigSource } from './config-ranges.js';
 import type { IdMinter } from './ids.js';
 import { mcpAppOf } from './mcp-app.js';
 import { perUserPrimaryState, perUserState, serverState } from './server-state.js';
-import { takesUserTokens, type UserTokens } from '../upstream/credentials/user-tokens.js';
+import type { UserTokens } from '../upstream/credentials/user-tokens.js';
 import type { Customization } from './types.js';
 import { upstreamIcons } from './upstream-icons.js';
 
@@ -208,9 +208,10 @@ export class CustomizationList {
       stateOf: (server) => {
         const entry = registry.entries.get(server);
         if (entry === undefined) return { kind: 'stopped' };
-        // No primary to judge by (principal-bound.ts): usable unless stopped, each caller's connection opens on use.
-        const state = reachedPerPrincipal(entry.config) && entry.primary.state !== 'closed' ? 'ready' : entry.primary.state;
-        const primary = (takesUserTokens(entry.config) ? perUserPrimaryState : serverState)(server, state, entry.primary.lastError);
+        // The state `/readyz` reports too (registry-entry.ts); an authorization challenge's details come from the primary.
+        const state = effectiveState(entry);
+        const primary =
+          state === 'authRequired' ? perUserPrimaryState(server, entry.primary.state, entry.primary.lastError) : serverState(server, state, entry.primary.lastError);
         const own = session === undefined || primary.kind === 'stopped' ? undefined : userTokens?.view(session, server);
         return own === undefined ? primary : perUserState(server, own, primary);
       },

@@ -17,14 +17,27 @@ import type { UpstreamLink } from './link.js';
 import { PrincipalConnections } from './principal-connections.js';
 import type { ConnectOptions } from './registry.js';
 import { ServerChanges } from './server-changes.js';
-import { UpstreamSlot } from './slot.js';
+import { UpstreamSlot, type SlotState } from './slot.js';
 import { authRequiredIn } from './auth-required.js';
 import { noPrimaryConnection, reachedPerPrincipal } from './credentials/principal-bound.js';
 import { takesUserTokens } from './credentials/user-tokens.js';
 
+/**
+ * How a server is reached, settled from its credentials once per configuration: through its
+ * primary; per principal (`tokenExchange`: no primary at all); or with each user's token
+ * (`perUser`: the primary carries none, so it is refused like a user without one).
+ */
+export type Reach = 'primary' | 'perPrincipal' | 'perUser';
+
+export function reachOf(config: ServerConfig): Reach {
+  if (reachedPerPrincipal(config)) return 'perPrincipal';
+  return takesUserTokens(config) ? 'perUser' : 'primary';
+}
+
 export interface ServerEntry {
   readonly name: string;
   readonly config: ServerConfig;
+  readonly reach: Reach;
   readonly primary: UpstreamSlot;
   readonly pool: LeasePool | undefined;
   /** Places for sessions' own child processes (stdio, `isolation: "session"`); undefined otherwise. */
@@ -74,7 +87,8 @@ export function createLeasePool(name: string, config: ServerConfig, settings: En
 export function createServerEntry(name: string, config: ServerConfig, settings: EntrySettings): ServerEntry {
   const { logger, maxSessionChildren } = settings;
   // A server reached per principal has no primary: asking it answers why (principal-bound.ts).
-  const perPrincipal = reachedPerPrincipal(config);
+  const reach = reachOf(config);
+  const perPrincipal = reach === 'perPrincipal';
   const primary = new UpstreamSlot({
     server: name,
     eager: !perPrincipal,
@@ -94,7 +108,7 @@ export function createServerEntry(name: string, config: ServerConfig, settings: 
           logger,
         })
       : undefined;
-  return { name, config, primary, pool: createLeasePool(name, config, settings), sessionChildren, principals, changes: new ServerChanges() };
+  return { name, config, reach, primary, pool: createLeasePool(name, config, settings), sessionChildren, principals, changes: new ServerChanges() };
 }
 
 /**
@@ -105,7 +119,7 @@ export function createServerEntry(name: string, config: ServerConfig, settings: 
 export async function startPrimaries(entries: readonly ServerEntry[], logger: Logger): Promise<void> {
   const results = await Promise.all(
     entries.map(async (entry) => {
-      if (reachedPerPrincipal(entry.config)) return undefined; // no primary: principals connect on use
+      if (entry.reach === 'perPrincipal') return undefined; // no primary: principals connect on use
       try {
         const link = await entry.primary.get();
         logger.info({ server: entry.name }, 'upstream ready');
@@ -134,7 +148,32 @@ export async function startPrimaries(entries: readonly ServerEntry[], logger: Lo
   }
 }
 
+/**
+ * A server's state as every surface reports it (`/readyz`, metrics, the admin page, the
+ * customisation list): its primary's, except that a server reached per principal has none to
+ * judge by (`ready` unless stopped: each caller's connection opens on use), and a per-user server
+ * whose token-less primary meets an authorization challenge (failed, or retrying after one) is
+ * `authRequired` — up, asking each user for their own credential.
+ */
+export type EffectiveState = SlotState | 'authRequired';
+
+export function effectiveState(entry: ServerEntry): EffectiveState {
+  const state = entry.primary.state;
+  switch (entry.reach) {
+    case 'perPrincipal':
+      return state === 'closed' ? 'closed' : 'ready';
+    case 'perUser':
+      return (state === 'error' || state === 'connecting') && authRequiredIn(entry.primary.lastError) !== undefined ? 'authRequired' : state;
+    case 'primary':
+      return state;
+    default: {
+      const unreachable: never = entry.reach;
+      throw new TypeError(`unknown reach ${String(unreachable)}`);
+    }
+  }
+}
+
 /** A per-user server whose primary (no user's token) was answered with an authorization challenge: it is up. */
 export function asksEachUser(entry: ServerEntry): boolean {
-  return takesUserTokens(entry.config) && entry.primary.state === 'error' && authRequiredIn(entry.primary.lastError) !== undefined;
+  return entry.reach === 'perUser' && entry.primary.state === 'error' && authRequiredIn(entry.primary.lastError) !== undefined;
 }

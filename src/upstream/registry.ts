@@ -22,13 +22,11 @@ import type { Lease } from './lease-pool.js';
 import { UpstreamLink } from './link.js';
 import type { ConnectionKey } from './principal-connections.js';
 import type { DownstreamSink } from '../rpc/sink.js';
-import type { SlotState } from './slot.js';
 import { announceToolsChanged } from './server-restart.js';
 import { ServerLifecycle } from './server-lifecycle.js';
-import { asksEachUser, createServerEntry, startPrimaries, type EntrySettings, type ServerEntry } from './registry-entry.js';
+import { createServerEntry, effectiveState, type EffectiveState, startPrimaries, type EntrySettings, type ServerEntry } from './registry-entry.js';
 import { ServerRoster } from './server-roster.js';
 import type { CredentialOwner } from './credentials/credential-owner.js';
-import { reachedPerPrincipal } from './credentials/principal-bound.js';
 import type { UserTokens } from './credentials/user-tokens.js';
 
 export type { ServerEntry } from './registry-entry.js';
@@ -79,8 +77,12 @@ export interface ConnectOptions {
 export interface ServerStatus {
   server: string;
   mode: 'required' | 'optional';
-  state: SlotState;
+  /** As every surface reports it (registry-entry.ts `effectiveState`). */
+  state: EffectiveState;
 }
+
+/** The states in which a required server counts as up for readiness. */
+const UP: ReadonlySet<EffectiveState> = new Set<EffectiveState>(['ready', 'authRequired']);
 
 export class UpstreamRegistry {
   private readonly entryMap = new Map<string, ServerEntry>();
@@ -294,17 +296,17 @@ export class UpstreamRegistry {
   }
 
   status(): ServerStatus[] {
-    return [...this.entries.values()].filter((e) => !this.lifecycle.isRemoved(e.name)).map((e) => ({ server: e.name, mode: e.config.mode, state: e.primary.state }));
+    return [...this.entries.values()].filter((e) => !this.lifecycle.isRemoved(e.name)).map((e) => ({ server: e.name, mode: e.config.mode, state: effectiveState(e) }));
   }
 
   /**
-   * True when every required server's primary connection is up (a server stopped on purpose, or
-   * with no primary, is not waited for; a per-user server is up when it answers its token-less
-   * primary by asking for authorization, which is what it does until a user's token reaches it).
+   * True when every required server is up as `status()` reports it (a server stopped on purpose is
+   * not waited for; one with no primary is `ready`; a per-user server is up when it answers its
+   * token-less primary by asking for authorization, which it does until a user's token reaches it).
    */
   ready(): boolean {
     return [...this.entries.values()].every(
-      (e) => e.config.mode === 'optional' || this.lifecycle.isStopped(e.name) || reachedPerPrincipal(e.config) || e.primary.state === 'ready' || asksEachUser(e),
+      (e) => e.config.mode === 'optional' || this.lifecycle.isStopped(e.name) || UP.has(effectiveState(e)),
     );
   }
 

@@ -11,10 +11,11 @@
 import type { ServerConfig } from '../config/schema.js';
 import type { LeasePool } from './lease-pool.js';
 import type { ServerEntry } from './registry.js';
+import { reachOf, type Reach } from './registry-entry.js';
 import type { ChangedList } from './server-changes.js';
 
 /** The two parts of an entry a restart replaces. */
-export type RestartableEntry = ServerEntry & { config: ServerConfig; pool: LeasePool | undefined };
+export type RestartableEntry = ServerEntry & { config: ServerConfig; reach: Reach; pool: LeasePool | undefined };
 
 const EVERY_LIST: readonly ChangedList[] = ['tools', 'prompts', 'resources'];
 
@@ -26,6 +27,7 @@ const EVERY_LIST: readonly ChangedList[] = ['tools', 'prompts', 'resources'];
 export async function restartServer(entry: RestartableEntry, config: ServerConfig, newPool: (config: ServerConfig) => LeasePool | undefined, stopped = false): Promise<void> {
   const oldPool = entry.pool;
   entry.config = config;
+  entry.reach = reachOf(config);
   entry.pool = newPool(config);
   const primary = entry.primary.current;
   const others = entry.changes.live().filter((link) => link !== primary);
