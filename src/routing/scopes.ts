@@ -14,7 +14,7 @@ import { LoadedTools } from '../catalogue/surface/loaded-tools.js';
 import type { SessionTools, ToolsView } from '../catalogue/surface/tool-surface.js';
 import type { UpstreamLink } from '../upstream/link.js';
 import type { ConnectionKey } from '../upstream/principal-connections.js';
-import type { AccessProfile } from '../policy/access-policy.js';
+import { seesAll, showsServer, type AccessProfile } from '../policy/access-policy.js';
 import { narrowedView } from './access-view.js';
 import { ProfileCatalogues, profileKey, scopeAtAccess } from './access-scope.js';
 import { admitFor } from './admit.js';
@@ -147,7 +147,7 @@ export class SessionScope implements RouteScope {
         sessionId: session.sessionId,
         userTokens: options.userTokens,
         // Its enablement and its latest token's access rules: a token for a server hidden from it is refused.
-        visible: (server) => this.visibility.visibleServers().includes(server) && this.current?.serverParts(server).allowed !== false,
+        visible: (server) => this.visibility.visibleServers().includes(server) && showsServer(this.current, server),
         logger: options.logger,
         onEvent: (server, event) => this.notifications.relay(server, event),
       },
@@ -209,7 +209,7 @@ export class SessionScope implements RouteScope {
    * narrow would learn what they hide from it, so it is not offered one.
    */
   resourcesFor(access: AccessProfile | undefined): CallerResources | undefined {
-    return access === undefined || access.unrestricted ? this.ownResources : undefined;
+    return seesAll(access) ? this.ownResources : undefined;
   }
 
   get gatewayResources(): CallerResources | undefined {

@@ -20,7 +20,7 @@ import type { ClientCapabilities } from '@modelcontextprotocol/client';
 import type { RouteScope } from './router.js';
 import type { ScopeOptions } from './scope-options.js';
 import { admitFor } from './admit.js';
-import type { AccessProfile } from '../policy/access-policy.js';
+import { seesAll, type AccessProfile } from '../policy/access-policy.js';
 import { narrowedView } from './access-view.js';
 import { TaskScope } from './tasks/task-scope.js';
 import type { TaskTable } from './tasks/task-table.js';
@@ -113,7 +113,7 @@ export class StatelessScope {
       servers: this.servers,
       catalogue: this.catalogueFor(key, access, set),
       // Not for a caller the access rules narrow: the customisation list names what they hide.
-      ...(this.options.gatewayResources === undefined || (access !== undefined && !access.unrestricted)
+      ...(this.options.gatewayResources === undefined || !seesAll(access)
         ? {}
         : { gatewayResources: this.options.gatewayResources.forCaller(workspace === undefined ? {} : { workspace }) }),
       ...(this.tools === undefined ? {} : { tools: this.tools }),
@@ -144,7 +144,7 @@ export class StatelessScope {
    * caller sees gets a view of that workspace's (keyed by it too: never read by another workspace).
    */
   catalogueFor(key: ConnectionKey | undefined, access: AccessProfile | undefined, set?: ListingSet): Catalogue {
-    const narrowed = access !== undefined && !access.unrestricted;
+    const narrowed = !seesAll(access);
     const perCaller = key !== undefined && this.principalServers.size > 0;
     const workspace = this.decidingWorkspace(key?.workspace);
     if (!narrowed && !perCaller && set === undefined && workspace === undefined) return this.catalogue;
