@@ -19,7 +19,8 @@ import { narrowedView } from './access-view.js';
 import { ProfileCatalogues, profileKey, scopeAtAccess } from './access-scope.js';
 import { admitFor } from './admit.js';
 import type { ServerRoster } from '../upstream/server-roster.js';
-import type { DownstreamSink, RpcMessage } from '../rpc/sink.js';
+import { announceListsChanged } from '../upstream/server-changes.js';
+import { notifyListsChanged, type DownstreamSink, type RpcMessage } from '../rpc/sink.js';
 import type { CallerResources } from './gateway-resources.js';
 import { takesTasksVia } from './held-link.js';
 import { SessionVisibility } from './session-visibility.js';
@@ -160,7 +161,7 @@ export class SessionScope implements RouteScope {
       options.servers.onAdded((server) => {
         this.links.attach(server);
         if (this.visibility.visibleServers().includes(server)) {
-          for (const list of ['tools', 'prompts', 'resources'] as const) this.notifications.relay(server, { kind: 'listChanged', list });
+          announceListsChanged((list) => this.notifications.relay(server, { kind: 'listChanged', list }));
         }
       }),
     );
@@ -226,9 +227,7 @@ export class SessionScope implements RouteScope {
     const before = profileKey(this.current);
     this.current = access;
     if (profileKey(access) === before) return;
-    for (const list of ['tools', 'prompts', 'resources']) {
-      void this.owner.notify({ method: `notifications/${list}/list_changed` }).catch(() => undefined);
-    }
+    notifyListsChanged(this.owner);
   }
 
   /** This scope as a request with `access` sees it (its lists and checks are that profile's). */
