@@ -294,5 +294,3 @@ export class SessionScope implements RouteScope {
     await this.links.close();
   }
 }
-
-export { StatelessScope } from './stateless-scope.js';
