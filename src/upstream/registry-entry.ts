@@ -8,19 +8,21 @@
  * (`tokenExchange`, principal-bound.ts) has no primary; a per-user one (`perUser`) has one that
  * carries no user's token and is up when the upstream answers it by asking for authorization.
  */
+import type { ClientCapabilities } from '@modelcontextprotocol/client';
 import type { ServerConfig } from '../config/schema.js';
+import type { DownstreamSink } from '../rpc/sink.js';
 import { GatewayError } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
 import { ChildQuota } from './child-quota.js';
 import { LeasePool } from './lease-pool.js';
 import type { UpstreamLink } from './link.js';
 import { PrincipalConnections } from './principal-connections.js';
-import type { ConnectOptions } from './registry.js';
 import { ServerChanges } from './server-changes.js';
 import { UpstreamSlot, type SlotState } from './slot.js';
 import { authRequiredIn } from './auth-required.js';
 import { noPrimaryConnection, reachedPerPrincipal } from './credentials/principal-bound.js';
 import { takesUserTokens } from './credentials/user-tokens.js';
+import type { CredentialOwner } from './credentials/credential-owner.js';
 
 /**
  * How a server is reached, settled from its credentials once per configuration: through its
@@ -46,6 +48,26 @@ export interface ServerEntry {
   readonly principals: PrincipalConnections | undefined;
   /** List changes heard on any connection of the server. */
   readonly changes: ServerChanges;
+}
+
+/** How one connection of a server opens (`UpstreamRegistry.connect`). */
+export interface ConnectOptions {
+  /** Receives what no call can be credited with (a 2025 session's standalone stream). */
+  owner?: DownstreamSink;
+  /** `legacy`: prefer the 2025 revision (a 2025 session's own connection). */
+  era?: 'legacy' | 'any';
+  /**
+   * What arrives while one call's request is the only one open is that call's: a pooled lease
+   * (one call at a time), or a principal's own connection (every call on it is that principal's).
+   */
+  exclusive?: boolean;
+  /**
+   * The capabilities to declare: a session's own connection passes its client's. Absent: what
+   * the gateway can honour on a connection no client owns (pooled or shared; client-capabilities.ts).
+   */
+  clientCapabilities?: ClientCapabilities;
+  /** The principal or session this connection is bound to, for per-user upstream credentials. */
+  credentialOwner?: CredentialOwner;
 }
 
 /** The registry's settings an entry is built under, and how its connections open. */

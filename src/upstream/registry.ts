@@ -11,7 +11,6 @@
  * global disable, or a reload): `stopServer`, `startServer`, `restart`, `removeServer`,
  * `addServer`, applied in order per server by server-lifecycle.ts.
  */
-import type { ClientCapabilities } from '@modelcontextprotocol/client';
 import type { ServerConfig } from '../config/schema.js';
 import { GatewayError } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
@@ -21,12 +20,10 @@ import { connectLegacyEra, createConnector, upstreamSessionLost, type ConnectorD
 import type { Lease } from './lease-pool.js';
 import { UpstreamLink } from './link.js';
 import type { ConnectionKey } from './principal-connections.js';
-import type { DownstreamSink } from '../rpc/sink.js';
 import { announceToolsChanged } from './server-restart.js';
 import { ServerLifecycle } from './server-lifecycle.js';
-import { createServerEntry, effectiveState, type EffectiveState, startPrimaries, type EntrySettings, type ServerEntry } from './registry-entry.js';
+import { createServerEntry, effectiveState, type ConnectOptions, type EffectiveState, startPrimaries, type EntrySettings, type ServerEntry } from './registry-entry.js';
 import { ServerRoster } from './server-roster.js';
-import type { CredentialOwner } from './credentials/credential-owner.js';
 import type { UserTokens } from './credentials/user-tokens.js';
 
 export type { ServerEntry } from './registry-entry.js';
@@ -53,25 +50,6 @@ export interface UpstreamRegistryOptions {
   onServerStopped?: (server: string) => void;
   /** Sessions' own tokens for `perUser` servers: a restart or removal of such a server drops them first. */
   userTokens?: UserTokens;
-}
-
-export interface ConnectOptions {
-  /** Receives what no call can be credited with (a 2025 session's standalone stream). */
-  owner?: DownstreamSink;
-  /** `legacy`: prefer the 2025 revision (a 2025 session's own connection). */
-  era?: 'legacy' | 'any';
-  /**
-   * What arrives while one call's request is the only one open is that call's: a pooled lease
-   * (one call at a time), or a principal's own connection (every call on it is that principal's).
-   */
-  exclusive?: boolean;
-  /**
-   * The capabilities to declare: a session's own connection passes its client's. Absent: what
-   * the gateway can honour on a connection no client owns (pooled or shared; client-capabilities.ts).
-   */
-  clientCapabilities?: ClientCapabilities;
-  /** The principal or session this connection is bound to, for per-user upstream credentials. */
-  credentialOwner?: CredentialOwner;
 }
 
 export interface ServerStatus {
