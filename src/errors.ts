@@ -311,3 +311,17 @@ export function refusal(code: GatewayErrorCode, message: string, options: Gatewa
   const { id, headers, ...rest } = options;
   return errorResponse(new GatewayError(code, message, rest), { ...(id === undefined ? {} : { id }), ...(headers === undefined ? {} : { headers }) });
 }
+
+/**
+ * The first error along `error`'s cause chain (itself first, at most 8 deep, so a cyclic or
+ * hostile chain ends) that `match` accepts: what decides an answer (an authorization challenge,
+ * an egress refusal, an upstream's 404) may sit a few wrappings deep.
+ */
+export function findCause<T>(error: unknown, match: (value: unknown) => value is T): T | undefined {
+  let current: unknown = error;
+  for (let depth = 0; depth < 8 && current !== undefined && current !== null; depth++) {
+    if (match(current)) return current;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return undefined;
+}

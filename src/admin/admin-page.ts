@@ -76,7 +76,7 @@ function lastReload(status: AdminStatus): string {
 }
 
 const STYLE = `body{font:14px/1.4 system-ui,sans-serif;margin:2em;color:#222}table{border-collapse:collapse;margin:.5em 0 1.5em}
-td,th{border:1px solid #ccc;padding:.3em .7em;text-align:left}th{background:#f3f3f3}.state-ready{color:#1a7f37}
+td,th{border:1px solid #ccc;padding:.3em .7em;text-align:left}th{background:#f3f3f3}.state-ready,.state-authRequired{color:#1a7f37}
 .state-error,.state-closed{color:#b42318}.state-connecting,.state-idle{color:#9a6700}button{font:inherit;padding:.4em 1em}
 #reload-outcome,#toggle-outcome{margin-left:1em}`;
 

@@ -8,6 +8,7 @@
  */
 import { GatewayError } from '../errors.js';
 import type { UpstreamRegistry } from '../upstream/registry.js';
+import { effectiveState } from '../upstream/registry-entry.js';
 import { countRestarts } from '../upstream/restart-counter.js';
 import type { CustomizationList } from '../customizations/customization-list.js';
 import type { ReloadOutcome } from '../lifecycle/reload.js';
@@ -117,7 +118,7 @@ export class AdminSources {
           transport: entry.config.transport,
           mode: entry.config.mode,
           isolation: entry.config.isolation,
-          state: entry.primary.state,
+          state: effectiveState(entry),
           tools,
           restarts: this.restarts.get(entry.name) ?? 0,
           lastError: lastErrorOf(entry.primary.lastError),

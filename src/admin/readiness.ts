@@ -7,7 +7,7 @@
  * while an admin (`admin.principals`), a caller nothing is hidden from, and every caller of a
  * gateway without auth (loopback, or acknowledged open) see them all. Pure.
  */
-import type { AccessProfile } from '../policy/access-policy.js';
+import { seesAll, showsServer, type AccessProfile } from '../policy/access-policy.js';
 import type { ServerStatus } from '../upstream/registry.js';
 
 export interface ReadinessInput {
@@ -27,7 +27,7 @@ export interface Readiness {
 
 export function readiness(input: ReadinessInput): Readiness {
   const { access } = input;
-  const servers = input.admin || access === undefined || access.unrestricted ? input.servers : input.servers.filter((s) => access.serverParts(s.server).allowed);
+  const servers = input.admin || seesAll(access) ? input.servers : input.servers.filter((s) => showsServer(access, s.server));
   return {
     status: input.ready ? 200 : 503,
     body: { status: input.ready ? 'ready' : 'not ready', ...(input.url === undefined ? {} : { url: input.url }), servers },

@@ -6,7 +6,7 @@
  * allowed to fail the whole list.
  */
 import type { Prompt, Resource, ResourceTemplateType, Tool } from '@modelcontextprotocol/server';
-import { GatewayError } from '../errors.js';
+import { findCause, GatewayError } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
 import type { UpstreamLink } from '../upstream/link.js';
 import type { CacheHint, ListKind } from '../upstream/list-cache.js';
@@ -135,12 +135,8 @@ export class Catalogue {
    * upstream's own answer) stays unsaid.
    */
   unavailableBecause(server: string): GatewayError | undefined {
-    let current = this.unavailable.get(server);
-    for (let depth = 0; depth < 4 && current instanceof Error; depth++) {
-      if (current instanceof GatewayError) return current.server === server && SAID_REFUSALS.has(current.code) ? current : undefined;
-      current = current.cause;
-    }
-    return undefined;
+    const own = findCause(this.unavailable.get(server), (value): value is GatewayError => value instanceof GatewayError);
+    return own?.server === server && SAID_REFUSALS.has(own.code) ? own : undefined;
   }
 
   /** Whether this view shows anything of `server` beyond single tools: a caller's access profile may hide it. */

@@ -7,14 +7,9 @@
  * servers judges it (catalogue.ts `showsServer`): a server of which the rules let the caller use
  * single tools only is not named here. Pure.
  */
-import type { AccessProfile } from '../policy/access-policy.js';
+import { seesAll, showsServer, type AccessProfile } from '../policy/access-policy.js';
 import type { ListSnapshot } from './customization-list.js';
 import type { AgentCustomization, Customization, McpServerCustomization } from './types.js';
-
-/** True when nothing need be filtered for this caller. */
-export function seesEverything(access: AccessProfile | undefined): boolean {
-  return access === undefined || access.unrestricted;
-}
 
 function agentFor(item: AgentCustomization): AgentCustomization {
   if (item.tools === undefined) return item;
@@ -24,11 +19,11 @@ function agentFor(item: AgentCustomization): AgentCustomization {
 
 function child(item: McpServerCustomization | AgentCustomization, access: AccessProfile): McpServerCustomization | AgentCustomization | undefined {
   if (item.type === 'agent') return agentFor(item);
-  return access.serverParts(item.name).allowed ? item : undefined;
+  return showsServer(access, item.name) ? item : undefined;
 }
 
 export function customizationsFor(items: readonly Customization[], access: AccessProfile | undefined): readonly Customization[] {
-  if (access === undefined || seesEverything(access)) return items;
+  if (seesAll(access)) return items;
   const shown: Customization[] = [];
   for (const item of items) {
     if (item.type !== 'plugin') {
@@ -50,7 +45,7 @@ export function customizationsFor(items: readonly Customization[], access: Acces
 
 /** The caller's list as JSON: the snapshot's own text when its profile hides nothing. */
 export function listJsonFor(snapshot: ListSnapshot, access: AccessProfile | undefined): string {
-  return seesEverything(access) ? snapshot.json : JSON.stringify({ items: customizationsFor(snapshot.items, access) });
+  return seesAll(access) ? snapshot.json : JSON.stringify({ items: customizationsFor(snapshot.items, access) });
 }
 
 /**

@@ -10,7 +10,7 @@
  * replacement), so a slow watcher never makes versions pile up.
  */
 import type { UpstreamRegistry } from '../upstream/registry.js';
-import { reachedPerPrincipal } from '../upstream/credentials/principal-bound.js';
+import { effectiveState } from '../upstream/registry-entry.js';
 import type { Viewer } from './enablement/decisions.js';
 import type { Enablement } from './enablement/enablement.js';
 import { buildCustomizations, type ListSources, type LiveView } from './build-list.js';
@@ -18,7 +18,7 @@ import type { ConfigSource } from './config-ranges.js';
 import type { IdMinter } from './ids.js';
 import { mcpAppOf } from './mcp-app.js';
 import { perUserPrimaryState, perUserState, serverState } from './server-state.js';
-import { takesUserTokens, type UserTokens } from '../upstream/credentials/user-tokens.js';
+import type { UserTokens } from '../upstream/credentials/user-tokens.js';
 import type { Customization } from './types.js';
 import { upstreamIcons } from './upstream-icons.js';
 
@@ -49,7 +49,7 @@ export class CustomizationList {
   private channelBase: string | undefined;
   private current: ListSnapshot;
   private scheduled = false;
-  private bumpScheduled = false;
+  private bumpPending = false;
   private isClosed = false;
 
   constructor(options: CustomizationListOptions) {
@@ -63,7 +63,7 @@ export class CustomizationList {
     // A toggle may change only one session's list: every watcher rebuilds its own and compares.
     if (options.enablement !== undefined) this.unsubscribe.push(options.enablement.onAnyChange(() => this.bump()));
     // So does a session's token or its own connection to a per-user server.
-    if (options.userTokens !== undefined) this.unsubscribe.push(options.userTokens.onChange(() => this.bumpSoon()));
+    if (options.userTokens !== undefined) this.unsubscribe.push(options.userTokens.onChange(() => this.schedule(true)));
   }
 
   /** The ids of the listed items (and their durable keys, never on the wire). */
@@ -150,13 +150,22 @@ export class CustomizationList {
     this.wakeAll();
   }
 
-  /** State changes come in bursts (connecting, ready): one rebuild per turn of the event loop. */
-  private schedule(): void {
-    if (this.scheduled || this.isClosed) return;
+  /**
+   * State changes come in bursts (connecting, ready; a session's token set, connecting, ready):
+   * one rebuild per turn of the event loop. `bump`: a new version even when the sessionless list
+   * is the same (a per-user change shows in a session's list only); one bump in the turn wins.
+   */
+  private schedule(bump = false): void {
+    if (this.isClosed) return;
+    this.bumpPending ||= bump;
+    if (this.scheduled) return;
     this.scheduled = true;
     setImmediate(() => {
       this.scheduled = false;
-      this.refresh();
+      const bumped = this.bumpPending;
+      this.bumpPending = false;
+      if (bumped) this.bump();
+      else this.refresh();
     });
   }
 
@@ -171,16 +180,6 @@ export class CustomizationList {
   /** The list as `viewer` sees it, built from the live state now (the answer to a toggle). */
   freshFor(viewer: Viewer): ListSnapshot {
     return this.build(this.current.version, viewer);
-  }
-
-  /** Per-user states come in bursts too (token set, connecting, ready): one version per turn. */
-  private bumpSoon(): void {
-    if (this.bumpScheduled || this.isClosed) return;
-    this.bumpScheduled = true;
-    setImmediate(() => {
-      this.bumpScheduled = false;
-      this.bump();
-    });
   }
 
   /** A decision changed: a new version even when the sessionless list is the same (a session's may not be). */
@@ -208,9 +207,10 @@ export class CustomizationList {
       stateOf: (server) => {
         const entry = registry.entries.get(server);
         if (entry === undefined) return { kind: 'stopped' };
-        // No primary to judge by (principal-bound.ts): usable unless stopped, each caller's connection opens on use.
-        const state = reachedPerPrincipal(entry.config) && entry.primary.state !== 'closed' ? 'ready' : entry.primary.state;
-        const primary = (takesUserTokens(entry.config) ? perUserPrimaryState : serverState)(server, state, entry.primary.lastError);
+        // The state `/readyz` reports too (registry-entry.ts); an authorization challenge's details come from the primary.
+        const state = effectiveState(entry);
+        const primary =
+          state === 'authRequired' ? perUserPrimaryState(server, entry.primary.state, entry.primary.lastError) : serverState(server, state, entry.primary.lastError);
         const own = session === undefined || primary.kind === 'stopped' ? undefined : userTokens?.view(session, server);
         return own === undefined ? primary : perUserState(server, own, primary);
       },

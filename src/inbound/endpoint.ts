@@ -15,7 +15,7 @@ import { optionsReader, type OptionsReader } from './init-options-reader.js';
 import type { Logger } from '../observability/logger.js';
 import { primaryInfo } from '../routing/primaries.js';
 import { feedListeners } from '../routing/listen-feed.js';
-import { StatelessScope } from '../routing/scopes.js';
+import { StatelessScope } from '../routing/stateless-scope.js';
 import type { ScopeOptions } from '../routing/scope-options.js';
 import { workspaceError, workspaceOf } from '../routing/workspace.js';
 import type { GatewayEventStore } from '../session/event-store.js';

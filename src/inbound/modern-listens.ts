@@ -29,8 +29,11 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { ServerEvent, ServerEventBus } from '@modelcontextprotocol/server';
 import { errorResponse } from '../errors.js';
+import { PrincipalShare } from '../policy/principal-share.js';
 import type { Catalogue } from '../catalogue/catalogue.js';
-import { subscriptionLimit, type ListenGrant, type ResourceListens } from '../routing/resource-listens.js';
+import type { ListenGrant } from '../routing/listen-grant.js';
+import { subscriptionLimit } from '../routing/listen-limits.js';
+import type { ResourceListens } from '../routing/resource-listens.js';
 import { declaresTasksExtension, missingTasksExtension } from '../routing/tasks/task-capabilities.js';
 
 /** Who is listening: the request's principal and workspace, and its view of the catalogue. */
@@ -89,34 +92,12 @@ export class ModernListenBus implements ServerEventBus {
   private readonly listeners = new Set<(event: ServerEvent) => void>();
   private readonly claims = new AsyncLocalStorage<Claim>();
   private readonly resources: ResourceListens;
-  private readonly maxPerPrincipal: number;
   /** Listens each authenticated principal holds (admitted, stream not yet torn down). */
-  private readonly perPrincipal = new Map<string, number>();
+  private readonly perPrincipal: PrincipalShare;
 
   constructor(resources: ResourceListens, options: { maxListensPerPrincipal?: number } = {}) {
     this.resources = resources;
-    this.maxPerPrincipal = options.maxListensPerPrincipal ?? DEFAULT_MAX_LISTENS_PER_PRINCIPAL;
-  }
-
-  /** Listens `principal` holds right now. */
-  listensOf(principal: string): number {
-    return this.perPrincipal.get(principal) ?? 0;
-  }
-
-  /** A place for one listen of `principal`, or undefined past its share; the anonymous caller has no share. */
-  private take(principal: string | undefined): (() => void) | undefined {
-    if (principal === undefined) return () => undefined;
-    const held = this.listensOf(principal);
-    if (held >= this.maxPerPrincipal) return undefined;
-    this.perPrincipal.set(principal, held + 1);
-    let freed = false;
-    return () => {
-      if (freed) return;
-      freed = true;
-      const left = this.listensOf(principal) - 1;
-      if (left <= 0) this.perPrincipal.delete(principal);
-      else this.perPrincipal.set(principal, left);
-    };
+    this.perPrincipal = new PrincipalShare(options.maxListensPerPrincipal ?? DEFAULT_MAX_LISTENS_PER_PRINCIPAL);
   }
 
   /** Open listen streams right now. */
@@ -159,8 +140,8 @@ export class ModernListenBus implements ServerEventBus {
     }
     if (!isListen(body)) return fetch(body);
     const id = (body as Body).id as string | number;
-    const free = this.take(caller.principal);
-    if (free === undefined) return errorResponse(subscriptionLimit('principal', 'listens', this.maxPerPrincipal), { id });
+    const free = this.perPrincipal.take(caller.principal);
+    if (free === undefined) return errorResponse(subscriptionLimit('principal', 'listens', this.perPrincipal.max), { id });
     const uris = listenedUris(body);
     let grant: ListenGrant | undefined;
     try {

@@ -75,7 +75,8 @@ export interface MetricSources {
 }
 
 /** Every state an upstream slot can be in, so a state's series reads 0 rather than vanishing. */
-const UPSTREAM_STATES = ['idle', 'connecting', 'ready', 'error', 'closed'] as const;
+/** Every state `UpstreamRegistry.status()` reports (registry-entry.ts `effectiveState`). */
+const UPSTREAM_STATES = ['idle', 'connecting', 'ready', 'authRequired', 'error', 'closed'] as const;
 
 export class GatewayMetrics {
   readonly registry = new Registry();

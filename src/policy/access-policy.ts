@@ -183,6 +183,20 @@ export function compileAccessPolicy(policy: AccessPolicy): CompiledAccess {
   };
 }
 
+/** True when nothing is hidden from this caller (no profile: no access rules apply to it). */
+export function seesAll(access: AccessProfile | undefined): access is undefined | (AccessProfile & { readonly unrestricted: true }) {
+  return access === undefined || access.unrestricted;
+}
+
+/**
+ * True when the caller's profile shows `server` as a server: its non-tool parts (`serverParts`),
+ * as every listing of servers judges it — one of which the rules let it use single tools only is
+ * not named. No profile: shown.
+ */
+export function showsServer(access: AccessProfile | undefined, server: string): boolean {
+  return access === undefined || access.serverParts(server).allowed;
+}
+
 /** True when the rules can hide nothing from anyone (no rule, `default: "allow"`): nothing to evaluate. */
 export function hidesNothing(policy: AccessPolicy): boolean {
   return policy.rules.length === 0 && policy.default === 'allow';

@@ -6,18 +6,18 @@
  * lists are `private` to 2026 clients: a cache must never carry them to another caller.
  */
 import type { CatalogueOptions } from '../catalogue/catalogue.js';
-import type { AccessProfile } from '../policy/access-policy.js';
+import { seesAll, showsServer, type AccessProfile } from '../policy/access-policy.js';
 
 export type ViewOptions = Omit<CatalogueOptions, 'logger'>;
 
 export function narrowedView(base: ViewOptions, access: AccessProfile | undefined): ViewOptions {
-  if (access === undefined || access.unrestricted) return base;
+  if (seesAll(access)) return base;
   const endpointAllows = base.toolFilter;
   const baseParts = base.serverParts;
   return {
     ...base,
     toolFilter: (server, name, exposed) => endpointAllows(server, name, exposed) && access.tool(server, name, exposed).allowed,
-    serverParts: (server) => (baseParts?.(server) ?? true) && access.serverParts(server).allowed,
+    serverParts: (server) => (baseParts?.(server) ?? true) && showsServer(access, server),
     narrowed: true,
   };
 }

@@ -12,7 +12,7 @@
 import type { Catalogue } from '../catalogue/catalogue.js';
 import type { UpstreamRegistry } from '../upstream/registry.js';
 import type { ServerRoster } from '../upstream/server-roster.js';
-import type { ChangedList } from '../upstream/server-changes.js';
+import { announceListsChanged, type ChangedList } from '../upstream/server-changes.js';
 import { ListWatch } from './list-watch.js';
 
 /**
@@ -49,7 +49,7 @@ export function feedListeners(
   unsubscribes.push(
     servers.onAdded((server) => {
       follow(server);
-      for (const list of ['tools', 'prompts', 'resources'] as const) watch.announced(list);
+      announceListsChanged((list) => watch.announced(list));
     }),
   );
   watch.prime();

@@ -4,7 +4,7 @@
  */
 import type { ServerCapabilities } from '@modelcontextprotocol/server';
 import type { UpstreamRegistry } from '../upstream/registry.js';
-import { PER_PRINCIPAL_CAPABILITIES, reachedPerPrincipal } from '../upstream/credentials/principal-bound.js';
+import { PER_PRINCIPAL_CAPABILITIES } from '../upstream/credentials/principal-bound.js';
 
 export interface PrimaryInfo {
   readonly server: string;
@@ -21,23 +21,7 @@ export function primaryInfo(registry: UpstreamRegistry, servers: readonly string
     const entry = registry.entry(server);
     const link = entry.primary.current;
     // A server reached per principal has no primary (principal-bound.ts): its declared lists.
-    const capabilities = link?.capabilities ?? (reachedPerPrincipal(entry.config) ? PER_PRINCIPAL_CAPABILITIES : undefined);
+    const capabilities = link?.capabilities ?? (entry.reach === 'perPrincipal' ? PER_PRINCIPAL_CAPABILITIES : undefined);
     return { server, capabilities, instructions: link?.instructions };
   });
-}
-
-/** Calls `listener` on every `list_changed` of any of `servers`' primaries; returns the unsubscribe. */
-export function onPrimaryListChanged(
-  registry: UpstreamRegistry,
-  servers: readonly string[],
-  listener: (list: ListName) => void,
-): () => void {
-  const unsubscribes = servers.map((server) =>
-    registry.entry(server).primary.on((event) => {
-      if (event.kind === 'listChanged') listener(event.list);
-    }),
-  );
-  return () => {
-    for (const unsubscribe of unsubscribes) unsubscribe();
-  };
 }

@@ -31,6 +31,7 @@ import { GatewayError } from '../errors.js';
 import { routeResourceUri } from '../catalogue/build-index.js';
 import type { Catalogue } from '../catalogue/catalogue.js';
 import type { Logger } from '../observability/logger.js';
+import { PrincipalShare } from '../policy/principal-share.js';
 import { REFUSING_SINK } from '../rpc/sink.js';
 import type { UpstreamLink } from '../upstream/link.js';
 import type { LinkEvent } from '../upstream/link-event.js';
@@ -38,22 +39,8 @@ import { safeReason } from '../upstream/failure.js';
 import { connectionKeyId, type ConnectionKey } from '../upstream/principal-connections.js';
 import type { UpstreamRegistry } from '../upstream/registry.js';
 import type { ServerRoster } from '../upstream/server-roster.js';
-
-export const DEFAULT_MAX_URIS_PER_LISTEN = 64;
-export const DEFAULT_MAX_URIS_TOTAL = 4096;
-
-/** Whose bound a refused listen met, in the refusal's `data.limit`. */
-export type ListenLimitScope = 'principal' | 'gateway';
-
-/** SUBSCRIPTION_LIMIT for a listen past a bound of `scope` on `counts` (retry later: places come back as listens end). */
-export function subscriptionLimit(scope: ListenLimitScope, counts: 'resourceSubscriptions' | 'listens', max: number): GatewayError {
-  const whose = scope === 'principal' ? 'this principal holds' : 'the gateway holds';
-  const what = counts === 'listens' ? 'listen streams' : 'resource subscriptions';
-  return new GatewayError('SUBSCRIPTION_LIMIT', `too many ${what}: ${whose} the most allowed (${max}); end one or retry later`, {
-    retryAfterMs: 5_000,
-    data: { retryAfterMs: 5_000, limit: { scope, counts, max } },
-  });
-}
+import { Grant, type ListenGrant, type Subscription } from './listen-grant.js';
+import { DEFAULT_MAX_URIS_PER_LISTEN, DEFAULT_MAX_URIS_TOTAL, subscriptionLimit } from './listen-limits.js';
 
 /** A subscription lost with its connection is made again on the next link at most this often. */
 const MAX_RESUBSCRIBES = 3;
@@ -67,55 +54,6 @@ export interface ResourceListensOptions {
   maxTotal?: number;
   /** URI subscriptions one authenticated principal may hold; default half of `maxTotal` (at least 1). */
   maxPerPrincipal?: number;
-}
-
-/** Receives one update for a URI the listen holds. */
-export type UpdateDelivery = (uri: string, params: Record<string, unknown>) => void;
-
-/** The upstream subscriptions one listen holds, from `open` until `release`. */
-export interface ListenGrant {
-  /** The URIs honoured, in the order the client named them. */
-  readonly uris: readonly string[];
-  /** Where this listen's updates go from now on (its stream). */
-  attach(deliver: UpdateDelivery): void;
-  /** The listen ended: its subscriptions go, each upstream one with the last listen holding it. */
-  release(): void;
-}
-
-/** One URI subscribed upstream on one connection, and the listens that hold it. */
-interface Subscription {
-  readonly id: string;
-  readonly server: string;
-  readonly uri: string;
-  /** The principal connection it lives on; undefined: the server's primary. */
-  readonly key: ConnectionKey | undefined;
-  readonly grants: Set<Grant>;
-  /** Settles true once subscribed upstream, false if that failed. */
-  ready: Promise<boolean>;
-  resubscribes: number;
-}
-
-class Grant implements ListenGrant {
-  uris: readonly string[] = [];
-  readonly held: Subscription[] = [];
-  deliver: UpdateDelivery | undefined;
-  released = false;
-  constructor(
-    /** The principal whose share it counts against; undefined: the anonymous caller (no share). */
-    readonly principal: string | undefined,
-    private readonly onRelease: (grant: Grant) => void,
-  ) {}
-
-  attach(deliver: UpdateDelivery): void {
-    this.deliver = deliver;
-  }
-
-  release(): void {
-    if (this.released) return;
-    this.released = true;
-    this.deliver = undefined;
-    this.onRelease(this);
-  }
 }
 
 const subscriptionId = (server: string, uri: string, key: ConnectionKey | undefined) =>
@@ -136,9 +74,8 @@ export class ResourceListens {
   private readonly logger: Logger;
   private readonly maxPerListen: number;
   private readonly maxTotal: number;
-  private readonly maxPerPrincipal: number;
-  /** URI subscriptions held or reserved by each authenticated principal (absent: none). */
-  private readonly perPrincipal = new Map<string, number>();
+  /** URI subscriptions held or reserved by each authenticated principal. */
+  private readonly perPrincipal: PrincipalShare;
   private readonly subscriptions = new Map<string, Subscription>();
   /** Upstream unsubscribes still running, by subscription id: a new subscribe waits for its own. */
   private readonly settling = new Map<string, Promise<void>>();
@@ -152,7 +89,7 @@ export class ResourceListens {
     this.logger = options.logger;
     this.maxPerListen = options.maxPerListen ?? DEFAULT_MAX_URIS_PER_LISTEN;
     this.maxTotal = options.maxTotal ?? DEFAULT_MAX_URIS_TOTAL;
-    this.maxPerPrincipal = options.maxPerPrincipal ?? Math.max(1, Math.floor(this.maxTotal / 2));
+    this.perPrincipal = new PrincipalShare(options.maxPerPrincipal ?? Math.max(1, Math.floor(this.maxTotal / 2)));
     for (const server of options.servers.names) this.follow(server);
     this.unsubscribes.push(options.servers.onAdded((server) => this.follow(server)));
   }
@@ -182,8 +119,8 @@ export class ResourceListens {
     }
     if (this.closed) throw new GatewayError('SHUTTING_DOWN', 'gateway is shutting down');
     const principal = key.principal;
-    if (principal !== undefined && this.heldBy(principal) + uris.length > this.maxPerPrincipal) {
-      throw subscriptionLimit('principal', 'resourceSubscriptions', this.maxPerPrincipal);
+    if (!this.perPrincipal.fits(principal, uris.length)) {
+      throw subscriptionLimit('principal', 'resourceSubscriptions', this.perPrincipal.max);
     }
     if (this.total + uris.length > this.maxTotal) throw subscriptionLimit('gateway', 'resourceSubscriptions', this.maxTotal);
     this.count(principal, uris.length); // reserved now, so concurrent listens cannot overshoot together
@@ -219,16 +156,13 @@ export class ResourceListens {
 
   /** URI subscriptions `principal` holds or has reserved right now. */
   heldBy(principal: string): number {
-    return this.perPrincipal.get(principal) ?? 0;
+    return this.perPrincipal.of(principal);
   }
 
   /** `delta` places taken (or given back) by `principal`, in its share and the gateway's total. */
   private count(principal: string | undefined, delta: number): void {
     this.total += delta;
-    if (principal === undefined) return;
-    const held = this.heldBy(principal) + delta;
-    if (held <= 0) this.perPrincipal.delete(principal);
-    else this.perPrincipal.set(principal, held);
+    this.perPrincipal.add(principal, delta);
   }
 
   close(): void {

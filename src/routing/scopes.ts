@@ -14,12 +14,13 @@ import { LoadedTools } from '../catalogue/surface/loaded-tools.js';
 import type { SessionTools, ToolsView } from '../catalogue/surface/tool-surface.js';
 import type { UpstreamLink } from '../upstream/link.js';
 import type { ConnectionKey } from '../upstream/principal-connections.js';
-import type { AccessProfile } from '../policy/access-policy.js';
+import { seesAll, showsServer, type AccessProfile } from '../policy/access-policy.js';
 import { narrowedView } from './access-view.js';
 import { ProfileCatalogues, profileKey, scopeAtAccess } from './access-scope.js';
 import { admitFor } from './admit.js';
 import type { ServerRoster } from '../upstream/server-roster.js';
-import type { DownstreamSink, RpcMessage } from '../rpc/sink.js';
+import { announceListsChanged } from '../upstream/server-changes.js';
+import { notifyListsChanged, type DownstreamSink, type RpcMessage } from '../rpc/sink.js';
 import type { CallerResources } from './gateway-resources.js';
 import { takesTasksVia } from './held-link.js';
 import { SessionVisibility } from './session-visibility.js';
@@ -147,7 +148,7 @@ export class SessionScope implements RouteScope {
         sessionId: session.sessionId,
         userTokens: options.userTokens,
         // Its enablement and its latest token's access rules: a token for a server hidden from it is refused.
-        visible: (server) => this.visibility.visibleServers().includes(server) && this.current?.serverParts(server).allowed !== false,
+        visible: (server) => this.visibility.visibleServers().includes(server) && showsServer(this.current, server),
         logger: options.logger,
         onEvent: (server, event) => this.notifications.relay(server, event),
       },
@@ -160,7 +161,7 @@ export class SessionScope implements RouteScope {
       options.servers.onAdded((server) => {
         this.links.attach(server);
         if (this.visibility.visibleServers().includes(server)) {
-          for (const list of ['tools', 'prompts', 'resources'] as const) this.notifications.relay(server, { kind: 'listChanged', list });
+          announceListsChanged((list) => this.notifications.relay(server, { kind: 'listChanged', list }));
         }
       }),
     );
@@ -209,7 +210,7 @@ export class SessionScope implements RouteScope {
    * narrow would learn what they hide from it, so it is not offered one.
    */
   resourcesFor(access: AccessProfile | undefined): CallerResources | undefined {
-    return access === undefined || access.unrestricted ? this.ownResources : undefined;
+    return seesAll(access) ? this.ownResources : undefined;
   }
 
   get gatewayResources(): CallerResources | undefined {
@@ -226,9 +227,7 @@ export class SessionScope implements RouteScope {
     const before = profileKey(this.current);
     this.current = access;
     if (profileKey(access) === before) return;
-    for (const list of ['tools', 'prompts', 'resources']) {
-      void this.owner.notify({ method: `notifications/${list}/list_changed` }).catch(() => undefined);
-    }
+    notifyListsChanged(this.owner);
   }
 
   /** This scope as a request with `access` sees it (its lists and checks are that profile's). */
@@ -295,5 +294,3 @@ export class SessionScope implements RouteScope {
     await this.links.close();
   }
 }
-
-export { StatelessScope } from './stateless-scope.js';

@@ -20,7 +20,7 @@ import { authRequiredIn } from '../upstream/auth-required.js';
 import { missingToken, takesUserTokens, type UserTokens } from '../upstream/credentials/user-tokens.js';
 import type { UpstreamRegistry } from '../upstream/registry.js';
 import type { UpstreamLink } from '../upstream/link.js';
-import type { DownstreamSink } from '../rpc/sink.js';
+import { notifyListsChanged, type DownstreamSink } from '../rpc/sink.js';
 import type { HeldConnection, SessionConnection } from './session-connection.js';
 
 export interface SessionCredentialsOptions {
@@ -155,7 +155,7 @@ export class SessionCredentials {
 
   /** The session's lists of the server changed (it lists again and finds, or loses, its tools). */
   private announce(): void {
-    for (const list of ['tools', 'prompts', 'resources']) void this.options.owner.notify({ method: `notifications/${list}/list_changed` }).catch(() => undefined);
+    notifyListsChanged(this.options.owner);
   }
 
   private dropLink(connection: SessionConnection, server: string, link: UpstreamLink): void {

@@ -19,8 +19,7 @@ import type { LinkEvent } from '../upstream/link-event.js';
 import type { UpstreamLink } from '../upstream/link.js';
 import { connectionKeyId, type ConnectionKey } from '../upstream/principal-connections.js';
 import type { UpstreamRegistry } from '../upstream/registry.js';
-import { reachedPerPrincipal } from '../upstream/credentials/principal-bound.js';
-import { takesUserTokens, type UserTokens } from '../upstream/credentials/user-tokens.js';
+import type { UserTokens } from '../upstream/credentials/user-tokens.js';
 import { primaryHeld, principalHeld, principalListLink, withReinitialise } from './held-link.js';
 import { SessionConnection } from './session-connection.js';
 import { SessionCredentials } from './session-credentials.js';
@@ -90,7 +89,7 @@ export class SessionLinks {
     if (this.credentials?.covers(server) === true) return this.credentials.listLink(server);
     const entry = this.registry.entry(server);
     // A server with no primary lists from the session's principal connection, opened for it.
-    if (reachedPerPrincipal(entry.config)) return this.principalLink(server) ?? principalListLink(this.registry, server, this.key);
+    if (entry.reach === 'perPrincipal') return this.principalLink(server) ?? principalListLink(this.registry, server, this.key);
     return this.own.get(server)?.current ?? this.principalLink(server) ?? entry.primary.get();
   }
 
@@ -191,7 +190,7 @@ export class SessionLinks {
     this.own.set(server, connection);
     // The session's credentials attach once, over the servers it starts with; a reload does not
     // add a per-user server to a running gateway (config-diff.ts).
-    if (takesUserTokens(entry.config)) this.perUser.set(server, connection);
+    if (entry.reach === 'perUser') this.perUser.set(server, connection);
     this.unsubscribes.push(connection.slot.on((event) => onEvent(server, event)));
   }
 

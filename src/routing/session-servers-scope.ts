@@ -16,7 +16,7 @@
 import { Catalogue, type CatalogueOptions } from '../catalogue/catalogue.js';
 import type { VisibilityFilter } from '../catalogue/merge.js';
 import type { ServerConfig } from '../config/schema.js';
-import { GatewayError } from '../errors.js';
+import { findCause, GatewayError } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
 import { compileToolFilter } from '../policy/tool-filter.js';
 import type { DownstreamSink, RpcMessage } from '../rpc/sink.js';
@@ -50,12 +50,7 @@ export interface OpenSessionServersOptions {
 
 /** The cause code of a failed first connection: the gateway's own code below its wrapping (an egress refusal), else an errno or SDK code. */
 function causeCode(error: unknown): string {
-  let current: unknown = error;
-  for (let depth = 0; depth < 8 && current instanceof Error; depth++) {
-    if (current instanceof GatewayError && current.code !== 'UPSTREAM_START_FAILED') return current.code;
-    current = current.cause;
-  }
-  return safeReason(error);
+  return findCause(error, (value): value is GatewayError => value instanceof GatewayError && value.code !== 'UPSTREAM_START_FAILED')?.code ?? safeReason(error);
 }
 
 export class SessionServersScope implements RouteScope {

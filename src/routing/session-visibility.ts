@@ -4,7 +4,7 @@
  * and its primary workspace learnt from its client's roots (roots-workspace.ts) unless its
  * `initialize` named one. Detached when the session closes.
  */
-import type { DownstreamSink } from '../rpc/sink.js';
+import { notifyListsChanged, type DownstreamSink } from '../rpc/sink.js';
 import type { ServerRoster } from '../upstream/server-roster.js';
 import { learnWorkspaceFromRoots } from './roots-workspace.js';
 import type { ServerVisibility, SessionEnablement } from './visibility.js';
@@ -14,7 +14,6 @@ export function sameServers(a: readonly string[], b: readonly string[]): boolean
   return a === b || (a.length === b.length && a.every((server, i) => server === b[i]));
 }
 
-const CHANGED_LISTS = ['tools', 'prompts', 'resources'] as const;
 
 export interface SessionVisibilityOptions {
   readonly visibility: ServerVisibility | undefined;
@@ -47,7 +46,7 @@ export class SessionVisibility {
     // What this session sees changed (its own toggle, its workspace's, a global one): its lists did.
     this.unsubscribes.push(
       this.enablement.onChange(() => {
-        for (const list of CHANGED_LISTS) void owner.notify({ method: `notifications/${list}/list_changed` }).catch(() => undefined);
+        notifyListsChanged(owner);
       }),
       // The first workspace decision makes this session's workspace worth knowing.
       visibility.onChange(() => this.learnWorkspace()),

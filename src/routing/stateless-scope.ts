@@ -13,7 +13,6 @@ import { connectionKeyId, type ConnectionKey } from '../upstream/principal-conne
 import type { UpstreamRegistry } from '../upstream/registry.js';
 import type { ServerRoster } from '../upstream/server-roster.js';
 import { primaryHeld, principalHeld, principalListLink, takesTasksVia, withReinitialise } from './held-link.js';
-import { reachedPerPrincipal } from '../upstream/credentials/principal-bound.js';
 import { InputBridge } from './input-bridge.js';
 import { sameServers } from './session-visibility.js';
 import { ListingConnections, listingSet } from './listing-connections.js';
@@ -21,11 +20,11 @@ import type { ClientCapabilities } from '@modelcontextprotocol/client';
 import type { RouteScope } from './router.js';
 import type { ScopeOptions } from './scope-options.js';
 import { admitFor } from './admit.js';
-import type { AccessProfile } from '../policy/access-policy.js';
+import { seesAll, type AccessProfile } from '../policy/access-policy.js';
 import { narrowedView } from './access-view.js';
 import { TaskScope } from './tasks/task-scope.js';
 import type { TaskTable } from './tasks/task-table.js';
-import { sessionNeeded, takesUserTokens } from '../upstream/credentials/user-tokens.js';
+import { sessionNeeded } from '../upstream/credentials/user-tokens.js';
 
 /** A 2026 request's capability set, as the list-only connections are keyed (listing-connections.ts). */
 type ListingSet = NonNullable<ReturnType<typeof listingSet>>;
@@ -82,7 +81,7 @@ export class StatelessScope {
         get servers() {
           return (visibility?.visible(servers.names) ?? servers.names).filter((s) => !perPrincipal.has(s));
         },
-        linkFor: (s) => (this.perUser.has(s) ? Promise.reject(sessionNeeded(s)) : options.registry.entry(s).primary.get()),
+        linkFor: (s) => this.sessionOnly(s) ?? options.registry.entry(s).primary.get(),
         perCaller: (s) => this.principalServers.has(s),
       },
       { ...options.catalogue, logger: options.logger },
@@ -96,9 +95,9 @@ export class StatelessScope {
 
   /** Notes how one server's lists and calls are reached (its isolation). */
   private follow(server: string): void {
-    const config = this.registry.entry(server).config;
-    if (reachedPerPrincipal(config)) this.perPrincipal.add(server);
-    if (takesUserTokens(config)) this.perUser.add(server);
+    const { config, reach } = this.registry.entry(server);
+    if (reach === 'perPrincipal') this.perPrincipal.add(server);
+    if (reach === 'perUser') this.perUser.add(server);
     else if (config.isolation === 'principal') this.principalServers.add(server);
     else if (config.isolation === 'session') this.tailored.add(server);
   }
@@ -114,7 +113,7 @@ export class StatelessScope {
       servers: this.servers,
       catalogue: this.catalogueFor(key, access, set),
       // Not for a caller the access rules narrow: the customisation list names what they hide.
-      ...(this.options.gatewayResources === undefined || (access !== undefined && !access.unrestricted)
+      ...(this.options.gatewayResources === undefined || !seesAll(access)
         ? {}
         : { gatewayResources: this.options.gatewayResources.forCaller(workspace === undefined ? {} : { workspace }) }),
       ...(this.tools === undefined ? {} : { tools: this.tools }),
@@ -145,7 +144,7 @@ export class StatelessScope {
    * caller sees gets a view of that workspace's (keyed by it too: never read by another workspace).
    */
   catalogueFor(key: ConnectionKey | undefined, access: AccessProfile | undefined, set?: ListingSet): Catalogue {
-    const narrowed = access !== undefined && !access.unrestricted;
+    const narrowed = !seesAll(access);
     const perCaller = key !== undefined && this.principalServers.size > 0;
     const workspace = this.decidingWorkspace(key?.workspace);
     if (!narrowed && !perCaller && set === undefined && workspace === undefined) return this.catalogue;
@@ -177,13 +176,12 @@ export class StatelessScope {
             return visibility?.visible(servers.names, workspace) ?? servers.names;
           },
           linkFor: async (s) =>
-            this.perUser.has(s)
-              ? Promise.reject(sessionNeeded(s))
-              : ((key === undefined ? undefined : registry.entry(s).principals?.current(key)) ??
-                // A server with no primary lists from the caller's principal connection, opened for it.
-                (reachedPerPrincipal(registry.entry(s).config) ? principalListLink(registry, s, key) : undefined) ??
-                this.listings.linkFor(s, set) ??
-                registry.entry(s).primary.get()),
+            this.sessionOnly(s) ??
+            (key === undefined ? undefined : registry.entry(s).principals?.current(key)) ??
+            // A server with no primary lists from the caller's principal connection, opened for it.
+            (this.perPrincipal.has(s) ? principalListLink(registry, s, key) : undefined) ??
+            this.listings.linkFor(s, set) ??
+            registry.entry(s).primary.get(),
           perCaller: (s) => this.principalServers.has(s),
         },
         { ...narrowedView(this.options.catalogue, access), logger: this.logger },
@@ -199,14 +197,19 @@ export class StatelessScope {
     return this.listings.close();
   }
 
+  /** A per-user server is reached only with a session's token: refused here, saying so. */
+  private sessionOnly(server: string): Promise<never> | undefined {
+    return this.perUser.has(server) ? Promise.reject(sessionNeeded(server)) : undefined;
+  }
+
   private withPrimary<T>(server: string, fn: (link: UpstreamLink) => Promise<T>): Promise<T> {
-    if (this.perUser.has(server)) return Promise.reject(sessionNeeded(server));
-    return withReinitialise(server, this.registry, this.logger, primaryHeld(this.registry, server), fn);
+    return this.sessionOnly(server) ?? withReinitialise(server, this.registry, this.logger, primaryHeld(this.registry, server), fn);
   }
 
   private withLink<T>(server: string, key: ConnectionKey, fn: (link: UpstreamLink) => Promise<T>): Promise<T> {
     if (this.principalServers.has(server)) return withReinitialise(server, this.registry, this.logger, principalHeld(this.registry, server, key), fn);
-    if (this.perUser.has(server)) return Promise.reject(sessionNeeded(server));
+    const refused = this.sessionOnly(server);
+    if (refused !== undefined) return refused;
     const principal = key.principal;
     return withReinitialise(server, this.registry, this.logger, async () => {
       const lease = await this.registry.lease(server, principal);

@@ -27,6 +27,14 @@ export interface DownstreamSink {
 }
 
 /**
+ * Tells the client behind `sink` that its tools, prompts and resources lists all changed (it
+ * lists again): best effort, as every list-change notification is.
+ */
+export function notifyListsChanged(sink: Pick<DownstreamSink, 'notify'>): void {
+  for (const list of ['tools', 'prompts', 'resources'] as const) void sink.notify({ method: `notifications/${list}/list_changed` }).catch(() => undefined);
+}
+
+/**
  * The sink of a request the gateway itself sends upstream (a subscription, a task poll): no
  * client is behind it, so nothing is relayed and every server→client request is refused.
  */

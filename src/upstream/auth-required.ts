@@ -7,7 +7,7 @@
  * server and the reason only; the metadata (public by design) travels beside it, never in it.
  */
 import type { Dispatcher } from 'undici';
-import { UpstreamError } from '../errors.js';
+import { findCause, UpstreamError } from '../errors.js';
 import type { GuardedFetch } from '../net/guarded-fetch.js';
 import type { Logger } from '../observability/logger.js';
 import { authChallengeOf, type AuthChallenge } from './auth-challenge.js';
@@ -33,12 +33,7 @@ export class UpstreamAuthRequired extends UpstreamError {
 
 /** The authorization refusal along `error`'s cause chain (bounded), if any. */
 export function authRequiredIn(error: unknown): UpstreamAuthRequired | undefined {
-  let current: unknown = error;
-  for (let depth = 0; depth < 8 && current !== undefined && current !== null; depth++) {
-    if (current instanceof UpstreamAuthRequired) return current;
-    current = (current as { cause?: unknown }).cause;
-  }
-  return undefined;
+  return findCause(error, (value): value is UpstreamAuthRequired => value instanceof UpstreamAuthRequired);
 }
 
 export interface AuthChallengeOptions {

@@ -8,23 +8,38 @@
  * (`tokenExchange`, principal-bound.ts) has no primary; a per-user one (`perUser`) has one that
  * carries no user's token and is up when the upstream answers it by asking for authorization.
  */
+import type { ClientCapabilities } from '@modelcontextprotocol/client';
 import type { ServerConfig } from '../config/schema.js';
+import type { DownstreamSink } from '../rpc/sink.js';
 import { GatewayError } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
 import { ChildQuota } from './child-quota.js';
 import { LeasePool } from './lease-pool.js';
 import type { UpstreamLink } from './link.js';
 import { PrincipalConnections } from './principal-connections.js';
-import type { ConnectOptions } from './registry.js';
 import { ServerChanges } from './server-changes.js';
-import { UpstreamSlot } from './slot.js';
+import { UpstreamSlot, type SlotState } from './slot.js';
 import { authRequiredIn } from './auth-required.js';
 import { noPrimaryConnection, reachedPerPrincipal } from './credentials/principal-bound.js';
 import { takesUserTokens } from './credentials/user-tokens.js';
+import type { CredentialOwner } from './credentials/credential-owner.js';
+
+/**
+ * How a server is reached, settled from its credentials once per configuration: through its
+ * primary; per principal (`tokenExchange`: no primary at all); or with each user's token
+ * (`perUser`: the primary carries none, so it is refused like a user without one).
+ */
+export type Reach = 'primary' | 'perPrincipal' | 'perUser';
+
+export function reachOf(config: ServerConfig): Reach {
+  if (reachedPerPrincipal(config)) return 'perPrincipal';
+  return takesUserTokens(config) ? 'perUser' : 'primary';
+}
 
 export interface ServerEntry {
   readonly name: string;
   readonly config: ServerConfig;
+  readonly reach: Reach;
   readonly primary: UpstreamSlot;
   readonly pool: LeasePool | undefined;
   /** Places for sessions' own child processes (stdio, `isolation: "session"`); undefined otherwise. */
@@ -33,6 +48,26 @@ export interface ServerEntry {
   readonly principals: PrincipalConnections | undefined;
   /** List changes heard on any connection of the server. */
   readonly changes: ServerChanges;
+}
+
+/** How one connection of a server opens (`UpstreamRegistry.connect`). */
+export interface ConnectOptions {
+  /** Receives what no call can be credited with (a 2025 session's standalone stream). */
+  owner?: DownstreamSink;
+  /** `legacy`: prefer the 2025 revision (a 2025 session's own connection). */
+  era?: 'legacy' | 'any';
+  /**
+   * What arrives while one call's request is the only one open is that call's: a pooled lease
+   * (one call at a time), or a principal's own connection (every call on it is that principal's).
+   */
+  exclusive?: boolean;
+  /**
+   * The capabilities to declare: a session's own connection passes its client's. Absent: what
+   * the gateway can honour on a connection no client owns (pooled or shared; client-capabilities.ts).
+   */
+  clientCapabilities?: ClientCapabilities;
+  /** The principal or session this connection is bound to, for per-user upstream credentials. */
+  credentialOwner?: CredentialOwner;
 }
 
 /** The registry's settings an entry is built under, and how its connections open. */
@@ -74,7 +109,8 @@ export function createLeasePool(name: string, config: ServerConfig, settings: En
 export function createServerEntry(name: string, config: ServerConfig, settings: EntrySettings): ServerEntry {
   const { logger, maxSessionChildren } = settings;
   // A server reached per principal has no primary: asking it answers why (principal-bound.ts).
-  const perPrincipal = reachedPerPrincipal(config);
+  const reach = reachOf(config);
+  const perPrincipal = reach === 'perPrincipal';
   const primary = new UpstreamSlot({
     server: name,
     eager: !perPrincipal,
@@ -94,7 +130,7 @@ export function createServerEntry(name: string, config: ServerConfig, settings: 
           logger,
         })
       : undefined;
-  return { name, config, primary, pool: createLeasePool(name, config, settings), sessionChildren, principals, changes: new ServerChanges() };
+  return { name, config, reach, primary, pool: createLeasePool(name, config, settings), sessionChildren, principals, changes: new ServerChanges() };
 }
 
 /**
@@ -105,7 +141,7 @@ export function createServerEntry(name: string, config: ServerConfig, settings: 
 export async function startPrimaries(entries: readonly ServerEntry[], logger: Logger): Promise<void> {
   const results = await Promise.all(
     entries.map(async (entry) => {
-      if (reachedPerPrincipal(entry.config)) return undefined; // no primary: principals connect on use
+      if (entry.reach === 'perPrincipal') return undefined; // no primary: principals connect on use
       try {
         const link = await entry.primary.get();
         logger.info({ server: entry.name }, 'upstream ready');
@@ -134,7 +170,32 @@ export async function startPrimaries(entries: readonly ServerEntry[], logger: Lo
   }
 }
 
+/**
+ * A server's state as every surface reports it (`/readyz`, metrics, the admin page, the
+ * customisation list): its primary's, except that a server reached per principal has none to
+ * judge by (`ready` unless stopped: each caller's connection opens on use), and a per-user server
+ * whose token-less primary meets an authorization challenge (failed, or retrying after one) is
+ * `authRequired` — up, asking each user for their own credential.
+ */
+export type EffectiveState = SlotState | 'authRequired';
+
+export function effectiveState(entry: ServerEntry): EffectiveState {
+  const state = entry.primary.state;
+  switch (entry.reach) {
+    case 'perPrincipal':
+      return state === 'closed' ? 'closed' : 'ready';
+    case 'perUser':
+      return (state === 'error' || state === 'connecting') && authRequiredIn(entry.primary.lastError) !== undefined ? 'authRequired' : state;
+    case 'primary':
+      return state;
+    default: {
+      const unreachable: never = entry.reach;
+      throw new TypeError(`unknown reach ${String(unreachable)}`);
+    }
+  }
+}
+
 /** A per-user server whose primary (no user's token) was answered with an authorization challenge: it is up. */
 export function asksEachUser(entry: ServerEntry): boolean {
-  return takesUserTokens(entry.config) && entry.primary.state === 'error' && authRequiredIn(entry.primary.lastError) !== undefined;
+  return entry.reach === 'perUser' && entry.primary.state === 'error' && authRequiredIn(entry.primary.lastError) !== undefined;
 }

@@ -11,7 +11,6 @@
  * global disable, or a reload): `stopServer`, `startServer`, `restart`, `removeServer`,
  * `addServer`, applied in order per server by server-lifecycle.ts.
  */
-import type { ClientCapabilities } from '@modelcontextprotocol/client';
 import type { ServerConfig } from '../config/schema.js';
 import { GatewayError } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
@@ -21,14 +20,10 @@ import { connectLegacyEra, createConnector, upstreamSessionLost, type ConnectorD
 import type { Lease } from './lease-pool.js';
 import { UpstreamLink } from './link.js';
 import type { ConnectionKey } from './principal-connections.js';
-import type { DownstreamSink } from '../rpc/sink.js';
-import type { SlotState } from './slot.js';
 import { announceToolsChanged } from './server-restart.js';
 import { ServerLifecycle } from './server-lifecycle.js';
-import { asksEachUser, createServerEntry, startPrimaries, type EntrySettings, type ServerEntry } from './registry-entry.js';
+import { createServerEntry, effectiveState, type ConnectOptions, type EffectiveState, startPrimaries, type EntrySettings, type ServerEntry } from './registry-entry.js';
 import { ServerRoster } from './server-roster.js';
-import type { CredentialOwner } from './credentials/credential-owner.js';
-import { reachedPerPrincipal } from './credentials/principal-bound.js';
 import type { UserTokens } from './credentials/user-tokens.js';
 
 export type { ServerEntry } from './registry-entry.js';
@@ -57,30 +52,15 @@ export interface UpstreamRegistryOptions {
   userTokens?: UserTokens;
 }
 
-export interface ConnectOptions {
-  /** Receives what no call can be credited with (a 2025 session's standalone stream). */
-  owner?: DownstreamSink;
-  /** `legacy`: prefer the 2025 revision (a 2025 session's own connection). */
-  era?: 'legacy' | 'any';
-  /**
-   * What arrives while one call's request is the only one open is that call's: a pooled lease
-   * (one call at a time), or a principal's own connection (every call on it is that principal's).
-   */
-  exclusive?: boolean;
-  /**
-   * The capabilities to declare: a session's own connection passes its client's. Absent: what
-   * the gateway can honour on a connection no client owns (pooled or shared; client-capabilities.ts).
-   */
-  clientCapabilities?: ClientCapabilities;
-  /** The principal or session this connection is bound to, for per-user upstream credentials. */
-  credentialOwner?: CredentialOwner;
-}
-
 export interface ServerStatus {
   server: string;
   mode: 'required' | 'optional';
-  state: SlotState;
+  /** As every surface reports it (registry-entry.ts `effectiveState`). */
+  state: EffectiveState;
 }
+
+/** The states in which a required server counts as up for readiness. */
+const UP: ReadonlySet<EffectiveState> = new Set<EffectiveState>(['ready', 'authRequired']);
 
 export class UpstreamRegistry {
   private readonly entryMap = new Map<string, ServerEntry>();
@@ -294,17 +274,17 @@ export class UpstreamRegistry {
   }
 
   status(): ServerStatus[] {
-    return [...this.entries.values()].filter((e) => !this.lifecycle.isRemoved(e.name)).map((e) => ({ server: e.name, mode: e.config.mode, state: e.primary.state }));
+    return [...this.entries.values()].filter((e) => !this.lifecycle.isRemoved(e.name)).map((e) => ({ server: e.name, mode: e.config.mode, state: effectiveState(e) }));
   }
 
   /**
-   * True when every required server's primary connection is up (a server stopped on purpose, or
-   * with no primary, is not waited for; a per-user server is up when it answers its token-less
-   * primary by asking for authorization, which is what it does until a user's token reaches it).
+   * True when every required server is up as `status()` reports it (a server stopped on purpose is
+   * not waited for; one with no primary is `ready`; a per-user server is up when it answers its
+   * token-less primary by asking for authorization, which it does until a user's token reaches it).
    */
   ready(): boolean {
     return [...this.entries.values()].every(
-      (e) => e.config.mode === 'optional' || this.lifecycle.isStopped(e.name) || reachedPerPrincipal(e.config) || e.primary.state === 'ready' || asksEachUser(e),
+      (e) => e.config.mode === 'optional' || this.lifecycle.isStopped(e.name) || UP.has(effectiveState(e)),
     );
   }
 

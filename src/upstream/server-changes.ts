@@ -16,6 +16,13 @@ import type { LinkEvent } from './link-event.js';
 
 export type ChangedList = 'tools' | 'prompts' | 'resources';
 
+const EVERY_LIST: readonly ChangedList[] = ['tools', 'prompts', 'resources'];
+
+/** Tells `sink` that every list changed, one list at a time. */
+export function announceListsChanged(sink: (list: ChangedList) => void): void {
+  for (const list of EVERY_LIST) sink(list);
+}
+
 /** The caches one announced change makes stale (a resource change covers templates too). */
 export const STALE_LISTS: Readonly<Record<ChangedList, readonly ListKind[]>> = {
   tools: ['tools'],

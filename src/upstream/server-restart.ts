@@ -11,12 +11,11 @@
 import type { ServerConfig } from '../config/schema.js';
 import type { LeasePool } from './lease-pool.js';
 import type { ServerEntry } from './registry.js';
-import type { ChangedList } from './server-changes.js';
+import { reachOf, type Reach } from './registry-entry.js';
+import { announceListsChanged } from './server-changes.js';
 
 /** The two parts of an entry a restart replaces. */
-export type RestartableEntry = ServerEntry & { config: ServerConfig; pool: LeasePool | undefined };
-
-const EVERY_LIST: readonly ChangedList[] = ['tools', 'prompts', 'resources'];
+export type RestartableEntry = ServerEntry & { config: ServerConfig; reach: Reach; pool: LeasePool | undefined };
 
 /**
  * Rejects (the primary's connect error) when the server does not come back; it then keeps
@@ -26,6 +25,7 @@ const EVERY_LIST: readonly ChangedList[] = ['tools', 'prompts', 'resources'];
 export async function restartServer(entry: RestartableEntry, config: ServerConfig, newPool: (config: ServerConfig) => LeasePool | undefined, stopped = false): Promise<void> {
   const oldPool = entry.pool;
   entry.config = config;
+  entry.reach = reachOf(config);
   entry.pool = newPool(config);
   const primary = entry.primary.current;
   const others = entry.changes.live().filter((link) => link !== primary);
@@ -35,7 +35,7 @@ export async function restartServer(entry: RestartableEntry, config: ServerConfi
     return;
   }
   const link = await entry.primary.get();
-  for (const list of EVERY_LIST) link.announceListChanged(list);
+  announceListsChanged((list) => link.announceListChanged(list));
 }
 
 /** Tells every session of a server whose tool filters moved: each live connection announces a tools change. */

@@ -3,7 +3,7 @@
  * own messages are safe by construction (they name servers, fields and error codes, never a
  * command, an argument, a URL or a header value); a child's stderr lines reach here redacted.
  */
-import { GatewayError, UpstreamError } from '../errors.js';
+import { findCause, GatewayError, UpstreamError } from '../errors.js';
 import { blockedAdvice } from '../net/blocked-advice.js';
 import { safeReason } from './failure.js';
 
@@ -14,16 +14,6 @@ export interface ExplainsStartFailure {
 
 function explains(transport: unknown): transport is ExplainsStartFailure {
   return typeof (transport as Partial<ExplainsStartFailure> | null)?.startFailure === 'function';
-}
-
-/** The first error along the cause chain (bounded) that `match` accepts. */
-function findCause<T>(error: unknown, match: (value: unknown) => value is T): T | undefined {
-  let current: unknown = error;
-  for (let depth = 0; depth < 8 && current !== undefined && current !== null; depth++) {
-    if (match(current)) return current;
-    current = (current as { cause?: unknown }).cause;
-  }
-  return undefined;
 }
 
 const isBlocked = (value: unknown): value is GatewayError => value instanceof GatewayError && value.code === 'UPSTREAM_BLOCKED';

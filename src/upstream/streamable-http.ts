@@ -25,6 +25,7 @@ import type { CredentialOwner } from './credentials/credential-owner.js';
 import { LeanHttpTransport, type LeanPost } from './lean-http-transport.js';
 import { oversizedAnswers } from './oversized-answer.js';
 import { currentUpstreamHeaders } from '../observability/tracing.js';
+import { findCause } from '../errors.js';
 
 export interface HttpConnectorDeps {
   /** The egress dispatcher for this server (one per server: the guard is per-server policy). */
@@ -146,12 +147,7 @@ export function createHttpTransport(server: string, config: HttpServerConfig, de
  * wrapped, so its causes are searched a few levels deep.
  */
 export function httpSessionExpired(error: unknown): boolean {
-  let current: unknown = error;
-  for (let depth = 0; depth < 4 && current instanceof Error; depth++) {
-    if (current instanceof SdkHttpError) return current.status === 404;
-    current = current.cause;
-  }
-  return false;
+  return findCause(error, (value): value is SdkHttpError => value instanceof SdkHttpError)?.status === 404;
 }
 
 /**

@@ -100,6 +100,18 @@ describe('perUser: an upstream that demands each user\'s own token', () => {
     expect(logged).not.toContain('user-b-token');
   });
 
+  it('reports the server as /readyz and the sessionless list both do: authRequired, and up', async () => {
+    const w = await world();
+    const headers = w.principals.headers('alice');
+    const readyz = await fetch(w.gateway.url.replace(/\/mcp$/, '/readyz'), { headers });
+    expect(readyz.status).toBe(200);
+    const servers = ((await readyz.json()) as { servers: Array<{ server: string; state: string }> }).servers;
+    expect(servers.find((s) => s.server === 'notes')?.state).toBe('authRequired');
+    const list = await fetch(`${w.gateway.url}/customizations`, { headers });
+    const items = ((await list.json()) as { items: Item[] }).items;
+    expect(items.find((item) => item.name === 'notes')?.state).toMatchObject({ kind: 'authRequired' });
+  });
+
   it('takes a token for a side channel session the same way, for that session only', async () => {
     const w = await world();
     const channel = await session(w, 'alice', sideChannelUrl(w.gateway.url, 'notes'));

@@ -252,7 +252,7 @@ describe('a server reached per principal', () => {
   it('opens no connection of the gateway\'s own: ready without it, and no request ever left without a principal\'s token', async () => {
     const ready = await fetch(gateway.url.replace(/\/mcp$/, '/readyz'), { headers: headersOf('alice') });
     expect(ready.status).toBe(200);
-    expect(((await ready.json()) as { servers: Array<{ server: string; state: string }> }).servers).toEqual([{ server: 'peruser', mode: 'required', state: 'idle' }]);
+    expect(((await ready.json()) as { servers: Array<{ server: string; state: string }> }).servers).toEqual([{ server: 'peruser', mode: 'required', state: 'ready' }]);
     expect(received).not.toContain('');
     // The customisation list shows it usable (each caller's connection opens on use), not "starting" for ever.
     const list = await fetch(`${gateway.url}/customizations`, { headers: headersOf('alice') });

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GatewayError } from '../../src/errors.js';
 import { ResourceListens } from '../../src/routing/resource-listens.js';
-import { StatelessScope } from '../../src/routing/scopes.js';
+import { StatelessScope } from '../../src/routing/stateless-scope.js';
 import { UpstreamRegistry } from '../../src/upstream/registry.js';
 import { WATCHED_URI } from '../fixtures/fixture-resources-prompts.js';
 import { assertBuilt, newMarker, ROOT } from '../integration/harness/paths.js';

@@ -6,7 +6,8 @@
  * connection per call and gives it back.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SessionScope, StatelessScope } from '../../src/routing/scopes.js';
+import { SessionScope } from '../../src/routing/scopes.js';
+import { StatelessScope } from '../../src/routing/stateless-scope.js';
 import type { ScopeOptions } from '../../src/routing/scope-options.js';
 import type { UpstreamLink } from '../../src/upstream/link.js';
 import { UpstreamRegistry } from '../../src/upstream/registry.js';
