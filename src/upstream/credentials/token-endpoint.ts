@@ -41,6 +41,16 @@ export function tokenFailure(server: string, why: string): UpstreamError {
   return new UpstreamError('UPSTREAM_UNAVAILABLE', server, `could not get an access token for the upstream: ${why}`);
 }
 
+/**
+ * The client secret from the environment variable `name`, read now so a rotated secret is picked
+ * up; unset or empty is a token failure naming the variable (never its value).
+ */
+export function clientSecret(server: string, name: string, readEnv: (name: string) => string | undefined): string {
+  const secret = readEnv(name);
+  if (secret === undefined || secret === '') throw tokenFailure(server, `${name} is not set`);
+  return secret;
+}
+
 export async function requestToken(request: TokenRequest): Promise<IssuedToken> {
   const fail = (why: string) => tokenFailure(request.server, why);
   let response: Response;

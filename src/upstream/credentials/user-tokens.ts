@@ -16,7 +16,7 @@ import { GatewayError, UpstreamError } from '../../errors.js';
 import type { ServerConfig } from '../../config/schema.js';
 import type { UpstreamAuthRequired } from '../auth-required.js';
 import type { SlotState } from '../slot.js';
-import type { UpstreamTokenSource } from './client-credentials.js';
+import type { UpstreamTokenSource } from './token-source.js';
 
 /** The longest token a client may give (RFC 6750 tokens are far shorter; a JWT with many claims fits). */
 export const MAX_USER_TOKEN_BYTES = 16 * 1024;
