@@ -22,7 +22,8 @@ import type { Context, Hono } from 'hono';
 import { errorResponse, GatewayError } from '../errors.js';
 import { readJsonRpcBody } from '../inbound/body.js';
 import type { AccessProfile } from '../policy/access-policy.js';
-import { MAX_USER_TOKEN_BYTES, takesUserTokens, type UserTokens } from '../upstream/credentials/user-tokens.js';
+import { B64TOKEN, MAX_UPSTREAM_TOKEN_LENGTH } from '../net/bearer-token.js';
+import { takesUserTokens, type UserTokens } from '../upstream/credentials/user-tokens.js';
 import type { UpstreamRegistry } from '../upstream/registry.js';
 import { listJsonFor, showsId } from './access-filter.js';
 import { authenticateBudget, type AuthenticateBudget } from './authenticate-budget.js';
@@ -32,9 +33,7 @@ import type { CustomizationList } from './customization-list.js';
 import type { Check } from './toggle-check.js';
 
 /** A token and an id, with room for JSON escapes of the token. */
-const BODY_LIMITS = Object.freeze({ maxBytes: 2 * MAX_USER_TOKEN_BYTES + 1024, maxDepth: 2 });
-/** RFC 6750 §2.1 `b64token`: all an `Authorization: Bearer` value may hold (no CR, LF or quote). */
-const B64TOKEN = /^[A-Za-z0-9\-._~+/]+=*$/;
+const BODY_LIMITS = Object.freeze({ maxBytes: 2 * MAX_UPSTREAM_TOKEN_LENGTH + 1024, maxDepth: 2 });
 const FIELDS: ReadonlySet<string> = new Set(['id', 'token']);
 
 export interface AuthenticateRequest {
@@ -51,7 +50,7 @@ export function parseAuthenticate(body: unknown): Check<AuthenticateRequest> {
   const { id, token } = fields;
   if (typeof id !== 'string' || id.length === 0 || id.length > 64) return { ok: false, message: '"id" must be the id of a listed server' };
   if (typeof token !== 'string' || token.length === 0) return { ok: false, message: '"token" must be a non-empty string' };
-  if (token.length > MAX_USER_TOKEN_BYTES) return { ok: false, message: `"token" must be at most ${MAX_USER_TOKEN_BYTES} bytes` };
+  if (token.length > MAX_UPSTREAM_TOKEN_LENGTH) return { ok: false, message: `"token" must be at most ${MAX_UPSTREAM_TOKEN_LENGTH} bytes` };
   if (!B64TOKEN.test(token)) return { ok: false, message: '"token" must be a bearer token (RFC 6750: letters, digits and -._~+/, then any "=")' };
   return { ok: true, value: { id, token } };
 }
