@@ -27,9 +27,10 @@ import { takesUserTokens, type UserTokens } from '../upstream/credentials/user-t
 import type { UpstreamRegistry } from '../upstream/registry.js';
 import { listJsonFor, showsId } from './access-filter.js';
 import { authenticateBudget, type AuthenticateBudget } from './authenticate-budget.js';
-import { configServerKey } from './build-list.js';
-import { callerView } from './caller-view.js';
+import { configServerOfKey } from './build-list.js';
+import { sessionCallerView } from './caller-view.js';
 import type { CustomizationList } from './customization-list.js';
+import { listResponse } from './list-response.js';
 import type { Check } from './toggle-check.js';
 
 /** A token and an id, with room for JSON escapes of the token. */
@@ -75,8 +76,11 @@ function unknownServer(): Response {
 export function mountAuthenticate(app: Hono, options: AuthenticateRouteOptions): void {
   const { list, registry, userTokens } = options;
   const budget = options.budget ?? authenticateBudget();
-  /** The config server an id names, if the list holds it. */
-  const serverOf = (id: string): string | undefined => list.configServers.find((name) => list.idFor(configServerKey(name)) === id);
+  /** The config server an id names, if it names one (whether the caller's list shows it is checked apart). */
+  const serverOf = (id: string): string | undefined => {
+    const key = list.ids.keyFor(id);
+    return key === undefined ? undefined : configServerOfKey(key);
+  };
 
   app.post(options.path, async function authenticateCustomization(c) {
     const body = await readJsonRpcBody(c.req.raw, BODY_LIMITS);
@@ -89,7 +93,7 @@ export function mountAuthenticate(app: Hono, options: AuthenticateRouteOptions):
     const principal = options.principalOf(c);
     const spent = budget.principal(principal);
     if (spent !== undefined) return errorResponse(spent);
-    const caller = callerView({ header: (name) => c.req.header(name), query: () => undefined }, principal, list.enablement);
+    const caller = sessionCallerView(c.req, principal, list.enablement);
     if (caller instanceof GatewayError) return errorResponse(caller);
     const access = options.accessOf?.(c);
     const server = serverOf(id);
@@ -109,7 +113,7 @@ export function mountAuthenticate(app: Hono, options: AuthenticateRouteOptions):
     } catch (error) {
       return errorResponse(error);
     }
-    return new Response(listJsonFor(list.freshFor(caller.viewer()), access), { status: 200, headers: { 'content-type': 'application/json', 'cache-control': 'no-store' } });
+    return listResponse(listJsonFor(list.freshFor(caller.viewer()), access));
   });
   app.all(options.path, () => errorResponse(new GatewayError('METHOD_NOT_ALLOWED', 'a credential is sent with POST')));
 }
