@@ -22,19 +22,19 @@ import type { Context, Hono } from 'hono';
 import { errorResponse, GatewayError } from '../errors.js';
 import { readJsonRpcBody } from '../inbound/body.js';
 import type { AccessProfile } from '../policy/access-policy.js';
-import { MAX_USER_TOKEN_BYTES, takesUserTokens, type UserTokens } from '../upstream/credentials/user-tokens.js';
+import { B64TOKEN, MAX_UPSTREAM_TOKEN_LENGTH } from '../net/bearer-token.js';
+import { takesUserTokens, type UserTokens } from '../upstream/credentials/user-tokens.js';
 import type { UpstreamRegistry } from '../upstream/registry.js';
 import { listJsonFor, showsId } from './access-filter.js';
 import { authenticateBudget, type AuthenticateBudget } from './authenticate-budget.js';
-import { configServerKey } from './build-list.js';
-import { callerView } from './caller-view.js';
+import { configServerOfKey } from './build-list.js';
+import { sessionCallerView } from './caller-view.js';
 import type { CustomizationList } from './customization-list.js';
+import { listResponse } from './list-response.js';
 import type { Check } from './toggle-check.js';
 
 /** A token and an id, with room for JSON escapes of the token. */
-const BODY_LIMITS = Object.freeze({ maxBytes: 2 * MAX_USER_TOKEN_BYTES + 1024, maxDepth: 2 });
-/** RFC 6750 §2.1 `b64token`: all an `Authorization: Bearer` value may hold (no CR, LF or quote). */
-const B64TOKEN = /^[A-Za-z0-9\-._~+/]+=*$/;
+const BODY_LIMITS = Object.freeze({ maxBytes: 2 * MAX_UPSTREAM_TOKEN_LENGTH + 1024, maxDepth: 2 });
 const FIELDS: ReadonlySet<string> = new Set(['id', 'token']);
 
 export interface AuthenticateRequest {
@@ -51,7 +51,7 @@ export function parseAuthenticate(body: unknown): Check<AuthenticateRequest> {
   const { id, token } = fields;
   if (typeof id !== 'string' || id.length === 0 || id.length > 64) return { ok: false, message: '"id" must be the id of a listed server' };
   if (typeof token !== 'string' || token.length === 0) return { ok: false, message: '"token" must be a non-empty string' };
-  if (token.length > MAX_USER_TOKEN_BYTES) return { ok: false, message: `"token" must be at most ${MAX_USER_TOKEN_BYTES} bytes` };
+  if (token.length > MAX_UPSTREAM_TOKEN_LENGTH) return { ok: false, message: `"token" must be at most ${MAX_UPSTREAM_TOKEN_LENGTH} bytes` };
   if (!B64TOKEN.test(token)) return { ok: false, message: '"token" must be a bearer token (RFC 6750: letters, digits and -._~+/, then any "=")' };
   return { ok: true, value: { id, token } };
 }
@@ -76,8 +76,11 @@ function unknownServer(): Response {
 export function mountAuthenticate(app: Hono, options: AuthenticateRouteOptions): void {
   const { list, registry, userTokens } = options;
   const budget = options.budget ?? authenticateBudget();
-  /** The config server an id names, if the list holds it. */
-  const serverOf = (id: string): string | undefined => list.configServers.find((name) => list.idFor(configServerKey(name)) === id);
+  /** The config server an id names, if it names one (whether the caller's list shows it is checked apart). */
+  const serverOf = (id: string): string | undefined => {
+    const key = list.ids.keyFor(id);
+    return key === undefined ? undefined : configServerOfKey(key);
+  };
 
   app.post(options.path, async function authenticateCustomization(c) {
     const body = await readJsonRpcBody(c.req.raw, BODY_LIMITS);
@@ -90,7 +93,7 @@ export function mountAuthenticate(app: Hono, options: AuthenticateRouteOptions):
     const principal = options.principalOf(c);
     const spent = budget.principal(principal);
     if (spent !== undefined) return errorResponse(spent);
-    const caller = callerView({ header: (name) => c.req.header(name), query: () => undefined }, principal, list.enablement);
+    const caller = sessionCallerView(c.req, principal, list.enablement);
     if (caller instanceof GatewayError) return errorResponse(caller);
     const access = options.accessOf?.(c);
     const server = serverOf(id);
@@ -110,7 +113,7 @@ export function mountAuthenticate(app: Hono, options: AuthenticateRouteOptions):
     } catch (error) {
       return errorResponse(error);
     }
-    return new Response(listJsonFor(list.freshFor(caller.viewer()), access), { status: 200, headers: { 'content-type': 'application/json', 'cache-control': 'no-store' } });
+    return listResponse(listJsonFor(list.freshFor(caller.viewer()), access));
   });
   app.all(options.path, () => errorResponse(new GatewayError('METHOD_NOT_ALLOWED', 'a credential is sent with POST')));
 }

@@ -25,9 +25,16 @@ import type {
   PluginCustomization,
 } from './types.js';
 
+const CONFIG_SERVER_KEY = 'config#mcp=';
+
 /** Durable key of a configured server: stored decisions live here (never on the wire). */
 export function configServerKey(name: string): string {
-  return `config#mcp=${name}`;
+  return `${CONFIG_SERVER_KEY}${name}`;
+}
+
+/** The configured server a durable key names; undefined for any other key (a plugin's, …). */
+export function configServerOfKey(key: string): string | undefined {
+  return key.startsWith(CONFIG_SERVER_KEY) ? key.slice(CONFIG_SERVER_KEY.length) : undefined;
 }
 
 export interface ListSources {

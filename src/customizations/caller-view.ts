@@ -38,3 +38,16 @@ export function callerView(
   const viewer: Viewer = workspace === undefined ? NOBODY : { workspace };
   return { session: undefined, viewer: () => viewer };
 }
+
+/**
+ * The caller's view for a change it asks (toggle, authenticate): its own session when it sends
+ * `Mcp-Session-Id`, else global decisions; a change names its workspace in the body, never by
+ * `?workspace=`.
+ */
+export function sessionCallerView(
+  request: { header(name: string): string | undefined },
+  principal: string | undefined,
+  enablement: Enablement | undefined,
+): CallerView | GatewayError {
+  return callerView({ header: (name) => request.header(name), query: () => undefined }, principal, enablement);
+}

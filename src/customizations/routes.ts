@@ -25,6 +25,7 @@ import { errorResponse, GatewayError } from '../errors.js';
 import type { AccessProfile } from '../policy/access-policy.js';
 import { customizationsFor, listJsonFor } from './access-filter.js';
 import { callerView, type CallerView } from './caller-view.js';
+import { listResponse } from './list-response.js';
 import type { CustomizationList, ListSnapshot } from './customization-list.js';
 import { mountToggle, type ToggleRouteOptions } from './toggle-route.js';
 import { mountAuthenticate } from './authenticate-route.js';
@@ -142,7 +143,7 @@ export function mountCustomizations(app: Hono, options: CustomizationRoutesOptio
     const own = options.sessionPlugin?.(c);
     const view = list.viewFor(caller.viewer());
     const json = own === undefined ? listJsonFor(view, access) : JSON.stringify({ items: customizationsFor([...view.items, own], access) });
-    return new Response(json, { status: 200, headers: { 'content-type': 'application/json', 'cache-control': 'no-store' } });
+    return listResponse(json);
   });
   app.all(path, () => errorResponse(new GatewayError('METHOD_NOT_ALLOWED', 'the customisation list is read with GET')));
   mountToggle(app, { ...options, path: `${path}/toggle` });

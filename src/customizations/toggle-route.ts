@@ -16,7 +16,8 @@ import { errorResponse, GatewayError } from '../errors.js';
 import { readJsonRpcBody } from '../inbound/body.js';
 import type { AccessProfile } from '../policy/access-policy.js';
 import { listJsonFor, showsId } from './access-filter.js';
-import { callerView } from './caller-view.js';
+import { sessionCallerView } from './caller-view.js';
+import { listResponse } from './list-response.js';
 import type { CustomizationList } from './customization-list.js';
 import type { ToggleTarget } from './enablement/enablement.js';
 import { mayToggle, parseToggle, type TogglePermissions } from './toggle-check.js';
@@ -46,7 +47,7 @@ export function mountToggle(app: Hono, options: ToggleRouteOptions): void {
     if (!parsed.ok) return errorResponse(new GatewayError('INVALID_PARAMS', parsed.message));
     const request = parsed.value;
     const principal = options.principalOf(c);
-    const caller = callerView({ header: (name) => c.req.header(name), query: () => undefined }, principal, enablement);
+    const caller = sessionCallerView(c.req, principal, enablement);
     if (caller instanceof GatewayError) return errorResponse(caller);
     const allowed = mayToggle(request.scope, { principal, hasSession: caller.session !== undefined }, permissions);
     if (!allowed.ok) return errorResponse(new GatewayError('TOGGLE_FORBIDDEN', allowed.message));
@@ -67,7 +68,7 @@ export function mountToggle(app: Hono, options: ToggleRouteOptions): void {
       return errorResponse(error);
     }
     const viewer = caller.session?.viewer() ?? (target.scope === 'workspace' ? { workspace: target.workspace } : {});
-    return new Response(listJsonFor(list.freshFor(viewer), access), { status: 200, headers: { 'content-type': 'application/json', 'cache-control': 'no-store' } });
+    return listResponse(listJsonFor(list.freshFor(viewer), access));
   });
   app.all(options.path, () => errorResponse(new GatewayError('METHOD_NOT_ALLOWED', 'a toggle is sent with POST')));
 }

@@ -19,7 +19,7 @@ import { createGuardedFetch, createGuardedRequest, type GuardedFetch } from '../
 import type { Logger } from '../observability/logger.js';
 import { compileOutboundHeaders } from '../policy/outbound-headers.js';
 import { authRequiredIn, readingAuthChallenges } from './auth-required.js';
-import type { UpstreamTokenSource } from './credentials/client-credentials.js';
+import type { UpstreamTokenSource } from './credentials/token-source.js';
 import { outsideAnyRequest } from './credentials/subject-tokens.js';
 import type { CredentialOwner } from './credentials/credential-owner.js';
 import { LeanHttpTransport, type LeanPost } from './lean-http-transport.js';

@@ -12,7 +12,8 @@ import { perUserPrimaryState, perUserState } from '../../src/customizations/serv
 import { UpstreamError } from '../../src/errors.js';
 import type { McpServerState } from '../../src/customizations/types.js';
 import { UpstreamAuthRequired } from '../../src/upstream/auth-required.js';
-import { MAX_USER_TOKEN_BYTES, UserTokens, type UserSessionHooks } from '../../src/upstream/credentials/user-tokens.js';
+import { MAX_UPSTREAM_TOKEN_LENGTH } from '../../src/net/bearer-token.js';
+import { UserTokens, type UserSessionHooks } from '../../src/upstream/credentials/user-tokens.js';
 
 const resource = { resource: 'https://notes.example.com/mcp', authorization_servers: ['https://as.example.com'] };
 const refusal = new UpstreamAuthRequired('notes', { reason: 'expired', resourceMetadata: 'https://notes.example.com/.well-known/oauth-protected-resource/mcp', scopes: ['notes:read'] }, resource);
@@ -40,7 +41,7 @@ describe('the token store', () => {
     expect(store.size).toBe(1);
     expect(await store.sourceFor('s1', 'notes').token()).toBe('second');
     await expect(store.sourceFor('s2', 'notes').token()).rejects.toMatchObject({ code: 'UPSTREAM_AUTH_REQUIRED' });
-    expect(() => store.set('s1', 'alice', 'notes', 'x'.repeat(MAX_USER_TOKEN_BYTES + 1))).toThrow(RangeError);
+    expect(() => store.set('s1', 'alice', 'notes', 'x'.repeat(MAX_UPSTREAM_TOKEN_LENGTH + 1))).toThrow(RangeError);
   });
 
   it('drops a token the upstream refused, but not one set since', () => {
@@ -149,7 +150,7 @@ describe('the authenticate body', () => {
     ['an id that is not a string', { id: 7, token: 't' }, /"id"/],
     ['an empty token', { id, token: '' }, /"token"/],
     ['a token that is not a string', { id, token: { value: 't' } }, /"token"/],
-    ['a token over 16 KiB', { id, token: 'a'.repeat(MAX_USER_TOKEN_BYTES + 1) }, /at most 16384 bytes/],
+    ['a token over 16 KiB', { id, token: 'a'.repeat(MAX_UPSTREAM_TOKEN_LENGTH + 1) }, /at most 16384 bytes/],
     ['a token with CR LF', { id, token: 'secret-part\r\nX-Injected: 1' }, /bearer token/],
     ['a token with a quote', { id, token: 'secret-part"' }, /bearer token/],
     ['a token with a space', { id, token: 'secret part' }, /bearer token/],

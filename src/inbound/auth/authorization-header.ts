@@ -9,6 +9,7 @@
  *
  * Messages never contain the header value or any part of it.
  */
+import { B64TOKEN, MAX_CLIENT_TOKEN_LENGTH } from '../../net/bearer-token.js';
 
 export type BearerTokenResult =
   | { ok: true; token: string }
@@ -19,12 +20,6 @@ export type BearerTokenResult =
       /** True when the request tried the Bearer scheme (RFC 6750 §3.1 then names an error). */
       bearerAttempted: boolean;
     };
-
-/** Longer tokens are refused unread; real access tokens are a few kilobytes at most. */
-export const MAX_TOKEN_LENGTH = 8192;
-
-/** RFC 6750 §2.1 b64token: `1*( ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/" ) *"="`. */
-export const B64TOKEN = /^[A-Za-z0-9\-._~+/]+=*$/;
 
 const BEARER_CREDENTIALS = /^Bearer +(\S+)$/i;
 const BEARER_SCHEME = /^Bearer(?:\s|$)/i;
@@ -47,7 +42,7 @@ export function readBearerToken(values: readonly string[]): BearerTokenResult {
   const match = BEARER_CREDENTIALS.exec(value);
   const token = match?.[1];
   if (token === undefined) return malformed('malformed Bearer credentials', true);
-  if (token.length > MAX_TOKEN_LENGTH) return malformed('bearer token too long', true);
+  if (token.length > MAX_CLIENT_TOKEN_LENGTH) return malformed('bearer token too long', true);
   if (!B64TOKEN.test(token)) return malformed('malformed Bearer credentials', true);
   return { ok: true, token };
 }

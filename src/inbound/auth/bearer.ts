@@ -11,7 +11,7 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { BearerAuthConfig } from '../../config/auth-schema.js';
-import { B64TOKEN, MAX_TOKEN_LENGTH } from './authorization-header.js';
+import { B64TOKEN, MAX_CLIENT_TOKEN_LENGTH } from '../../net/bearer-token.js';
 import type { AuthDeps, TokenVerifier } from './token-verifier.js';
 
 /** Below this length a static token is guessable enough to warn about at boot. */
@@ -35,10 +35,10 @@ export function compileBearerVerifier(config: BearerAuthConfig, deps: AuthDeps):
     if (value === undefined || value === '') {
       throw new TypeError(`auth: environment variable ${env} (token of principal "${principal}") is not set or empty`);
     }
-    if (value.length > MAX_TOKEN_LENGTH || !B64TOKEN.test(value)) {
+    if (value.length > MAX_CLIENT_TOKEN_LENGTH || !B64TOKEN.test(value)) {
       // A trailing newline from `$(cat file)` is the usual cause; such a token could never match.
       throw new TypeError(
-        `auth: environment variable ${env} does not hold a valid bearer token (RFC 6750 b64token, at most ${MAX_TOKEN_LENGTH} characters, no whitespace)`,
+        `auth: environment variable ${env} does not hold a valid bearer token (RFC 6750 b64token, at most ${MAX_CLIENT_TOKEN_LENGTH} characters, no whitespace)`,
       );
     }
     const hex = digest(value).toString('hex');

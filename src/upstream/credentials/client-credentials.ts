@@ -12,7 +12,8 @@
  * or OAuth error code only.
  */
 import type { GuardedFetch } from '../../net/guarded-fetch.js';
-import { requestToken, tokenFailure } from './token-endpoint.js';
+import { clientSecret, requestToken } from './token-endpoint.js';
+import type { UpstreamTokenSource } from './token-source.js';
 
 export interface ClientCredentialsConfig {
   tokenUrl: string;
@@ -21,13 +22,6 @@ export interface ClientCredentialsConfig {
   scope?: string | undefined;
   /** The RFC 8707 resource asked for; default: the upstream's URL. */
   resource?: string | undefined;
-}
-
-export interface UpstreamTokenSource {
-  /** A token to send now. Rejects with `UPSTREAM_UNAVAILABLE` naming the server when none can be had. */
-  token(): Promise<string>;
-  /** The upstream refused the token (401): the next request fetches a new one. */
-  invalidate(token: string): void;
 }
 
 /** Tokens are renewed this long before they expire. */
@@ -54,8 +48,7 @@ export function clientCredentialsSource(options: ClientCredentialsOptions): Upst
   let pending: Promise<string> | undefined;
 
   async function fetchToken(): Promise<string> {
-    const secret = options.readEnv(config.clientSecretEnv);
-    if (secret === undefined || secret === '') throw tokenFailure(server, `${config.clientSecretEnv} is not set`);
+    const secret = clientSecret(server, config.clientSecretEnv, options.readEnv);
     const form = new URLSearchParams({ grant_type: 'client_credentials', resource: config.resource ?? options.upstreamUrl });
     if (config.scope !== undefined) form.set('scope', config.scope);
     const issued = await requestToken({ server, tokenUrl: config.tokenUrl, clientId: config.clientId, secret, form, fetch: options.fetch });

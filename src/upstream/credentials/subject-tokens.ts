@@ -63,10 +63,13 @@ export function outsideAnyRequest<T>(work: () => T): T {
   return requestSubject.exit(work);
 }
 
-export const DEFAULT_MAX_SUBJECT_PRINCIPALS = 10_000;
-export const DEFAULT_MAX_SUBJECT_BYTES = 32 * 1024 * 1024;
-/** Longer than any access token this gateway accepts is refused as a subject (never stored). */
-const MAX_TOKEN_LENGTH = 16 * 1024;
+const DEFAULT_MAX_SUBJECT_PRINCIPALS = 10_000;
+/**
+ * The tokens' bytes held in all. Each token is a client's bearer token the inbound header reader
+ * accepted, so already at most `MAX_CLIENT_TOKEN_LENGTH` (net/bearer-token.ts); no entry can
+ * outgrow this bound either way (the cache refuses one larger than it).
+ */
+const DEFAULT_MAX_SUBJECT_BYTES = 32 * 1024 * 1024;
 const DEFAULT_TTL_MS = 5 * 60_000;
 
 export class SubjectTokens {
@@ -128,7 +131,7 @@ export class SubjectTokens {
   private subjectOf(token: string, claims: SubjectClaims): SubjectToken | undefined {
     const at = this.now();
     const expiresAt = typeof claims.exp === 'number' && Number.isFinite(claims.exp) ? claims.exp * 1000 : at + this.defaultTtlMs;
-    if (expiresAt <= at || token.length === 0 || token.length > MAX_TOKEN_LENGTH) return undefined;
+    if (expiresAt <= at || token.length === 0) return undefined;
     const issuer = typeof claims.iss === 'string' ? claims.iss : undefined;
     return { token, id: createHash('sha256').update(token).digest('base64url'), expiresAt, issuer };
   }

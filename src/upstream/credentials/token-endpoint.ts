@@ -7,6 +7,7 @@
  * or the OAuth error code (§5.2): never the secret, a token, or the endpoint's description text.
  */
 import { UpstreamError } from '../../errors.js';
+import { B64TOKEN, MAX_UPSTREAM_TOKEN_LENGTH } from '../../net/bearer-token.js';
 import type { GuardedFetch } from '../../net/guarded-fetch.js';
 
 export interface TokenRequest {
@@ -32,13 +33,20 @@ export interface IssuedToken {
 }
 
 const FETCH_TIMEOUT_MS = 10_000;
-const MAX_TOKEN_LENGTH = 16 * 1024;
-/** RFC 6750 §2.1 `b64token`: what may follow "Bearer " in an Authorization header. */
-const B64TOKEN = /^[A-Za-z0-9\-._~+/]+=*$/;
 
 /** The error of a token that could not be had, naming the server and `why`. */
 export function tokenFailure(server: string, why: string): UpstreamError {
   return new UpstreamError('UPSTREAM_UNAVAILABLE', server, `could not get an access token for the upstream: ${why}`);
+}
+
+/**
+ * The client secret from the environment variable `name`, read now so a rotated secret is picked
+ * up; unset or empty is a token failure naming the variable (never its value).
+ */
+export function clientSecret(server: string, name: string, readEnv: (name: string) => string | undefined): string {
+  const secret = readEnv(name);
+  if (secret === undefined || secret === '') throw tokenFailure(server, `${name} is not set`);
+  return secret;
 }
 
 export async function requestToken(request: TokenRequest): Promise<IssuedToken> {
@@ -70,7 +78,7 @@ export async function requestToken(request: TokenRequest): Promise<IssuedToken> 
     throw fail(`the token endpoint answered HTTP ${response.status} (${code})`);
   }
   const token = answer.access_token;
-  if (typeof token !== 'string' || token.length > MAX_TOKEN_LENGTH || !B64TOKEN.test(token)) throw fail('the token endpoint answered no usable access_token');
+  if (typeof token !== 'string' || token.length > MAX_UPSTREAM_TOKEN_LENGTH || !B64TOKEN.test(token)) throw fail('the token endpoint answered no usable access_token');
   // RFC 6749 §5.1: token_type is required; RFC 8693 §2.2.1 answers "N_A" for a token that is not an access token.
   if (typeof answer.token_type !== 'string' || answer.token_type.toLowerCase() !== 'bearer') throw fail('the token endpoint answered a token type other than Bearer');
   const issuedType = answer.issued_token_type;

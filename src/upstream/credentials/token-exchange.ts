@@ -28,9 +28,10 @@
 import { LRUCache } from 'lru-cache';
 import { UpstreamError } from '../../errors.js';
 import type { GuardedFetch } from '../../net/guarded-fetch.js';
-import { REFETCH_COOLDOWN_MS, REFRESH_AHEAD_MS, type UpstreamTokenSource } from './client-credentials.js';
+import { REFETCH_COOLDOWN_MS, REFRESH_AHEAD_MS } from './client-credentials.js';
+import type { UpstreamTokenSource } from './token-source.js';
 import type { SubjectToken, SubjectTokens } from './subject-tokens.js';
-import { requestToken, tokenFailure } from './token-endpoint.js';
+import { clientSecret, requestToken } from './token-endpoint.js';
 
 export const TOKEN_EXCHANGE_GRANT = 'urn:ietf:params:oauth:grant-type:token-exchange';
 export const ACCESS_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:access_token';
@@ -103,8 +104,7 @@ export function tokenExchange(options: TokenExchangeOptions): TokenExchange {
   const pending = new Map<string, Promise<string>>();
 
   async function exchange(key: string, subject: SubjectToken): Promise<string> {
-    const secret = options.readEnv(config.clientSecretEnv);
-    if (secret === undefined || secret === '') throw tokenFailure(server, `${config.clientSecretEnv} is not set`);
+    const secret = clientSecret(server, config.clientSecretEnv, options.readEnv);
     const form = new URLSearchParams({ grant_type: TOKEN_EXCHANGE_GRANT, subject_token: subject.token, subject_token_type: ACCESS_TOKEN_TYPE });
     const resource = config.resource ?? (config.audience === undefined ? options.upstreamUrl : undefined);
     if (resource !== undefined) form.set('resource', resource);

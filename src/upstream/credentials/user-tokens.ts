@@ -9,17 +9,16 @@
  * dropped the moment the upstream answers 401 to it, and every session's token for a server when
  * a reload restarts or removes that server (`dropServer`: it was given for the upstream as it was).
  * A token is held only for a server the session sees (`UserSessionHooks.visible`). Bounded: tokens ≤ live sessions × per-user
- * servers (sessions are capped by `sessions.max`), each at most {@link MAX_USER_TOKEN_BYTES}.
+ * servers (sessions are capped by `sessions.max`), each at most {@link MAX_UPSTREAM_TOKEN_LENGTH} bytes.
  * The session ids that key it are the gateway's own, never shown or logged.
  */
 import { GatewayError, UpstreamError } from '../../errors.js';
 import type { ServerConfig } from '../../config/schema.js';
+import { MAX_UPSTREAM_TOKEN_LENGTH } from '../../net/bearer-token.js';
 import type { UpstreamAuthRequired } from '../auth-required.js';
 import type { SlotState } from '../slot.js';
-import type { UpstreamTokenSource } from './client-credentials.js';
+import type { UpstreamTokenSource } from './token-source.js';
 
-/** The longest token a client may give (RFC 6750 tokens are far shorter; a JWT with many claims fits). */
-export const MAX_USER_TOKEN_BYTES = 16 * 1024;
 
 /** What a live session lets the store ask of its own connections. */
 export interface UserSessionHooks {
@@ -85,7 +84,7 @@ export class UserTokens {
     if (record === undefined || record.principal !== principal) return 'unknownSession';
     if (!record.servers.has(server)) return 'notReached';
     if (!record.hooks.visible(server)) return 'hidden';
-    if (Buffer.byteLength(token, 'utf8') > MAX_USER_TOKEN_BYTES) throw new RangeError('token over the size limit');
+    if (Buffer.byteLength(token, 'utf8') > MAX_UPSTREAM_TOKEN_LENGTH) throw new RangeError('token over the size limit');
     record.tokens.set(server, token);
     record.refusals.delete(server);
     record.refused.delete(server);

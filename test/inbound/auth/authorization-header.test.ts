@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { MAX_TOKEN_LENGTH, readBearerToken } from '../../../src/inbound/auth/authorization-header.js';
+import { readBearerToken } from '../../../src/inbound/auth/authorization-header.js';
+import { MAX_CLIENT_TOKEN_LENGTH } from '../../../src/net/bearer-token.js';
 
 describe('readBearerToken', () => {
   const vectors: readonly (readonly [string, readonly string[], string])[] = [
@@ -20,7 +21,7 @@ describe('readBearerToken', () => {
     ['the Basic scheme', ['Basic dXNlcjpwYXNz'], 'AUTH_MALFORMED'],
     ['a bare token without scheme', ['abc'], 'AUTH_MALFORMED'],
     ['a scheme glued to the token', ['Bearerabc'], 'AUTH_MALFORMED'],
-    ['an over-long token', [`Bearer ${'a'.repeat(MAX_TOKEN_LENGTH + 1)}`], 'AUTH_MALFORMED'],
+    ['an over-long token', [`Bearer ${'a'.repeat(MAX_CLIENT_TOKEN_LENGTH + 1)}`], 'AUTH_MALFORMED'],
   ];
 
   it.each(vectors)('judges %s as %s', (_name, values, expected) => {
