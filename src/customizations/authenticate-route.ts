@@ -6,17 +6,18 @@
  * it, and the answer is 200 with the caller's list, where the server is `ready` once the upstream
  * accepted it; the session hears its lists changed.
  *
- * Refusals, in this order, each through the error taxonomy and none echoing the token: a body
- * that is not that object → 400 (-32602; 415/413/-32700 for the body itself); no `Mcp-Session-Id`
- * → 400; one that is not a live session of the caller → 404; an id the list does not hold, one
- * the caller's access rules hide from it (access-filter.ts), or a server the session's enablement
- * or its latest token's access rules hide → 404 `UNKNOWN_CUSTOMIZATION` alike, before anything
- * is held or any connection opens (a hidden upstream never judges a token: no 200/502 oracle);
- * a server without per-user credentials, or one the session does not reach → 400; the caller past
- * its own rate (authenticate-budget.ts: per principal, then per session × server) → 429
- * `RATE_LIMITED` with `Retry-After`; the upstream
- * refusing the token → 502 `UPSTREAM_AUTH_REQUIRED` (the token is dropped), or not reachable →
- * 502 (the token is kept for the session's next use).
+ * Refusals, in the order they are checked, each through the error taxonomy and none echoing the
+ * token: a body that is not that object → 400 (-32602; 415/413/-32700 for the body itself); no
+ * `Mcp-Session-Id` → 400; the principal past its own rate (authenticate-budget.ts) → 429
+ * `RATE_LIMITED` with `Retry-After`; a session id that is not a live session of the caller → 404;
+ * an id the list does not hold or one the caller's access rules hide from it (access-filter.ts)
+ * → 404 `UNKNOWN_CUSTOMIZATION`; a server without per-user credentials → 400; the session past its
+ * rate for that server → 429; then, as the token is held: the session gone meanwhile → 404, a
+ * server the session's enablement or its latest token's access rules hide → 404
+ * `UNKNOWN_CUSTOMIZATION` (like an unknown id), one the session does not reach → 400. All of these
+ * come before any connection opens (a hidden upstream never judges a token: no 200/502 oracle).
+ * Last, the upstream refusing the token → 502 `UPSTREAM_AUTH_REQUIRED` (the token is dropped), or
+ * not reachable → 502 (the token is kept for the session's next use).
  */
 import type { Context, Hono } from 'hono';
 import { errorResponse, GatewayError } from '../errors.js';

@@ -1,6 +1,7 @@
 /**
  * The token sources of every server with `upstreamAuth`, built per server on first use from its
- * `url` and `upstreamAuth` (built again, the old one's tokens dropped, when a reload moves either),
+ * `url` and `upstreamAuth` (built again, the old one's tokens dropped, when a reload moves the
+ * `url`; a reload that changes `upstreamAuth` needs a restart),
  * each with its own egress dispatcher to its token endpoint (an infrastructure connection: the
  * entry's `allowPrivateNetwork`, plaintext only off the public internet), closed with its source.
  * A `perUser` server's token comes from the session that owns the connection (user-tokens.ts);
@@ -60,7 +61,7 @@ export function upstreamCredentials(readEnv: (name: string) => string | undefine
     built.dispatcher.close().catch(() => undefined);
   }
 
-  function build(server: string, config: RemoteServerConfig, auth: ClientCredentialsConfig | TokenExchangeAuth, key: string): Built {
+  function build(server: string, config: RemoteServerConfig, auth: ClientCredentialsAuth | TokenExchangeAuth, key: string): Built {
     const field = `${server}.upstreamAuth`;
     const dispatcher = createEgressDispatcher({
       server: field,
@@ -106,7 +107,7 @@ export function upstreamCredentials(readEnv: (name: string) => string | undefine
 }
 
 type TokenExchangeAuth = Extract<NonNullable<RemoteServerConfig['upstreamAuth']>, { kind: 'tokenExchange' }>;
-type ClientCredentialsConfig = Extract<NonNullable<RemoteServerConfig['upstreamAuth']>, { kind: 'clientCredentials' }>;
+type ClientCredentialsAuth = Extract<NonNullable<RemoteServerConfig['upstreamAuth']>, { kind: 'clientCredentials' }>;
 
 function issuerFor(server: string, auth: TokenExchangeAuth, options: UpstreamCredentialsOptions): string {
   const issuer = auth.issuer ?? options.subjectIssuer;
