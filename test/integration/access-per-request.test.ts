@@ -14,11 +14,11 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { exportJWK, generateKeyPair, SignJWT, type CryptoKey } from 'jose';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningGateway } from '../../src/gateway.js';
 import { assertBuilt, Cleanup, rawRequest, startTestGateway, startUpstreams, textOf, within } from './harness.js';
 import { collectNotifications } from './harness/clients.js';
+import { localJwtIssuer, type LocalJwtIssuer } from './harness/local-jwt.js';
 import { listOf } from '../customizations/enablement-helpers.js';
 
 const perFile = new Cleanup();
@@ -26,7 +26,7 @@ const perTest = new Cleanup();
 const ISSUER = 'https://idp.test';
 const AUDIENCE = 'portcullis-access-per-request';
 let dir: string;
-let signingKey: CryptoKey;
+let issuer: LocalJwtIssuer;
 let gateway: RunningGateway;
 
 const POLICY = {
@@ -40,13 +40,7 @@ const POLICY = {
 };
 
 async function bearer(sub: string, groups: string[]): Promise<string> {
-  const jwt = await new SignJWT({ groups })
-    .setProtectedHeader({ alg: 'ES256', kid: 'k1' })
-    .setIssuer(ISSUER)
-    .setAudience(AUDIENCE)
-    .setSubject(sub)
-    .setExpirationTime('10m')
-    .sign(signingKey);
+  const jwt = await issuer.token(sub, groups);
   return `Bearer ${jwt}`;
 }
 
@@ -54,14 +48,12 @@ beforeAll(async () => {
   assertBuilt();
   dir = mkdtempSync(join(tmpdir(), 'portcullis-access-per-request-'));
   perFile.add(() => rmSync(dir, { recursive: true, force: true }));
-  const { privateKey, publicKey } = await generateKeyPair('ES256');
-  signingKey = privateKey;
-  writeFileSync(join(dir, 'jwks.json'), JSON.stringify({ keys: [{ ...(await exportJWK(publicKey)), kid: 'k1', alg: 'ES256' }] }));
+  issuer = await localJwtIssuer(dir, ISSUER, AUDIENCE);
   writeFileSync(join(dir, 'policy.json'), JSON.stringify(POLICY));
   const upstreams = await startUpstreams(perFile);
   gateway = await startTestGateway(perFile, upstreams.servers(), {
     policy: join(dir, 'policy.json'),
-    auth: { kind: 'jwt', jwks: { file: join(dir, 'jwks.json') }, issuer: ISSUER, audience: AUDIENCE, algorithms: ['ES256'] },
+    auth: issuer.auth,
     admin: { principals: ['root'] },
   });
 });
@@ -141,7 +133,7 @@ describe('the customisation resource of a session whose token changes', () => {
     const upstreams = await startUpstreams(perTest);
     const open = await startTestGateway(perTest, upstreams.servers(), {
       policy: join(dir, 'open-policy.json'),
-      auth: { kind: 'jwt', jwks: { file: join(dir, 'jwks.json') }, issuer: ISSUER, audience: AUDIENCE, algorithms: ['ES256'] },
+      auth: issuer.auth,
     });
     const { client, token } = await sessionWithToken(await bearer('kate', []), open.url);
     const uris = async () => (await client.listResources()).resources.map((r) => r.uri);

@@ -7,11 +7,11 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { exportJWK, generateKeyPair, SignJWT, type CryptoKey } from 'jose';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningGateway } from '../../src/gateway.js';
 import { assertBuilt, Cleanup, connectClient, ERAS, startTestGateway, startUpstreams, textOf } from './harness.js';
 import { collectNotifications } from './harness/clients.js';
+import { localJwtIssuer, type LocalJwtIssuer } from './harness/local-jwt.js';
 import { find, listOf, toggleOk } from '../customizations/enablement-helpers.js';
 
 const perFile = new Cleanup();
@@ -19,7 +19,7 @@ const perTest = new Cleanup();
 const ISSUER = 'https://idp.test';
 const AUDIENCE = 'portcullis-access-test';
 let dir: string;
-let signingKey: CryptoKey;
+let issuer: LocalJwtIssuer;
 let gateway: RunningGateway;
 
 const POLICY = {
@@ -34,13 +34,7 @@ const POLICY = {
 };
 
 async function tokenFor(sub: string, groups: string[]): Promise<Record<string, string>> {
-  const jwt = await new SignJWT({ groups })
-    .setProtectedHeader({ alg: 'ES256', kid: 'k1' })
-    .setIssuer(ISSUER)
-    .setAudience(AUDIENCE)
-    .setSubject(sub)
-    .setExpirationTime('10m')
-    .sign(signingKey);
+  const jwt = await issuer.token(sub, groups);
   return { Authorization: `Bearer ${jwt}` };
 }
 
@@ -48,14 +42,12 @@ beforeAll(async () => {
   assertBuilt();
   dir = mkdtempSync(join(tmpdir(), 'portcullis-access-'));
   perFile.add(() => rmSync(dir, { recursive: true, force: true }));
-  const { privateKey, publicKey } = await generateKeyPair('ES256');
-  signingKey = privateKey;
-  writeFileSync(join(dir, 'jwks.json'), JSON.stringify({ keys: [{ ...(await exportJWK(publicKey)), kid: 'k1', alg: 'ES256' }] }));
+  issuer = await localJwtIssuer(dir, ISSUER, AUDIENCE);
   writeFileSync(join(dir, 'policy.json'), JSON.stringify(POLICY));
   const upstreams = await startUpstreams(perFile);
   gateway = await startTestGateway(perFile, upstreams.servers(), {
     policy: join(dir, 'policy.json'),
-    auth: { kind: 'jwt', jwks: { file: join(dir, 'jwks.json') }, issuer: ISSUER, audience: AUDIENCE, algorithms: ['ES256'] },
+    auth: issuer.auth,
     audit: { sink: join(dir, 'audit.jsonl') },
   });
 });
