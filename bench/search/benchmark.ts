@@ -13,7 +13,7 @@ import { percentileSorted, median } from '../lib/stats.js';
 import type { Target } from '../lib/summary.js';
 import { renderTable } from '../lib/table.js';
 import { loadCatalogue, type BenchCatalogue } from './catalogue.js';
-import { checkQueries, rankQueries, recallOf, type QueryOutcome, type Recall } from './evaluate.js';
+import { checkQueries, expectedNames, rankQueries, recallOf, type QueryOutcome, type Recall } from './evaluate.js';
 import type { BuildMeasurement } from './measure-build.js';
 import { QUERIES } from './queries.js';
 
@@ -56,7 +56,7 @@ export async function runSearchBenchmark(options: SearchBenchOptions): Promise<S
   const outcomes = rankQueries(index, QUERIES);
   const realServers = new Set(catalogue.servers.filter((s) => 'package' in s.source).map((s) => s.server));
   const serverOf = new Map(catalogue.snapshot.tools.map((t) => [t.name, t.server]));
-  const isReal = (o: QueryOutcome) => realServers.has(serverOf.get(o.query.expect) ?? '');
+  const isReal = (o: QueryOutcome) => realServers.has(serverOf.get(expectedNames(o.query)[0] ?? '') ?? '');
 
   for (let warm = 0; warm < 2; warm += 1) for (const q of QUERIES) index.search(q.q, { limit: 5 });
   const samples: number[] = [];
@@ -106,7 +106,7 @@ export async function runSearchBenchmark(options: SearchBenchOptions): Promise<S
     weights: DEFAULT_RANKING,
     misses: outcomes
       .filter((o) => o.rank !== 1)
-      .map((o) => ({ q: o.query.q, expect: o.query.expect, rank: o.rank, top: o.top })),
+      .map((o) => ({ q: o.query.q, expect: expectedNames(o.query).join(' | '), rank: o.rank, top: o.top })),
   };
 }
 

@@ -31,7 +31,8 @@ export interface QueryOutcome {
 export function rankQueries(index: ToolIndex, queries: readonly BenchQuery[]): QueryOutcome[] {
   return queries.map((query, position) => {
     const hits = index.search(query.q, { limit: 20, ...(query.server === undefined ? {} : { server: query.server }) });
-    const at = hits.findIndex((h) => h.name === query.expect);
+    const accepted = expectedNames(query);
+    const at = hits.findIndex((h) => accepted.includes(h.name));
     return { query, half: halfOf(position), rank: at < 0 ? undefined : at + 1, top: hits.slice(0, 5).map((h) => h.name) };
   });
 }
@@ -45,11 +46,16 @@ export function recallOf(outcomes: readonly QueryOutcome[]): Recall {
 
 /** Throws when a query expects a tool the catalogue does not have (a typo would count as a miss). */
 export function checkQueries(queries: readonly BenchQuery[], toolNames: ReadonlySet<string>): void {
-  const unknown = queries.filter((q) => !toolNames.has(q.expect)).map((q) => q.expect);
+  const unknown = queries.flatMap(expectedNames).filter((name) => !toolNames.has(name));
   if (unknown.length > 0) throw new TypeError(`queries expect tools the catalogue does not have: ${unknown.join(', ')}`);
   const seen = new Set<string>();
   for (const q of queries) {
     if (seen.has(q.q)) throw new TypeError(`query written twice: ${q.q}`);
     seen.add(q.q);
   }
+}
+
+/** The names a query accepts as its answer. */
+export function expectedNames(query: BenchQuery): readonly string[] {
+  return typeof query.expect === 'string' ? [query.expect] : query.expect;
 }
