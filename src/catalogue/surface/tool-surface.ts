@@ -17,7 +17,9 @@ import type { Tool } from '@modelcontextprotocol/server';
 import { GatewayError } from '../../errors.js';
 import type { MergedTools } from '../merge.js';
 import { decideDeferral, type DeferralDecision } from '../search/deferral.js';
-import { buildToolIndex, type ToolIndex } from '../search/tool-index.js';
+import { SegmentCache } from '../search/segment-cache.js';
+import type { SearchableTool } from '../search/snapshot.js';
+import { assembleToolIndex, type ToolIndex } from '../search/tool-index.js';
 import { pageOf, listFingerprint } from './list-page.js';
 import type { LoadedTools } from './loaded-tools.js';
 import { callArguments, CALL_TOOL, META_TOOL_NAMES, metaTools, searchArguments, SEARCH_TOOLS } from './meta-tools.js';
@@ -84,10 +86,18 @@ export class ToolSurface {
   private readonly options: ToolSurfaceOptions;
   private readonly deps: ToolSurfaceDeps;
   private readonly snapshots = new WeakMap<MergedTools, Snapshot>();
+  /** Every server's tokenised tools by content, shared by the indexes of every snapshot and session of this surface. */
+  readonly segments: SegmentCache;
 
-  constructor(options: ToolSurfaceOptions, deps: ToolSurfaceDeps) {
+  constructor(options: ToolSurfaceOptions, deps: ToolSurfaceDeps, segments: SegmentCache = new SegmentCache()) {
     this.options = options;
     this.deps = deps;
+    this.segments = segments;
+  }
+
+  /** The search index of a merged snapshot (built on first use, then kept with the snapshot). */
+  searchIndex(merged: MergedTools): ToolIndex {
+    return this.indexOf(this.snapshot(merged));
   }
 
   get maxLoadedTools(): number {
@@ -205,20 +215,27 @@ export class ToolSurface {
     return { tools, fingerprint: () => (print ??= listFingerprint(tools.map((tool) => tool.name))) };
   }
 
+  /**
+   * The snapshot's index, assembled from one segment per server: a server whose visible tools
+   * read as before reuses its segment (segment-cache.ts), so only a changed server is tokenised.
+   */
   private indexOf(snapshot: Snapshot): ToolIndex {
-    snapshot.index ??= buildToolIndex({
-      tools: snapshot.tools.map((tool) => ({
+    if (snapshot.index !== undefined) return snapshot.index;
+    const byServer = new Map<string, SearchableTool[]>();
+    for (const tool of snapshot.tools) {
+      const server = snapshot.serverOf.get(tool.name) as string;
+      let tools = byServer.get(server);
+      if (tools === undefined) byServer.set(server, (tools = []));
+      tools.push({
         name: tool.name,
-        server: snapshot.serverOf.get(tool.name) as string,
+        server,
         ...(tool.title === undefined ? {} : { title: tool.title }),
         ...(tool.description === undefined ? {} : { description: tool.description }),
         inputSchema: tool.inputSchema,
-      })),
-      servers: this.deps.servers.map((name) => {
-        const instructions = this.deps.instructionsOf(name);
-        return instructions === undefined ? { name } : { name, instructions };
-      }),
-    });
+      });
+    }
+    const segments = [...byServer].map(([server, tools]) => this.segments.segmentFor(server, this.deps.instructionsOf(server), tools));
+    snapshot.index = assembleToolIndex(segments);
     return snapshot.index;
   }
 

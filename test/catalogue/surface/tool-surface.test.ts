@@ -147,3 +147,49 @@ describe('pages', () => {
     expect(() => pageOf(items, print, undefined, '1.ABCDEFGHIJKLMNOP')).toThrow(/does not paginate/);
   });
 });
+
+describe('index rebuilds', () => {
+  const search = (surface: ToolSurface, snapshot: typeof merged, query: string) =>
+    surface.view(session()).callMeta(snapshot, { name: 'search_tools', arguments: { query, limit: 1 } }, legacy, () => Promise.reject(new Error('no call')));
+  const topName = async (result: Promise<Record<string, unknown>> | undefined) => ((await result)!.structuredContent as { tools: Tool[] }).tools[0]?.name;
+  const remerge = (changed: typeof parts) => mergeTools(changed, { separator: '__', filter: () => true });
+  const segmentOf = (surface: ToolSurface, snapshot: typeof merged, server: string) => surface.searchIndex(snapshot).segments.find((s) => s.server === server);
+
+  it("re-tokenises only the server whose list changed, and leaves the other servers' postings as they were", async () => {
+    const surface = surfaceFor({ deferTools: true });
+    expect(await topName(search(surface, merged, 'list b2'))).toBe('other__list_b2');
+    expect(surface.segments.builds).toBe(2);
+    const before = { pinned: segmentOf(surface, merged, 'pinned'), other: segmentOf(surface, merged, 'other') };
+
+    // `pinned` announced a change: one tool renamed, one description rewritten.
+    const changed = remerge([{ server: 'pinned', tools: [tool('make_a1'), tool('forge_a2'), tool('make_a3', { description: 'smelt ore into bars' }), tool('make_a4'), tool('make_a5')] }, parts[1]!]);
+    expect(await topName(search(surface, changed, 'smelt ore'))).toBe('pinned__make_a3');
+    expect(await topName(search(surface, changed, 'list b2'))).toBe('other__list_b2');
+    expect(surface.segments.builds).toBe(3);
+    expect(segmentOf(surface, changed, 'other')).toBe(before.other);
+    expect(segmentOf(surface, changed, 'pinned')).not.toBe(before.pinned);
+  });
+
+  it('tokenises nothing when a server is listed again with the same definitions (ttlMs: 0)', async () => {
+    const surface = surfaceFor({ deferTools: true });
+    await search(surface, merged, 'make a1');
+    for (let i = 0; i < 3; i += 1) {
+      const relisted = remerge(JSON.parse(JSON.stringify(parts)) as typeof parts);
+      expect(await topName(search(surface, relisted, 'list b4'))).toBe('other__list_b4');
+    }
+    expect(surface.segments.builds).toBe(2);
+  });
+
+  it('shares the postings of identical definitions between sessions, and not of different ones', async () => {
+    const surface = surfaceFor({ deferTools: true });
+    // Two sessions' own connections list `other` the same and `pinned` differently (a tool hidden for one).
+    const first = remerge(parts);
+    const second = mergeTools(parts, { separator: '__', filter: (_server, name) => name !== 'make_a5' });
+    await search(surface, first, 'make');
+    await search(surface, second, 'make');
+    expect(segmentOf(surface, second, 'other')).toBe(segmentOf(surface, first, 'other'));
+    expect(segmentOf(surface, second, 'pinned')).not.toBe(segmentOf(surface, first, 'pinned'));
+    expect(surface.segments.builds).toBe(3);
+    expect(await topName(search(surface, second, 'make a5'))).not.toBe('pinned__make_a5');
+  });
+});
