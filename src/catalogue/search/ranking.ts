@@ -25,7 +25,7 @@ export interface RankingOptions {
 }
 
 export const DEFAULT_RANKING: RankingOptions = {
-  weights: { name: 2, title: 4, description: 1, params: 0.25, server: 8, instructions: 0.3 },
+  weights: { name: 8, title: 4, description: 1, params: 0.25, server: 8, instructions: 0.3 },
   bm25: { k: 2, b: 0.75 },
   coordination: 0.5,
   prefixMinLength: 4,
