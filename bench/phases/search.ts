@@ -15,6 +15,6 @@ export interface SearchPhase {
 }
 
 export async function runSearchPhase(options: { quick: boolean }): Promise<SearchPhase> {
-  const report = await runSearchBenchmark({ rounds: options.quick ? 3 : 20, builds: options.quick ? 3 : 10, folds: options.quick ? 0 : 5, passes: 3 });
+  const report = await runSearchBenchmark({ rounds: options.quick ? 3 : 20, builds: options.quick ? 3 : 10, folds: options.quick ? 0 : 5, passes: 2 });
   return { report, targets: searchTargets(report), text: renderSearchReport(report, 'text'), markdown: renderSearchReport(report, 'markdown') };
 }
