@@ -3,26 +3,28 @@
  * that stand in for deferred tools (README, "Deferral"). For every merged catalogue snapshot it
  * keeps, once: the visible tools with their hints (`anthropic/alwaysLoad` for pinned tools), the
  * per-server counts the deferral rule needs, and — built on the first search, or soon after the
- * first deferred listing — the search index. A new snapshot (an upstream's `list_changed`) gets
- * new ones; no query ever rebuilds anything.
+ * first deferred listing — the search index, assembled from one segment per server out of the
+ * gateway's segment cache (`search/segment-cache.ts`), so a new snapshot (an upstream's
+ * `list_changed`) tokenises only the servers whose tools changed; no query ever rebuilds anything.
  *
  * Visibility is inherited, never re-decided: everything here is derived from the merged list,
  * which holds visible tools only (filters, policy), so search cannot reveal a hidden tool, and
  * `call_tool` goes through the router's own `tools/call` path with its re-check.
  *
- * Per-session state (a 2025 session's `deferTools` option and loaded tools) lives in the
- * `SessionTools` each session owns; the shared caches hold nothing of any session.
+ * Per-caller state lives outside the shared caches: a 2025 session's `deferTools` option and
+ * loaded tools in the `SessionTools` it owns, a 2026 caller's loaded tools in the
+ * `LoadedNamesStore` under a hash of endpoint, principal and workspace (`callerView`).
  */
 import { createHash } from 'node:crypto';
 import type { Tool } from '@modelcontextprotocol/server';
 import { GatewayError } from '../../errors.js';
+import { memoryLoadedNames, type LoadedNamesStore } from '../../naming/loaded-names.js';
 import type { MergedTools } from '../merge.js';
 import { decideDeferral, type DeferralDecision } from '../search/deferral.js';
 import { SegmentCache } from '../search/segment-cache.js';
 import type { SearchableTool } from '../search/snapshot.js';
 import { assembleToolIndex, type ToolIndex } from '../search/tool-index.js';
 import { pageOf, listFingerprint } from './list-page.js';
-import { memoryLoadedNames, type LoadedNamesStore } from '../../naming/loaded-names.js';
 import type { LoadedTools } from './loaded-tools.js';
 import { callArguments, CALL_TOOL, META_TOOL_NAMES, metaTools, searchArguments, SEARCH_TOOLS } from './meta-tools.js';
 import { readDeferToolsOption } from './session-option.js';
@@ -152,7 +154,6 @@ export class ToolSurface {
 
   private viewFor(owner: LoadsOwner): ToolsView {
     const session = owner?.kind === 'session' ? owner.session : undefined;
-    const canLoad = owner !== undefined;
     // Listings depend on the snapshot, the request's option and the loaded set: memoised per option
     // while the loaded set has not changed (a caller's stored set is compared by content).
     const memo = new Map<string, { merged: MergedTools; loaded: string; listing: Listing }>();
@@ -186,7 +187,7 @@ export class ToolSurface {
         const decision = this.decide(snapshot, this.option(session, call));
         if (!active(decision)) return undefined;
         const args = objectArgument(params.arguments);
-        if (name === SEARCH_TOOLS) return this.search(snapshot, decision, args, owner, canLoad);
+        if (name === SEARCH_TOOLS) return this.search(snapshot, decision, args, owner);
         const target = callArguments(args);
         // The inner call is a `tools/call` like any other: same routing, re-check, progress and
         // input rounds (the outer request's `requestState` / `inputResponses` travel with it).
@@ -313,9 +314,9 @@ export class ToolSurface {
     }).unref();
   }
 
-  private async search(snapshot: Snapshot, decision: DeferralDecision, args: Params | undefined, owner: LoadsOwner, canLoad: boolean): Promise<Result> {
+  private async search(snapshot: Snapshot, decision: DeferralDecision, args: Params | undefined, owner: LoadsOwner): Promise<Result> {
     const { query, limit, server, load } = searchArguments(args);
-    if (load && !canLoad) throw new GatewayError('INVALID_PARAMS', `${SEARCH_TOOLS}: "load" is not offered here; call a match with ${CALL_TOOL} instead`);
+    if (load && owner === undefined) throw new GatewayError('INVALID_PARAMS', `${SEARCH_TOOLS}: "load" is not offered here; call a match with ${CALL_TOOL} instead`);
     const hits = this.indexOf(snapshot).search(query, server === undefined ? { limit } : { limit, server });
     const tools = hits.map((hit) => describe(snapshot.byName.get(hit.name) as Tool));
     const structured: Result = { tools };
