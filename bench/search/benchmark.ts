@@ -153,11 +153,11 @@ export function searchTargets(report: SearchReport): Target[] {
   }
   targets.push(
     { name: `search p99 ≤ ${SEARCH_TARGETS.p99CpuMs} ms CPU at ${report.latencyTools} tools`, measured: `${ms(latency.cpuP99Ms)} CPU (${ms(latency.p99Ms)} wall)`, met: latency.cpuP99Ms <= SEARCH_TARGETS.p99CpuMs },
-    {
-      name: `one-server rebuild ≤ ${SEARCH_TARGETS.oneServerMs} ms at ${build.tools} tools`,
-      measured: `median ${ms(median(build.oneServer.cpuMs))} CPU (${ms(median(build.oneServer.wallMs))} wall), ${build.changedServer.name} (${build.changedServer.tools} tools) changed`,
-      met: median(build.oneServer.cpuMs) <= SEARCH_TARGETS.oneServerMs && build.oneServerBuilds === build.oneServer.cpuMs.length,
-    },
+    ...[build.oneServer.typical, build.oneServer.largest].map((rebuild, i) => ({
+      name: `one-server rebuild ≤ ${SEARCH_TARGETS.oneServerMs} ms at ${build.tools} tools (${i === 0 ? 'a server of median size' : 'the largest server'})`,
+      measured: `median ${ms(median(rebuild.timing.cpuMs))} CPU (${ms(median(rebuild.timing.wallMs))} wall), ${rebuild.server} (${rebuild.tools} tools) changed, ${rebuild.builds} segments tokenised in ${rebuild.timing.cpuMs.length} rebuilds`,
+      met: median(rebuild.timing.cpuMs) <= SEARCH_TARGETS.oneServerMs && rebuild.builds === rebuild.timing.cpuMs.length,
+    })),
     { name: `an unchanged re-list (ttlMs: 0) tokenises nothing`, measured: `${build.unchangedBuilds} segments built in ${build.unchanged.cpuMs.length} re-lists`, met: build.unchangedBuilds === 0 },
     { name: `search index memory ≤ ${SEARCH_TARGETS.heapMB} MB at ${build.tools} tools`, measured: mb(build.heapBytes), met: build.heapBytes <= SEARCH_TARGETS.heapMB * 2 ** 20 },
   );
@@ -197,7 +197,8 @@ export function renderSearchReport(report: SearchReport, style: 'text' | 'markdo
         ['CPU taken by other processes meanwhile', `${(report.foreignCpu * 100).toFixed(0)}%`],
         ['full build, cold (first in a process), wall / CPU', both(build.cold)],
         ['full build, warm median, wall / CPU', both(build.full)],
-        [`one-server rebuild (${build.changedServer.name}, ${build.changedServer.tools} tools, changed), median wall / CPU`, both(build.oneServer)],
+        [`one-server rebuild (${build.oneServer.typical.server}, ${build.oneServer.typical.tools} tools, changed), median wall / CPU`, both(build.oneServer.typical.timing)],
+        [`one-server rebuild (${build.oneServer.largest.server}, ${build.oneServer.largest.tools} tools, changed), median wall / CPU`, both(build.oneServer.largest.timing)],
         ['unchanged re-list (same definitions, new objects), median wall / CPU', both(build.unchanged)],
         ['index memory after GC (heap + typed arrays)', mb(build.heapBytes)],
       ],

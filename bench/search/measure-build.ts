@@ -7,12 +7,14 @@
  * - the memory the first index and its cache retain after full collections (JS heap plus the
  *   typed arrays' backing stores, which V8 counts as external; the catalogue is loaded first);
  * - a full build: the first one of the process (cold JIT), then N more with an empty cache;
- * - a one-server rebuild: the largest server's list changed (one description edited), every other
- *   server's tools unchanged — what a `list_changed` from one server costs;
+ * - a one-server rebuild: one server's list changed (one description edited), every other
+ *   server's tools unchanged — what a `list_changed` from one server costs — for a server of
+ *   median size and for the largest;
  * - an unchanged re-list: every server's tools listed again as new objects with the same content —
  *   what an upstream whose lists carry `ttlMs: 0` costs per call; it must tokenise nothing.
  *
- * Wall and CPU time of each; prints one JSON line on stdout.
+ * Each build is timed until the index has answered its first search (which gathers the segments'
+ * vocabularies), wall and CPU time; prints one JSON line on stdout.
  */
 import { SegmentCache } from '../../src/catalogue/search/segment-cache.js';
 import type { SearchableTool } from '../../src/catalogue/search/snapshot.js';
@@ -30,13 +32,19 @@ export interface BuildMeasurement {
   heapBytes: number;
   cold: Timing;
   full: Timing;
-  /** The server whose list changed in `oneServer`, and its number of tools. */
-  changedServer: { name: string; tools: number };
-  oneServer: Timing;
+  /** One-server rebuilds: a server of median size, and the largest one. */
+  oneServer: { typical: Rebuild; largest: Rebuild };
   unchanged: Timing;
-  /** Segments tokenised by the unchanged re-lists (must be 0) and by the one-server rebuilds (1 each). */
+  /** Segments tokenised by the unchanged re-lists (must be 0). */
   unchangedBuilds: number;
-  oneServerBuilds: number;
+}
+
+export interface Rebuild {
+  server: string;
+  tools: number;
+  timing: Timing;
+  /** Segments tokenised (one per rebuild). */
+  builds: number;
 }
 
 const gc = (globalThis as { gc?: () => void }).gc;
@@ -51,8 +59,12 @@ for (const tool of snapshot.tools) {
   if (tools === undefined) byServer.set(tool.server, (tools = []));
   tools.push(tool);
 }
-const build = (cache: SegmentCache, servers: ReadonlyMap<string, readonly SearchableTool[]>): ToolIndex =>
-  assembleToolIndex([...servers].map(([server, tools]) => cache.segmentFor(server, instructions.get(server), tools)));
+/** Builds until searchable: the segments, the assembly, and the first search (which gathers the vocabulary). */
+const build = (cache: SegmentCache, servers: ReadonlyMap<string, readonly SearchableTool[]>): ToolIndex => {
+  const index = assembleToolIndex([...servers].map(([server, tools]) => cache.segmentFor(server, instructions.get(server), tools)));
+  index.search('list', { limit: 1 });
+  return index;
+};
 
 const settle = () => {
   gc();
@@ -84,16 +96,24 @@ const heapBytes = settle() - before;
 const full = timing();
 for (let i = 0; i < rounds; i += 1) timed(full, () => build(new SegmentCache(), byServer));
 
-const [changedName, changedTools] = [...byServer].reduce((a, b) => (b[1].length > a[1].length ? b : a));
-const oneServer = timing();
-const buildsBeforeOne = cache.builds;
-for (let i = 0; i < rounds; i += 1) {
-  const edited = new Map(byServer);
-  edited.set(changedName, changedTools.map((tool, t) => (t === 0 ? { ...tool, description: `${tool.description ?? ''} (revision ${i})` } : tool)));
-  kept.push(timed(oneServer, () => build(cache, edited)));
-  kept.length = 1;
-}
-const oneServerBuilds = cache.builds - buildsBeforeOne;
+/** Rebuilds after `server`'s list changed (one description edited per round), every other server's tools the same objects. */
+const rebuilds = (server: string): { timing: Timing; builds: number } => {
+  const tools = byServer.get(server) as SearchableTool[];
+  const result = timing();
+  const before = cache.builds;
+  for (let i = 0; i < rounds; i += 1) {
+    const edited = new Map(byServer);
+    edited.set(server, tools.map((tool, t) => (t === 0 ? { ...tool, description: `${tool.description ?? ''} (revision ${i})` } : tool)));
+    kept.push(timed(result, () => build(cache, edited)));
+    kept.length = 1;
+  }
+  return { timing: result, builds: cache.builds - before };
+};
+const bySize = [...byServer].sort((a, b) => a[1].length - b[1].length || (a[0] < b[0] ? -1 : 1));
+const [typicalName, typicalTools] = bySize[bySize.length >> 1] as [string, SearchableTool[]];
+const [largestName, largestTools] = bySize[bySize.length - 1] as [string, SearchableTool[]];
+const typical = rebuilds(typicalName);
+const largest = rebuilds(largestName);
 
 const unchanged = timing();
 const buildsBeforeUnchanged = cache.builds;
@@ -107,10 +127,11 @@ const result: BuildMeasurement = {
   heapBytes,
   cold,
   full,
-  changedServer: { name: changedName, tools: changedTools.length },
-  oneServer,
+  oneServer: {
+    typical: { server: typicalName, tools: typicalTools.length, ...typical },
+    largest: { server: largestName, tools: largestTools.length, ...largest },
+  },
   unchanged,
   unchangedBuilds: cache.builds - buildsBeforeUnchanged,
-  oneServerBuilds,
 };
 process.stdout.write(`${JSON.stringify(result)}\n`);

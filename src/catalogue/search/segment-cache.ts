@@ -23,6 +23,8 @@ export const DEFAULT_SEGMENT_CACHE: SegmentCacheOptions = { maxSegments: 1_024, 
 
 export class SegmentCache {
   private readonly segments: LRUCache<string, ServerSegment>;
+  /** Schema object → where its tool was last indexed (held as long as the listed tool is). */
+  private readonly placed = new WeakMap<object, Placement>();
   private built = 0;
 
   constructor(options: SegmentCacheOptions = DEFAULT_SEGMENT_CACHE) {
@@ -38,12 +40,52 @@ export class SegmentCache {
 
   /** The segment of `server`'s `tools` (visible ones, exposed names) with its `instructions`. */
   segmentFor(server: string, instructions: string | undefined, tools: readonly SearchableTool[]): ServerSegment {
+    const same = this.unchanged(server, instructions, tools);
+    if (same !== undefined) return same;
     const source = segmentSource(server, instructions, tools);
-    const cached = this.segments.get(source.key);
-    if (cached !== undefined) return cached;
-    const segment = buildSegment(source);
-    this.built += 1;
-    this.segments.set(source.key, segment);
+    let segment = this.segments.get(source.key);
+    if (segment === undefined) {
+      segment = buildSegment(source);
+      this.built += 1;
+      this.segments.set(source.key, segment);
+    }
+    this.place(segment, tools);
     return segment;
   }
+
+  /**
+   * The fast path for a server whose list did not change: its tools carry the very schema objects
+   * (a cached list hands the same ones to every merge) that were placed, in the same order, in a
+   * segment of the same server, with the same names, titles, descriptions and instructions — then
+   * the content is that segment's without reading or hashing it. Anything else goes by content.
+   */
+  private unchanged(server: string, instructions: string | undefined, tools: readonly SearchableTool[]): ServerSegment | undefined {
+    const first = tools[0]?.inputSchema;
+    if (first === null || typeof first !== 'object') return undefined;
+    const segment = this.placed.get(first)?.segment;
+    if (segment === undefined || segment.server !== server || segment.instructions !== instructions || segment.names.length !== tools.length) return undefined;
+    for (let at = 0; at < tools.length; at += 1) {
+      const tool = tools[at] as SearchableTool;
+      const schema = tool.inputSchema;
+      const placed = schema !== null && typeof schema === 'object' ? this.placed.get(schema) : undefined;
+      if (placed?.segment !== segment || placed.at !== at || segment.names[at] !== tool.name || placed.title !== tool.title || placed.description !== tool.description) return undefined;
+    }
+    return segment;
+  }
+
+  private place(segment: ServerSegment, tools: readonly SearchableTool[]): void {
+    if (segment.names.length !== tools.length) return;
+    tools.forEach((tool, at) => {
+      const schema = tool.inputSchema;
+      if (schema !== null && typeof schema === 'object') this.placed.set(schema, { segment, at, title: tool.title, description: tool.description });
+    });
+  }
+}
+
+/** Where a tool (known by its schema object) was indexed, with the texts it had then. */
+interface Placement {
+  readonly segment: ServerSegment;
+  readonly at: number;
+  readonly title: string | undefined;
+  readonly description: string | undefined;
 }

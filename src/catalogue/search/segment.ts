@@ -17,11 +17,19 @@ import { FIELDS, type ToolDocument, toolDocument } from './tool-document.js';
 import { identifierRuns, termsOfIdentifier } from './tokenize.js';
 
 const FIELD_COUNT = FIELDS.length;
+/** The fields that differ between a server's tools (the others are the server's name and instructions). */
+const TOOL_FIELDS = FIELDS.filter((field) => field !== 'server' && field !== 'instructions');
+/** Prefix matching looks up index terms by this many leading characters: the shortest query term it expands. */
+export const PREFIX_KEY_LENGTH = 4;
+/** Terms made of letters and digits only: compound identifier terms are never prefix-matched. */
+const PLAIN = /^[a-z0-9]+$/;
 /** A field's count of one term saturates here (field texts are capped, so it is never reached in practice). */
 const MAX_COUNT = 0xffff;
 
 export interface ServerSegment {
   readonly server: string;
+  /** The server's instructions the documents carry. */
+  readonly instructions: string | undefined;
   /** Content key: two segments with the same key hold the same documents. */
   readonly key: string;
   /** Exposed names, in the order given (a duplicate name is indexed once). */
@@ -33,8 +41,10 @@ export interface ServerSegment {
   /** Sum of `fieldLengths` per field, for the catalogue's average field lengths. */
   readonly fieldTotals: Float64Array;
   readonly termIds: ReadonlyMap<string, number>;
-  /** Every term, sorted (code-unit order), for prefix lookups. */
-  readonly sortedTerms: readonly string[];
+  /** Term of each id. */
+  readonly terms: readonly string[];
+  /** The first {@link PREFIX_KEY_LENGTH} characters of a plain term → the ids of the terms that start so, in code-unit order. */
+  readonly prefixes: ReadonlyMap<string, Int32Array>;
   /** Postings of term `t`: `docs[starts[t]] … docs[starts[t + 1] − 1]`, each with FIELDS.length counts in `counts`. */
   readonly starts: Int32Array;
   readonly docs: Int32Array;
@@ -46,6 +56,7 @@ export interface ServerSegment {
 /** The field texts of one server's tools and the key of that content. */
 export interface SegmentSource {
   readonly server: string;
+  readonly instructions: string | undefined;
   readonly key: string;
   readonly names: readonly string[];
   readonly documents: readonly ToolDocument[];
@@ -58,7 +69,8 @@ export interface SegmentSource {
  */
 export function segmentSource(server: string, instructions: string | undefined, tools: readonly SearchableTool[]): SegmentSource {
   const hash = createHash('sha1');
-  hash.update(server).update('\0');
+  // Server name and instructions once: every document carries the same two.
+  hash.update(server).update('\0').update(instructions ?? '').update('\0');
   const names: string[] = [];
   const documents: ToolDocument[] = [];
   const seen = new Set<string>();
@@ -71,9 +83,9 @@ export function segmentSource(server: string, instructions: string | undefined, 
     names.push(tool.name);
     documents.push(doc);
     hash.update(tool.name).update('\0');
-    for (const field of FIELDS) hash.update(doc[field]).update('\0');
+    for (const field of TOOL_FIELDS) hash.update(doc[field]).update('\0');
   }
-  return { server, key: hash.digest('base64url'), names, documents };
+  return { server, instructions, key: hash.digest('base64url'), names, documents };
 }
 
 /**
@@ -160,12 +172,22 @@ export function buildSegment(source: SegmentSource): ServerSegment {
     for (let f = 0; f < FIELD_COUNT; f += 1) counts[at * FIELD_COUNT + f] = pairCounts[i * FIELD_COUNT + f] as number;
     fill[t] = at + 1;
   }
-  const sortedTerms = [...termIds.keys()].sort((x, y) => (x < y ? -1 : x > y ? 1 : 0));
+  const terms = [...termIds.keys()];
+  const grouped = new Map<string, number[]>();
+  for (const [term, id] of termIds) {
+    if (term.length < PREFIX_KEY_LENGTH || !PLAIN.test(term)) continue;
+    const key = term.slice(0, PREFIX_KEY_LENGTH);
+    let ids = grouped.get(key);
+    if (ids === undefined) grouped.set(key, (ids = []));
+    ids.push(id);
+  }
+  const byTerm = (x: number, y: number) => ((terms[x] as string) < (terms[y] as string) ? -1 : 1);
+  const prefixes = new Map([...grouped].map(([key, ids]) => [key, Int32Array.from(ids.sort(byTerm))]));
   const byLowerName = new Map(source.names.map((name, doc) => [name.toLowerCase(), doc]));
 
   let stringBytes = 0;
-  for (const term of sortedTerms) stringBytes += 2 * term.length + 64;
+  for (const term of terms) stringBytes += 2 * term.length + 96;
   for (const name of source.names) stringBytes += 4 * name.length + 96;
   const bytes = stringBytes + fieldLengths.byteLength + starts.byteLength + docs.byteLength + counts.byteLength;
-  return { server: source.server, key: source.key, names: source.names, byLowerName, fieldLengths, fieldTotals, termIds, sortedTerms, starts, docs, counts, bytes };
+  return { server: source.server, instructions: source.instructions, key: source.key, names: source.names, byLowerName, fieldLengths, fieldTotals, termIds, terms, prefixes, starts, docs, counts, bytes };
 }

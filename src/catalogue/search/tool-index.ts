@@ -6,8 +6,8 @@
  * their place, and how that was judged).
  *
  * Assembling reads no text: it sums the segments' field lengths into the catalogue's averages and
- * folds each document's field weights and length normalisation into one factor per field. The
- * document frequency of a query term is summed over the segments when the query is scored, so a
+ * folds each document's field weights and length normalisation into one factor per field. A
+ * query term's document frequency is summed over the segments when the query is scored, so a
  * segment never depends on the others and an index never mutates one. A search never rebuilds
  * anything; the index holds exactly the tools it was given, and a tool left out cannot be found.
  *
@@ -17,7 +17,7 @@
  * 2 ms at p99 and 30 ms for a one-server rebuild (docs/performance.md, "Search").
  */
 import { DEFAULT_RANKING, type RankingOptions } from './ranking.js';
-import { buildSegment, segmentSource, type ServerSegment } from './segment.js';
+import { buildSegment, PREFIX_KEY_LENGTH, segmentSource, type ServerSegment } from './segment.js';
 import type { SearchableTool, ToolSnapshot } from './snapshot.js';
 import { FIELDS } from './tool-document.js';
 import { tokenize } from './tokenize.js';
@@ -82,10 +82,12 @@ export function buildToolIndex(snapshot: ToolSnapshot, options: ToolIndexOptions
   return assembleToolIndex(segments, options);
 }
 
+/** One index term a query term matches, where it occurs, and how much a match counts. */
 interface Expansion {
   readonly weight: number;
-  /** Per segment, the term's id there or -1. */
-  readonly ids: Int32Array;
+  /** Segment indexes and the term's id in each, pairwise. */
+  readonly segments: number[];
+  readonly ids: number[];
   readonly df: number;
 }
 
@@ -95,6 +97,7 @@ interface Expansion {
  */
 export function assembleToolIndex(segments: readonly ServerSegment[], options: ToolIndexOptions = {}): ToolIndex {
   const ranking = options.ranking ?? DEFAULT_RANKING;
+  if (ranking.prefixMinLength < PREFIX_KEY_LENGTH) throw new RangeError(`prefixMinLength must be at least ${PREFIX_KEY_LENGTH}`);
   const { k, b } = ranking.bm25;
   const offsets = new Int32Array(segments.length + 1);
   segments.forEach((segment, s) => (offsets[s + 1] = (offsets[s] as number) + segment.names.length));
@@ -118,24 +121,20 @@ export function assembleToolIndex(segments: readonly ServerSegment[], options: T
   const best = new Float64Array(n);
   const matched = new Uint8Array(n);
 
-  const idsOf = (term: string): Int32Array => Int32Array.from(segments, (segment) => segment.termIds.get(term) ?? -1);
-  const dfOf = (ids: Int32Array): number => {
-    let df = 0;
-    ids.forEach((id, s) => {
-      if (id >= 0) {
-        const segment = segments[s] as ServerSegment;
-        df += (segment.starts[id + 1] as number) - (segment.starts[id] as number);
-      }
-    });
-    return df;
+  const postingsOf = (s: number, id: number) => {
+    const segment = segments[s] as ServerSegment;
+    return (segment.starts[id + 1] as number) - (segment.starts[id] as number);
   };
   const expansionsOf = (term: string): Expansion[] => {
-    const exact = idsOf(term);
-    const out: Expansion[] = [{ weight: 1, ids: exact, df: dfOf(exact) }];
+    const exact: Expansion = { weight: 1, segments: [], ids: [], df: 0 };
+    segments.forEach((segment, s) => {
+      const id = segment.termIds.get(term);
+      if (id !== undefined) (exact.segments.push(s), exact.ids.push(id));
+    });
+    const out = [{ ...exact, df: exact.segments.reduce((df, s, i) => df + postingsOf(s, exact.ids[i] as number), 0) }];
     if (ranking.prefixWeight > 0 && term.length >= ranking.prefixMinLength && PLAIN.test(term)) {
-      for (const longer of prefixTerms(segments, term)) {
-        const ids = idsOf(longer);
-        out.push({ weight: ranking.prefixWeight, ids, df: dfOf(ids) });
+      for (const longer of prefixMatches(segments, term)) {
+        out.push({ weight: ranking.prefixWeight, ...longer, df: longer.segments.reduce((df, s, i) => df + postingsOf(s, longer.ids[i] as number), 0) });
       }
     }
     return out;
@@ -159,17 +158,19 @@ export function assembleToolIndex(segments: readonly ServerSegment[], options: T
         if (server === undefined || segment.server === server) scored.push(s);
       });
       if (scored.length === 0) return [];
+      const only = server === undefined ? undefined : new Set(scored);
 
       const terms = [...new Set(tokenize(query))].slice(0, MAX_QUERY_TERMS);
       const touched: number[] = [];
       for (const term of terms) {
         const termTouched: number[] = [];
-        for (const { weight, ids, df } of expansionsOf(term)) {
-          if (df === 0) continue;
-          const idf = Math.log(1 + (n - df + 0.5) / (df + 0.5)) * weight * (k + 1);
-          for (const s of scored) {
-            const id = ids[s] as number;
-            if (id < 0) continue;
+        for (const expansion of expansionsOf(term)) {
+          if (expansion.df === 0) continue;
+          const idf = Math.log(1 + (n - expansion.df + 0.5) / (expansion.df + 0.5)) * expansion.weight * (k + 1);
+          for (let at = 0; at < expansion.segments.length; at += 1) {
+            const s = expansion.segments[at] as number;
+            if (only !== undefined && !only.has(s)) continue;
+            const id = expansion.ids[at] as number;
             const segment = segments[s] as ServerSegment;
             const offset = offsets[s] as number;
             const end = segment.starts[id + 1] as number;
@@ -226,24 +227,31 @@ export function assembleToolIndex(segments: readonly ServerSegment[], options: T
   };
 }
 
-/** Index terms (over every segment) that start with `prefix`, the term itself excluded: the first {@link MAX_PREFIX_EXPANSIONS} in code-unit order. */
-function prefixTerms(segments: readonly ServerSegment[], prefix: string): string[] {
-  const found = new Set<string>();
-  for (const { sortedTerms } of segments) {
-    let lo = 0;
-    let hi = sortedTerms.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if ((sortedTerms[mid] as string) < prefix) lo = mid + 1;
-      else hi = mid;
+/**
+ * Index terms (over every segment) that start with `prefix`, the term itself excluded: the first
+ * {@link MAX_PREFIX_EXPANSIONS} in code-unit order, each with the segments it occurs in. Each
+ * segment is asked through its table of terms by their first characters, so a lookup costs a
+ * map read per segment plus the few terms sharing those characters.
+ */
+function prefixMatches(segments: readonly ServerSegment[], prefix: string): Array<{ segments: number[]; ids: number[] }> {
+  const found = new Map<string, { segments: number[]; ids: number[] }>();
+  const key = prefix.slice(0, PREFIX_KEY_LENGTH);
+  segments.forEach((segment, s) => {
+    const candidates = segment.prefixes.get(key);
+    if (candidates === undefined) return;
+    for (const id of candidates) {
+      const term = segment.terms[id] as string;
+      if (term === prefix || !term.startsWith(prefix)) continue;
+      let where = found.get(term);
+      if (where === undefined) found.set(term, (where = { segments: [], ids: [] }));
+      where.segments.push(s);
+      where.ids.push(id);
     }
-    for (let i = lo, taken = 0; i < sortedTerms.length && taken < MAX_PREFIX_EXPANSIONS; i += 1) {
-      const term = sortedTerms[i] as string;
-      if (!term.startsWith(prefix)) break;
-      if (term !== prefix) (found.add(term), (taken += 1));
-    }
-  }
-  return [...found].sort((x, y) => (x < y ? -1 : x > y ? 1 : 0)).slice(0, MAX_PREFIX_EXPANSIONS);
+  });
+  return [...found.keys()]
+    .sort((x, y) => (x < y ? -1 : x > y ? 1 : 0))
+    .slice(0, MAX_PREFIX_EXPANSIONS)
+    .map((term) => found.get(term) as { segments: number[]; ids: number[] });
 }
 
 /** The document whose exposed name is `lower` (case aside), among the scored segments; the first wins. */
