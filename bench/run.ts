@@ -123,13 +123,13 @@ function versionOf(pkg: string): string {
   }
 }
 
-/** Rough wall time of a plan, from measured runs on a 2-core machine (about 310 s for the default). */
+/** Rough wall time of a plan, from measured runs on a 2-core machine (about 870 s for the default; the search phase's cross-validation is most of it). */
 function estimateSeconds(plan: Plan): number {
   const cold = plan.phases.has('cold') ? plan.coldStarts * (plan.paths.length + 1) * 1.5 : 0;
   const load = !plan.phases.has('load') ? 0 : plan.paths.length * (plan.warmupS + 2) + plan.rounds * plan.modes.length * plan.concurrencies.length * plan.paths.length * (plan.durationS + 0.3);
   const lists = !plan.phases.has('gateway') ? 0 : 2 * (5 + (plan.rounds + 1) * 2 * plan.listDurationS);
   const sessions = !plan.phases.has('gateway') ? 0 : 2 * (5 + plan.sessions / 50);
-  const search = !plan.phases.has('search') ? 0 : plan.quick ? 15 : 40;
+  const search = !plan.phases.has('search') ? 0 : plan.quick ? 15 : 600;
   return Math.round(plan.waitQuietS + cold + load + lists + sessions + search + 5);
 }
 
@@ -236,7 +236,7 @@ async function main(): Promise<number> {
   const problems: string[] = [];
   let keepLogs = plan.keepLogs;
   try {
-    log('tool search: recall, latency, index build and memory at ~5,000 tools');
+    log('tool search: recall per evaluation set (cross-validated), latency, builds and memory at ~5,000 tools');
     const search = !plan.phases.has('search') ? undefined : await attempt(problems, 'tool search', () => runSearchPhase({ quick: plan.quick }));
 
     const upstream = await startEchoHttp({ logDir, upstreamUrl: '' }, 0);

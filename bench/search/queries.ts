@@ -7,8 +7,8 @@
  */
 export interface BenchQuery {
   q: string;
-  /** The exposed name of the tool that answers the need. */
-  expect: string;
+  /** The exposed name of the tool that answers the need, or the names of tools that answer it equally. */
+  expect: string | readonly string[];
   /** The `server` argument of `search_tools`, when the model narrows the search itself. */
   server?: string;
 }

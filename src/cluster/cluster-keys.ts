@@ -16,6 +16,8 @@ export interface ClusterKeys {
   replica(replicaId: string): string;
   /** Hash with a PX expiry: one rate-limit bucket, by the digest of its name. */
   rate(digest: string): string;
+  /** List with a PX expiry: the tools one 2026-era caller loaded, by the digest of the caller. */
+  loaded(digest: string): string;
 }
 
 export const DEFAULT_KEY_ROOT = 'portcullis:';
@@ -28,5 +30,6 @@ export function clusterKeys(root: string = DEFAULT_KEY_ROOT): ClusterKeys {
     inflight: (id) => `${root}inflight:${id}`,
     replica: (replicaId) => `${root}replica:${replicaId}`,
     rate: (digest) => `${root}rate:${digest}`,
+    loaded: (digest) => `${root}loaded:${digest}`,
   };
 }

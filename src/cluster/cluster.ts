@@ -13,6 +13,8 @@ import { clusterEventStore } from './cluster-event-store.js';
 import type { ClusterKeys } from './cluster-keys.js';
 import { createClusterRedis } from './cluster-redis.js';
 import { redisBuckets } from './redis-buckets.js';
+import { redisLoadedNames } from './redis-loaded-names.js';
+import type { LoadedNamesStore } from '../naming/loaded-names.js';
 import { bindingOf, PROOF_HEADER, proofVerifier, type ProofVerdict } from './principal-proof.js';
 import type { BucketStore } from '../policy/request-limits.js';
 import { HOP_HEADER } from './forward.js';
@@ -85,6 +87,11 @@ export class Cluster implements SessionSharing {
   /** Rate-limit buckets every replica shares (policy `rateLimits`), on this replica's connection. */
   rateBuckets(): BucketStore {
     return redisBuckets(this.client, this.options.keys, this.options.logger);
+  }
+
+  /** The tools 2026-era callers loaded, shared by every replica, on this replica's connection. */
+  loadedNames(): LoadedNamesStore {
+    return redisLoadedNames(this.client, this.options.keys, this.options.logger);
   }
 
   /** Opens nothing: the directory connection is opened by `start`. */

@@ -10,6 +10,8 @@
 import type { GatewayConfig } from '../config/schema.js';
 import type { VisibilityFilter } from '../catalogue/merge.js';
 import { addServerSurface, compileToolSurfaceOptions } from '../catalogue/surface/surface-options.js';
+import { SegmentCache } from '../catalogue/search/segment-cache.js';
+import { memoryLoadedNames } from '../naming/loaded-names.js';
 import { ToolSurface } from '../catalogue/surface/tool-surface.js';
 import { McpEndpoint, type EndpointOptions } from '../inbound/endpoint.js';
 import { AgentEndpoints } from '../agents/agent-endpoints.js';
@@ -106,6 +108,11 @@ function auditName(label: string): string {
 export function buildEndpoints(deps: EndpointsDeps): Endpoints {
   const { config, registry, logger } = deps;
   const surfaceOptions = compileToolSurfaceOptions(config);
+  // One segment cache for every endpoint: an agent endpoint shows the aggregate's names, so their
+  // indexes share each server's postings.
+  const segments = new SegmentCache();
+  // 2026 callers' loaded tools: in Redis when replicas share state, else in this process.
+  const loadedNames = deps.sharing.loadedNames?.() ?? memoryLoadedNames();
   const initOptions = { persona: config.policy.agentPersona, eventStoreLimit: config.eventStore.limit };
   const policyAllows = compileDeniedTools(config.policy.deniedTools);
   const judgedBy = (gate: SessionServersOptions['gate']): SessionServersOptions => ({ gate, policyAllows });
@@ -117,7 +124,9 @@ export function buildEndpoints(deps: EndpointsDeps): Endpoints {
         return servers.names;
       },
       instructionsOf: (server) => registry.entry(server).primary.current?.instructions,
-    });
+      endpoint: label,
+      loadedNames,
+    }, segments);
     const scope: ScopeOptions = {
       registry,
       servers,

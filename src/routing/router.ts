@@ -86,10 +86,11 @@ const handlers: Record<string, Handler> = {
     const merged = await scope.catalogue.tools();
     const presented = presentTasks(scope, merged.tools, merged.index, call);
     const listed = presented === merged.tools ? merged : { ...merged, tools: presented };
-    const result = scope.tools === undefined ? { tools: listed.tools } : await scope.tools.list(listed, params, call);
+    const { result, callerLoaded } = scope.tools === undefined ? { result: { tools: listed.tools }, callerLoaded: false } : await scope.tools.list(listed, params, call);
     if (call.era !== 'modern') return result;
-    // 2026 requests have no session: their tool surface view keeps nothing per caller, so the
-    // merged list's own hint holds (per-principal parts already made it private).
+    // The merged list's own hint holds (per-principal parts already made it private), unless the
+    // list shows tools this caller loaded: those are its own, and change with its next load.
+    if (callerLoaded) return { ...result, ttlMs: 0, cacheScope: 'private' };
     const { hint } = await scope.catalogue.listing('tools');
     return { ...result, ttlMs: hint.ttlMs, cacheScope: hint.cacheScope };
   },

@@ -6,7 +6,6 @@
  */
 import { LRUCache } from 'lru-cache';
 import { Catalogue } from '../catalogue/catalogue.js';
-import type { ToolsView } from '../catalogue/surface/tool-surface.js';
 import type { Logger } from '../observability/logger.js';
 import type { UpstreamLink } from '../upstream/link.js';
 import { connectionKeyId, type ConnectionKey } from '../upstream/principal-connections.js';
@@ -39,7 +38,6 @@ export class StatelessScope {
   private readonly roster: ServerRoster;
   /** The view over the primaries: every caller's when no server is isolated per principal. */
   readonly catalogue: Catalogue;
-  private readonly tools: ToolsView | undefined;
   private readonly inputBridge: InputBridge;
   private readonly registry: UpstreamRegistry;
   private readonly logger: Logger;
@@ -71,7 +69,6 @@ export class StatelessScope {
     this.taskTable = options.tasks;
     this.inputBridge = new InputBridge({ max: 1000, ttlMs: options.inputTtlMs ?? 5 * 60_000 });
     this.listings = new ListingConnections({ registry: options.registry, logger: options.logger });
-    this.tools = options.tools?.view();
     const { servers, visibility } = options;
     const perPrincipal = this.perPrincipal;
     this.catalogue = new Catalogue(
@@ -116,7 +113,8 @@ export class StatelessScope {
       ...(this.options.gatewayResources === undefined || !seesAll(access)
         ? {}
         : { gatewayResources: this.options.gatewayResources.forCaller(workspace === undefined ? {} : { workspace }) }),
-      ...(this.tools === undefined ? {} : { tools: this.tools }),
+      // The caller's own view: its loaded tools are kept per principal and workspace.
+      ...(this.options.tools === undefined ? {} : { tools: this.options.tools.callerView(principal, workspace) }),
       inputBridge: this.inputBridge.for(principal),
       admit: admitFor(this.options.limiter, principal),
       withLink: (server, fn) => this.withLink(server, key, fn),

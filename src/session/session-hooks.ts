@@ -6,6 +6,7 @@
  * each session it opens and each request in flight. The endpoint has no other knowledge of it.
  */
 import type { BucketStore } from '../policy/request-limits.js';
+import type { LoadedNamesStore } from '../naming/loaded-names.js';
 import type { GatewayEventStore } from './event-store.js';
 
 /** A 2025-era session as the hooks see it (inbound/legacy-session.ts's `LegacySession` is one). */
@@ -56,6 +57,8 @@ export interface SessionSharing {
   close(): Promise<void>;
   /** Rate-limit buckets the replicas share (policy `rateLimits`); absent: each process its own. */
   rateBuckets?(): BucketStore;
+  /** The tools 2026-era callers loaded, shared by the replicas; absent: each process its own. */
+  loadedNames?(): LoadedNamesStore;
   /**
    * The principal a request forwarded by another replica proves, or undefined when the request
    * does not claim to be forwarded (absent: no request ever is).

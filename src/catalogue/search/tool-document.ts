@@ -53,10 +53,21 @@ function withoutServerPrefix(name: string, server: string): string {
   return separator === null || separator[0].length === rest.length ? name : rest.slice(separator[0].length);
 }
 
+/**
+ * Parameter texts by schema object: a server's cached list hands the same schema objects to every
+ * merge, so an unchanged tool's parameters are read once. Schemas are never mutated after listing.
+ */
+const parameterTexts = new WeakMap<object, string>();
+
 function parameterText(schema: unknown): string {
+  const object = objectOrUndefined(schema);
+  const known = object === undefined ? undefined : parameterTexts.get(object);
+  if (known !== undefined) return known;
   const parts: string[] = [];
   collectProperties(schema, parts, 1);
-  return parts.join('\n');
+  const text = parts.join('\n');
+  if (object !== undefined) parameterTexts.set(object, text);
+  return text;
 }
 
 function collectProperties(schema: unknown, parts: string[], depth: number): void {

@@ -17,13 +17,22 @@ const MAX_SERVER_LENGTH = 48;
 const MAX_SERVER_ENUM = 200;
 
 export interface MetaToolContext {
-  /** 2025-era sessions can `load`; 2026-era requests have no session to load into. */
-  readonly canLoad: boolean;
+  /**
+   * Where `load` adds matches: a 2025-era session's own list (announced on its stream), a 2026-era
+   * caller's (kept per principal and workspace, seen in its next `tools/list`), or nowhere (no `load`).
+   */
+  readonly loads: 'session' | 'caller' | undefined;
   /** Servers with deferred tools, for the `server` argument's description. */
   readonly servers: readonly string[];
 }
 
-export function metaTools({ canLoad, servers }: MetaToolContext): Tool[] {
+const LOAD_DESCRIPTION = {
+  session: "Also add the matches to this session's tool list (announced with notifications/tools/list_changed), so they can be called directly.",
+  caller: 'Also add the matches to your tool list (kept for you and your workspace; list tools again to see them), so they can be called directly.',
+} as const;
+
+export function metaTools({ loads, servers }: MetaToolContext): Tool[] {
+  const canLoad = loads !== undefined;
   const server: Record<string, unknown> = {
     type: 'string',
     maxLength: MAX_SERVER_LENGTH,
@@ -40,13 +49,7 @@ export function metaTools({ canLoad, servers }: MetaToolContext): Tool[] {
     limit: { type: 'integer', minimum: 1, maximum: SEARCH_LIMIT.max, default: SEARCH_LIMIT.default, description: 'Most matches to return.' },
     server,
   };
-  if (canLoad) {
-    properties.load = {
-      type: 'boolean',
-      default: false,
-      description: 'Also add the matches to this session\'s tool list (announced with notifications/tools/list_changed), so they can be called directly.',
-    };
-  }
+  if (loads !== undefined) properties.load = { type: 'boolean', default: false, description: LOAD_DESCRIPTION[loads] };
   return [
     {
       name: SEARCH_TOOLS,

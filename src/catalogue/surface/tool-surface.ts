@@ -3,21 +3,27 @@
  * that stand in for deferred tools (README, "Deferral"). For every merged catalogue snapshot it
  * keeps, once: the visible tools with their hints (`anthropic/alwaysLoad` for pinned tools), the
  * per-server counts the deferral rule needs, and — built on the first search, or soon after the
- * first deferred listing — the search index. A new snapshot (an upstream's `list_changed`) gets
- * new ones; no query ever rebuilds anything.
+ * first deferred listing — the search index, assembled from one segment per server out of the
+ * gateway's segment cache (`search/segment-cache.ts`), so a new snapshot (an upstream's
+ * `list_changed`) tokenises only the servers whose tools changed; no query ever rebuilds anything.
  *
  * Visibility is inherited, never re-decided: everything here is derived from the merged list,
  * which holds visible tools only (filters, policy), so search cannot reveal a hidden tool, and
  * `call_tool` goes through the router's own `tools/call` path with its re-check.
  *
- * Per-session state (a 2025 session's `deferTools` option and loaded tools) lives in the
- * `SessionTools` each session owns; the shared caches hold nothing of any session.
+ * Per-caller state lives outside the shared caches: a 2025 session's `deferTools` option and
+ * loaded tools in the `SessionTools` it owns, a 2026 caller's loaded tools in the
+ * `LoadedNamesStore` under a hash of endpoint, principal and workspace (`callerView`).
  */
+import { createHash } from 'node:crypto';
 import type { Tool } from '@modelcontextprotocol/server';
 import { GatewayError } from '../../errors.js';
+import { memoryLoadedNames, type LoadedNamesStore } from '../../naming/loaded-names.js';
 import type { MergedTools } from '../merge.js';
 import { decideDeferral, type DeferralDecision } from '../search/deferral.js';
-import { buildToolIndex, type ToolIndex } from '../search/tool-index.js';
+import { SegmentCache } from '../search/segment-cache.js';
+import type { SearchableTool } from '../search/snapshot.js';
+import { assembleToolIndex, type ToolIndex } from '../search/tool-index.js';
 import { pageOf, listFingerprint } from './list-page.js';
 import type { LoadedTools } from './loaded-tools.js';
 import { callArguments, CALL_TOOL, META_TOOL_NAMES, metaTools, searchArguments, SEARCH_TOOLS } from './meta-tools.js';
@@ -43,9 +49,19 @@ export interface SurfaceCall {
   readonly meta: Params | undefined;
 }
 
-/** One scope's view of the surface: a session's (with its state), or the stateless one. */
+/** A `tools/list` answer of a view, and whether it shows tools the caller itself loaded. */
+export interface ToolsListing {
+  readonly result: Result;
+  /**
+   * The list shows tools this caller loaded: a 2026 result is then `private` with `ttlMs: 0`
+   * (the caller's own loads change it, and no listen announces them).
+   */
+  readonly callerLoaded: boolean;
+}
+
+/** One scope's view of the surface: a 2025 session's (with its state), a 2026 caller's, or one that keeps nothing. */
 export interface ToolsView {
-  list(merged: MergedTools, params: Params, call: SurfaceCall): Result;
+  list(merged: MergedTools, params: Params, call: SurfaceCall): Promise<ToolsListing>;
   /**
    * Answers a meta-tool call; `undefined` when `name` is no meta-tool in this state (nothing
    * deferred), so the router treats it as any other name. `callTool` is the router's own
@@ -59,7 +75,14 @@ export interface ToolSurfaceDeps {
   readonly servers: readonly string[];
   /** A server's `initialize` instructions (indexed as a field); undefined when none or not up. */
   instructionsOf(server: string): string | undefined;
+  /** The endpoint this surface serves: part of a 2026 caller's key, so loads on one endpoint never list on another. */
+  readonly endpoint?: string;
+  /** Where 2026 callers' loaded tools are kept; default: this process's memory. */
+  readonly loadedNames?: LoadedNamesStore;
 }
+
+/** Whose loaded tools a view lists and loads into: a 2025 session's own set, a 2026 caller's stored one, or none. */
+type LoadsOwner = { readonly kind: 'session'; readonly session: SessionTools } | { readonly kind: 'caller'; readonly key: string } | undefined;
 
 /** What is derived once per merged snapshot. */
 interface Snapshot {
@@ -77,46 +100,84 @@ interface Snapshot {
 /** A listing for one snapshot, one option and one loaded set. */
 interface Listing {
   readonly tools: readonly Tool[];
+  /** Some listed tool is listed only because it was loaded. */
+  readonly callerLoaded: boolean;
   readonly fingerprint: () => string;
+}
+
+/** The tools a view's owner loaded, as a listing reads them. */
+interface LoadedSet {
+  has(name: string): boolean;
+  /** Changes whenever the set does. */
+  readonly version: string;
 }
 
 export class ToolSurface {
   private readonly options: ToolSurfaceOptions;
   private readonly deps: ToolSurfaceDeps;
   private readonly snapshots = new WeakMap<MergedTools, Snapshot>();
+  /** Every server's tokenised tools by content, shared by the indexes of every snapshot and session of this surface. */
+  readonly segments: SegmentCache;
+  private readonly loadedNames: LoadedNamesStore;
 
-  constructor(options: ToolSurfaceOptions, deps: ToolSurfaceDeps) {
+  constructor(options: ToolSurfaceOptions, deps: ToolSurfaceDeps, segments: SegmentCache = new SegmentCache()) {
     this.options = options;
     this.deps = deps;
+    this.segments = segments;
+    this.loadedNames = deps.loadedNames ?? memoryLoadedNames();
+  }
+
+  /** The search index of a merged snapshot (built on first use, then kept with the snapshot). */
+  searchIndex(merged: MergedTools): ToolIndex {
+    return this.indexOf(this.snapshot(merged));
   }
 
   get maxLoadedTools(): number {
     return this.options.maxLoadedTools;
   }
 
-  /** The view of one 2025 session (`session` given) or of stateless 2026 requests. */
+  /** The view of one 2025 session (`session` given), or one that keeps and loads nothing. */
   view(session?: SessionTools): ToolsView {
-    // Stateless listings depend only on the snapshot and the request's option: memoised per option.
-    const memo = new Map<string, { merged: MergedTools; version: number; listing: Listing }>();
-    const listing = (snapshot: Snapshot, decision: DeferralDecision, option: boolean | undefined): Listing => {
+    return this.viewFor(session === undefined ? undefined : { kind: 'session', session });
+  }
+
+  /**
+   * The view of a 2026-era caller: `principal` (undefined without authentication: every caller
+   * is then the one anonymous principal) in `workspace` (the request's
+   * `_meta["portcullis/workspace"]`). Its loads are kept under a hash of this endpoint, principal
+   * and workspace, so one caller's loads never list for another, nor on another endpoint.
+   */
+  callerView(principal: string | undefined, workspace: string | undefined): ToolsView {
+    const key = createHash('sha256').update(JSON.stringify([this.deps.endpoint ?? '', principal ?? null, workspace ?? null])).digest('base64url');
+    return this.viewFor({ kind: 'caller', key });
+  }
+
+  private viewFor(owner: LoadsOwner): ToolsView {
+    const session = owner?.kind === 'session' ? owner.session : undefined;
+    // Listings depend on the snapshot, the request's option and the loaded set: memoised per option
+    // while the loaded set has not changed (a caller's stored set is compared by content).
+    const memo = new Map<string, { merged: MergedTools; loaded: string; listing: Listing }>();
+    const listing = (snapshot: Snapshot, decision: DeferralDecision, option: boolean | undefined, loaded: LoadedSet | undefined): Listing => {
       const key = String(option);
-      const version = session?.loaded.version ?? 0;
+      const version = loaded?.version ?? '';
       const cached = memo.get(key);
-      if (cached !== undefined && cached.merged === snapshot.merged && cached.version === version) return cached.listing;
-      const built = this.listing(snapshot, decision, session);
-      memo.set(key, { merged: snapshot.merged, version, listing: built });
+      if (cached !== undefined && cached.merged === snapshot.merged && cached.loaded === version) return cached.listing;
+      const built = this.listing(snapshot, decision, loaded, owner);
+      memo.set(key, { merged: snapshot.merged, loaded: version, listing: built });
       return built;
     };
 
     return {
-      list: (merged, params, call) => {
+      list: async (merged, params, call) => {
         const snapshot = this.snapshot(merged);
         const option = this.option(session, call);
         const decision = this.decide(snapshot, option);
-        const { tools, fingerprint } = listing(snapshot, decision, option);
+        const loaded = active(decision) ? await this.loadedSet(owner) : undefined;
+        const { tools, fingerprint, callerLoaded } = listing(snapshot, decision, option, loaded);
         if (active(decision)) this.scheduleIndex(snapshot);
         const page = pageOf(tools, fingerprint, this.options.pageSize, params.cursor);
-        return page.nextCursor === undefined ? { tools: page.items } : { tools: page.items, nextCursor: page.nextCursor };
+        const result = page.nextCursor === undefined ? { tools: page.items } : { tools: page.items, nextCursor: page.nextCursor };
+        return { result, callerLoaded: owner?.kind === 'caller' && callerLoaded };
       },
 
       callMeta: (merged, params, call, callTool) => {
@@ -126,7 +187,7 @@ export class ToolSurface {
         const decision = this.decide(snapshot, this.option(session, call));
         if (!active(decision)) return undefined;
         const args = objectArgument(params.arguments);
-        if (name === SEARCH_TOOLS) return Promise.resolve(this.search(snapshot, decision, args, call, session));
+        if (name === SEARCH_TOOLS) return this.search(snapshot, decision, args, owner);
         const target = callArguments(args);
         // The inner call is a `tools/call` like any other: same routing, re-check, progress and
         // input rounds (the outer request's `requestState` / `inputResponses` travel with it).
@@ -134,6 +195,16 @@ export class ToolSurface {
         return callTool({ ...rest, name: target.name, arguments: target.arguments });
       },
     };
+  }
+
+  /** The names an owner has loaded, with a version that changes when they do. */
+  private async loadedSet(owner: LoadsOwner): Promise<LoadedSet | undefined> {
+    if (owner === undefined) return undefined;
+    if (owner.kind === 'session') return { has: (name) => owner.session.loaded.has(name), version: String(owner.session.loaded.version) };
+    const names = await this.loadedNames.names(owner.key);
+    if (names.length === 0) return undefined;
+    const set = new Set(names);
+    return { has: (name) => set.has(name), version: names.join('\n') };
   }
 
   private option(session: SessionTools | undefined, call: SurfaceCall): boolean | undefined {
@@ -187,38 +258,49 @@ export class ToolSurface {
    * is a meta-tool's (possible only without namespacing) is not listed then; `call_tool` still
    * reaches it.
    */
-  private listing(snapshot: Snapshot, decision: DeferralDecision, session: SessionTools | undefined): Listing {
+  private listing(snapshot: Snapshot, decision: DeferralDecision, loaded: LoadedSet | undefined, owner: LoadsOwner): Listing {
     let tools: readonly Tool[];
+    let callerLoaded = false;
     if (!active(decision)) {
       tools = snapshot.tools;
     } else {
-      const loaded = session?.loaded;
       const shown = snapshot.tools.filter((tool) => {
         if (META_TOOL_NAMES.has(tool.name)) return false;
         const server = snapshot.serverOf.get(tool.name) as string;
-        return !decision.deferred.has(server) || snapshot.pinned.has(tool.name) || loaded?.has(tool.name) === true;
+        if (!decision.deferred.has(server) || snapshot.pinned.has(tool.name)) return true;
+        const mine = loaded?.has(tool.name) === true;
+        if (mine) callerLoaded = true;
+        return mine;
       });
       const deferredServers = this.deps.servers.filter((s) => decision.deferred.has(s));
-      tools = [...metaTools({ canLoad: session !== undefined, servers: deferredServers }), ...shown];
+      const loads = owner === undefined ? undefined : owner.kind === 'session' ? 'session' : 'caller';
+      tools = [...metaTools({ loads, servers: deferredServers }), ...shown];
     }
     let print: string | undefined;
-    return { tools, fingerprint: () => (print ??= listFingerprint(tools.map((tool) => tool.name))) };
+    return { tools, callerLoaded, fingerprint: () => (print ??= listFingerprint(tools.map((tool) => tool.name))) };
   }
 
+  /**
+   * The snapshot's index, assembled from one segment per server: a server whose visible tools
+   * read as before reuses its segment (segment-cache.ts), so only a changed server is tokenised.
+   */
   private indexOf(snapshot: Snapshot): ToolIndex {
-    snapshot.index ??= buildToolIndex({
-      tools: snapshot.tools.map((tool) => ({
+    if (snapshot.index !== undefined) return snapshot.index;
+    const byServer = new Map<string, SearchableTool[]>();
+    for (const tool of snapshot.tools) {
+      const server = snapshot.serverOf.get(tool.name) as string;
+      let tools = byServer.get(server);
+      if (tools === undefined) byServer.set(server, (tools = []));
+      tools.push({
         name: tool.name,
-        server: snapshot.serverOf.get(tool.name) as string,
+        server,
         ...(tool.title === undefined ? {} : { title: tool.title }),
         ...(tool.description === undefined ? {} : { description: tool.description }),
         inputSchema: tool.inputSchema,
-      })),
-      servers: this.deps.servers.map((name) => {
-        const instructions = this.deps.instructionsOf(name);
-        return instructions === undefined ? { name } : { name, instructions };
-      }),
-    });
+      });
+    }
+    const segments = [...byServer].map(([server, tools]) => this.segments.segmentFor(server, this.deps.instructionsOf(server), tools));
+    snapshot.index = assembleToolIndex(segments);
     return snapshot.index;
   }
 
@@ -232,20 +314,20 @@ export class ToolSurface {
     }).unref();
   }
 
-  private search(snapshot: Snapshot, decision: DeferralDecision, args: Params | undefined, call: SurfaceCall, session: SessionTools | undefined): Result {
+  private async search(snapshot: Snapshot, decision: DeferralDecision, args: Params | undefined, owner: LoadsOwner): Promise<Result> {
     const { query, limit, server, load } = searchArguments(args);
-    if (load && (call.era !== 'legacy' || session === undefined)) {
-      throw new GatewayError('INVALID_PARAMS', `${SEARCH_TOOLS}: "load" needs a 2025-era session; call a match with ${CALL_TOOL} instead`);
-    }
+    if (load && owner === undefined) throw new GatewayError('INVALID_PARAMS', `${SEARCH_TOOLS}: "load" is not offered here; call a match with ${CALL_TOOL} instead`);
     const hits = this.indexOf(snapshot).search(query, server === undefined ? { limit } : { limit, server });
     const tools = hits.map((hit) => describe(snapshot.byName.get(hit.name) as Tool));
     const structured: Result = { tools };
-    if (load && session !== undefined) {
+    if (load && owner !== undefined) {
       const deferredHits = hits.filter((hit) => decision.deferred.has(hit.server) && !snapshot.pinned.has(hit.name)).map((hit) => hit.name);
-      const { loaded, dropped } = session.loaded.load(deferredHits);
+      const { loaded, dropped } =
+        owner.kind === 'session' ? owner.session.loaded.load(deferredHits) : await this.loadedNames.load(owner.key, deferredHits, this.options.maxLoadedTools);
       structured.loaded = loaded;
       if (dropped.length > 0) structured.dropped = dropped;
-      if (loaded.length > 0 || dropped.length > 0) session.announce();
+      // A session hears of it on its stream; a 2026 caller sees it in its next tools/list.
+      if (owner.kind === 'session' && (loaded.length > 0 || dropped.length > 0)) owner.session.announce();
     }
     return { content: [{ type: 'text', text: JSON.stringify(structured) }], structuredContent: structured };
   }

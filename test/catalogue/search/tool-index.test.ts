@@ -63,9 +63,9 @@ describe('buildToolIndex', () => {
     expect(names(index.search('kubernetes scale'))[0]).toBe('k8s__scaleDeployment');
   });
 
-  it('matches identifier prefixes and one-letter typos', () => {
+  it('matches identifier prefixes', () => {
     expect(names(index.search('deploym'))[0]).toBe('k8s__scaleDeployment');
-    expect(names(index.search('atendees'))[0]).toBe('calendar__find_meeting_times');
+    expect(names(index.search('attend'))[0]).toBe('calendar__find_meeting_times');
   });
 
   it('orders equal scores by exposed name, whatever the input order', () => {
