@@ -147,3 +147,26 @@ describe('pages', () => {
     expect(() => pageOf(items, print, undefined, '1.ABCDEFGHIJKLMNOP')).toThrow(/does not paginate/);
   });
 });
+
+describe('shown: per server, what tools/list lists and what it leaves to search', () => {
+  /** Each server's split, checked against what `list` itself lists. */
+  const check = (view: ReturnType<ToolSurface['view']>, call: SurfaceCall) => {
+    const listed = new Set(namesOf(view.list(merged, {}, call)));
+    const split = view.shown(merged);
+    for (const server of ['pinned', 'other']) {
+      const own = merged.tools.filter((t) => merged.index.get(t.name)?.server === server).map((t) => t.name);
+      expect(split.get(server)).toEqual({ listed: own.filter((n) => listed.has(n)).length, deferred: own.filter((n) => !listed.has(n)).length });
+    }
+    return split;
+  };
+
+  it('agrees with list for every deferral setting, pins and a session’s loaded tools', () => {
+    expect(check(surfaceFor({ deferTools: false }).view(), { era: 'modern', meta: undefined }).get('pinned')).toEqual({ listed: 5, deferred: 0 });
+    const above = surfaceFor({ deferTools: { above: 10 } }, { pinned: { alwaysLoad: ['make_a2'] } });
+    expect(check(above.view(), { era: 'modern', meta: undefined })).toEqual(new Map([['pinned', { listed: 1, deferred: 4 }], ['other', { listed: 0, deferred: 6 }]]));
+    const own = session();
+    own.loaded.load(['other__list_b3']);
+    const withLoaded = surfaceFor({ deferTools: true });
+    expect(check(withLoaded.view(own), legacy).get('other')).toEqual({ listed: 1, deferred: 5 });
+  });
+});
