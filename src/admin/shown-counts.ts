@@ -61,7 +61,7 @@ export class ShownCountsMemo {
       const fresh: Kept = {
         fingerprint,
         at: now,
-        counts: this.count(caller).catch(() => {
+        counts: Promise.resolve(caller).then(this.count).catch(() => {
           // A failed count is not kept: the next refresh tries again.
           if (this.kept.get(key) === fresh) this.kept.delete(key);
           return undefined;

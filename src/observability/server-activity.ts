@@ -72,7 +72,7 @@ export interface ActivitySummary {
   /** Median latency in milliseconds; null without requests. */
   readonly p50Ms: number | null;
   readonly p95Ms: number | null;
-  /** Oldest first, the current (unfinished) minute last. */
+  /** Oldest first, the current (unfinished) minute last; empty when it served none in the window. */
   readonly minutes: readonly MinuteActivity[];
 }
 
@@ -155,7 +155,8 @@ export class ServerActivity {
       errors,
       p50Ms: quantile(merged, requests, 0.5, fastestMs, slowestMs),
       p95Ms: quantile(merged, requests, 0.95, fastestMs, slowestMs),
-      minutes,
+      // A quiet server's fifteen empty minutes say nothing: the status stays small with many servers.
+      minutes: requests === 0 ? [] : minutes,
     };
   }
 }

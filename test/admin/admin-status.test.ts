@@ -3,15 +3,33 @@
  * upstreams: what each server shows is counted as the asking admin is shown it — after the
  * server's tool filter, the policy's access rules for that admin and deferral — so two admins
  * with different rules read different counts; each server's requests are the gateway's own
- * measurements; what an upstream says of itself is cut short; `auditAfter` is checked.
+ * measurements; what an upstream says of itself is cut short; `auditAfter` is checked; and a page
+ * refreshing against a server that is down neither retries it nor logs it left out on every
+ * refresh.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningGateway } from '../../src/gateway.js';
+import { startGateway, type RunningGateway } from '../../src/gateway.js';
+import { createLogger } from '../../src/observability/logger.js';
 import type { AdminStatus } from '../../src/admin/admin-status.js';
-import { assertBuilt, bearerPrincipals, Cleanup, connectClient, killPids, newMarker, processesWithMarker, rawRequest, startGatewayFor, stdioServer, textOf } from '../integration/harness.js';
+import {
+  assertBuilt,
+  bearerPrincipals,
+  Cleanup,
+  connectClient,
+  gatewayConfig,
+  killPids,
+  newMarker,
+  processesWithMarker,
+  rawRequest,
+  startGatewayFor,
+  stdioServer,
+  textOf,
+  waitUntil,
+  within,
+} from '../integration/harness.js';
 
 const cleanup = new Cleanup();
 const principals = bearerPrincipals('ops', 'root');
@@ -90,5 +108,30 @@ describe('the admin status', () => {
       expect(answer.status).toBe(400);
       expect(answer.json().error.message).toContain('auditAfter');
     }
+  });
+
+  it('does not make a down server be retried, or logged as left out, on every refresh of an open page', { timeout: 60_000 }, async () => {
+    const lines: Array<{ msg?: string; server?: string }> = [];
+    const logger = createLogger({ level: 'info', destination: { write: (line: string) => void lines.push(JSON.parse(line)) } as never });
+    const marker = newMarker();
+    cleanup.add(() => killPids(processesWithMarker(marker)));
+    const broken = { transport: 'stdio', command: process.execPath, args: ['-e', 'process.exit(3)'], mode: 'optional' };
+    const local = await startGateway({ config: gatewayConfig({ local: stdioServer(marker), broken }), logger, env: process.env });
+    cleanup.add(() => within(local.close(), 15_000, 'gateway close'));
+    const count = (msg: string) => lines.filter((line) => line.msg === msg && line.server === 'broken').length;
+    // Its retries spread out (backoff) before the page starts refreshing.
+    await waitUntil(() => count('upstream reconnect failed') >= 4, 'the broken server failing a few times', 30_000);
+    const fetchStatus = async () => (await rawRequest(`${local.url}/admin/status`, { method: 'GET' })).json() as AdminStatus;
+    expect(server(await fetchStatus(), 'broken').shown).toEqual({ unavailable: true });
+    const leftOutBefore = count('upstream left out of a merged list');
+    const attemptsBefore = count('upstream reconnect failed');
+    const refreshes = 20;
+    for (let i = 0; i < refreshes; i++) expect(server(await fetchStatus(), 'broken').shown).toEqual({ unavailable: true });
+    const leftOut = count('upstream left out of a merged list') - leftOutBefore;
+    const attempts = count('upstream reconnect failed') - attemptsBefore;
+    // Counted anew only when its state moved (each background attempt: connecting, then error) —
+    // four lists each time — never once per refresh (which would be 4 × 20 lines at least).
+    expect(leftOut).toBeLessThanOrEqual(4 * 2 * (attempts + 1));
+    expect(leftOut).toBeLessThan(refreshes);
   });
 });

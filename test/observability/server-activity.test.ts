@@ -49,7 +49,7 @@ describe('server activity', () => {
     const activity = new ServerActivity({ isServer: () => true, now: time.now });
     activity.record('a', true, 0.5);
     time.advance(WINDOW_MINUTES * MINUTE);
-    expect(activity.summary('a')).toMatchObject({ requests: 0, errors: 0, p50Ms: null, p95Ms: null });
+    expect(activity.summary('a')).toEqual({ windowMinutes: WINDOW_MINUTES, requests: 0, errors: 0, p50Ms: null, p95Ms: null, minutes: [] });
     // The same ring slot, one window later: the old minute's counts are gone.
     activity.record('a', false, 0.001);
     expect(activity.summary('a')).toMatchObject({ requests: 1, errors: 0 });
