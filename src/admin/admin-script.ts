@@ -119,6 +119,8 @@ export const ADMIN_SCRIPT = `'use strict';
       width: 440,
       height: 170,
       cursor: { drag: { x: false, y: false } },
+      // A key, not a read-out: the table above has the numbers.
+      legend: { live: false },
       scales: {
         // Half a minute either side, so the first and the current minute's bars are whole.
         x: { time: true, range: (u, min, max) => [min - 30, max + 30] },

@@ -63,7 +63,7 @@ const writeConfig = (otherEnv: Record<string, string>) =>
       stateDir,
       audit: { sink: auditFile },
       servers: {
-        local: stdioServer(markers.local),
+        local: stdioServer(markers.local, { isolation: 'session' }),
         other: stdioServer(markers.other, { isolation: 'shared', env: { FIXTURE_SERVER_TITLE: HOSTILE_TITLE, FIXTURE_SERVER_DESCRIPTION: HOSTILE_DESCRIPTION, ...otherEnv } }),
         files: filesEntry,
       },
