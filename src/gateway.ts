@@ -47,6 +47,7 @@ import { DrainGate } from './lifecycle/drain-gate.js';
 import { drainGateway, type DrainOutcome } from './lifecycle/drain.js';
 import { Reloader, type ReloadOutcome, type ReloadTrigger } from './lifecycle/reload.js';
 import { AdminSources } from './admin/admin-status.js';
+import { visibleCounts } from './routing/visible-counts.js';
 import { resolveTelemetry, startTelemetry, type Telemetry } from './composition/telemetry.js';
 
 export const GATEWAY_VERSION = '0.1.0';
@@ -275,6 +276,11 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
           name: config.name,
           version: GATEWAY_VERSION,
           registry,
+          urls,
+          metricsPath: '/metrics',
+          activity: metrics.activity,
+          // What the asking admin is shown: its own listing view of the aggregate, as a client's.
+          countShown: (caller) => visibleCounts(endpoints.aggregate.listingView(caller.principal, caller.access)),
           sessions: () => [
             { endpoint: 'aggregate', legacy: endpoints.aggregate.sessionCount },
             ...[...endpoints.sideChannels].map(([name, e]) => ({ endpoint: `servers/${name}`, legacy: e.sessionCount })),
@@ -329,6 +335,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       stdioChildren: () => registry.stdioChildren(),
       userCredentials: () => userTokens.size,
       eventHistory: () => eventStore.retained(),
+      // The registry's own servers (a removed one keeps its entry): never one a client brought.
+      isServer: (name) => registry.entries.has(name),
     });
     const hostForUrl = address.family === 'IPv6' ? `[${address.address}]` : address.address;
     const base = `http://${hostForUrl}:${address.port}`;

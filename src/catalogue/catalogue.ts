@@ -139,6 +139,16 @@ export class Catalogue {
     return own?.server === server && SAID_REFUSALS.has(own.code) ? own : undefined;
   }
 
+  /** The servers this view merges now (enablement applied), in merge order. */
+  get servers(): readonly string[] {
+    return this.source.servers;
+  }
+
+  /** Whether `server`'s list could not be fetched at the last merge, which left it out. */
+  leftOut(server: string): boolean {
+    return this.unavailable.has(server);
+  }
+
   /** Whether this view shows anything of `server` beyond single tools: a caller's access profile may hide it. */
   showsServer(server: string): boolean {
     return this.options.serverParts?.(server) ?? true;

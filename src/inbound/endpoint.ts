@@ -17,6 +17,7 @@ import { primaryInfo } from '../routing/primaries.js';
 import { feedListeners } from '../routing/listen-feed.js';
 import { StatelessScope } from '../routing/stateless-scope.js';
 import type { ScopeOptions } from '../routing/scope-options.js';
+import type { RouteScope } from '../routing/router.js';
 import { workspaceError, workspaceOf } from '../routing/workspace.js';
 import type { GatewayEventStore } from '../session/event-store.js';
 import type { SessionAdmission } from '../session/session-admission.js';
@@ -207,6 +208,16 @@ export class McpEndpoint {
 
   get sessionCount(): number {
     return this.sessions.size;
+  }
+
+  /**
+   * What a 2026 request of `principal` with `access` (no workspace, no declared capabilities, no
+   * `deferTools` option) lists from: this endpoint's catalogue and tool surface as that caller
+   * sees them. Lists only; the admin page counts what its own caller is shown through it.
+   */
+  listingView(principal: string | undefined, access: AccessProfile | undefined): Pick<RouteScope, 'catalogue' | 'tools'> {
+    const scope = this.stateless.forPrincipal(principal, undefined, undefined, access);
+    return scope.tools === undefined ? { catalogue: scope.catalogue } : { catalogue: scope.catalogue, tools: scope.tools };
   }
 
   /**

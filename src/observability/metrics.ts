@@ -6,10 +6,14 @@
  * Prometheus does (dots to underscores, unit suffix).
  *
  * Every label value is bounded: a method outside the MCP method set is `unknown`, a tool name is
- * recorded only when the catalogue lists it (else `unknown`), servers come from the config, and
- * reasons are the gateway's own codes. A client can make no series appear at will.
+ * recorded only when the catalogue lists it (else `unknown`), servers are the gateway's own (a
+ * server a client brought into its session, named by that client, is `unknown` with its tools),
+ * and reasons are the gateway's own codes. A client can make no series appear at will.
+ *
+ * The same samples feed each server's recent activity for the admin page (server-activity.ts).
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { ServerActivity } from './server-activity.js';
 
 /** The label value for anything not in a known, bounded set. */
 export const UNKNOWN_LABEL = 'unknown';
@@ -72,6 +76,8 @@ export interface MetricSources {
   userCredentials?(): number;
   /** Events and bytes the event store's history budget currently holds; absent: no budget kept. */
   eventHistory?(): { events: number; bytes: number };
+  /** True for the gateway's own servers (config, plugins, reloads): the only server label values. */
+  isServer(name: string): boolean;
 }
 
 /** Every state an upstream slot can be in, so a state's series reads 0 rather than vanishing. */
@@ -86,6 +92,8 @@ export class GatewayMetrics {
   private readonly upstreamRestarts: Counter<'server'>;
   private readonly leaseWaits: Counter<'server'>;
   private sources: MetricSources | undefined;
+  /** Each server's requests over the last minutes, from the samples below (the admin page reads it). */
+  readonly activity = new ServerActivity({ isServer: (server) => this.sources?.isServer(server) === true });
 
   constructor() {
     const registers = [this.registry];
@@ -190,10 +198,11 @@ export class GatewayMetrics {
   }
 
   observeRequest(sample: RequestSample): void {
-    this.requestDuration.observe(
-      { mcp_method_name: methodLabel(sample.method), server: sample.server, gen_ai_tool_name: sample.tool, outcome: sample.outcome },
-      sample.seconds,
-    );
+    const own = sample.server === '' || this.sources?.isServer(sample.server) === true;
+    const server = own ? sample.server : UNKNOWN_LABEL;
+    const tool = own || sample.tool === '' ? sample.tool : UNKNOWN_LABEL;
+    this.requestDuration.observe({ mcp_method_name: methodLabel(sample.method), server, gen_ai_tool_name: tool, outcome: sample.outcome }, sample.seconds);
+    if (own && server !== '') this.activity.record(server, sample.outcome === 'error', sample.seconds);
   }
 
   authFailed(reason: string): void {

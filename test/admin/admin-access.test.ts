@@ -1,11 +1,12 @@
 /**
  * The admin page's access rule (pure) and its routes' refusals over real HTTP: an authenticated
- * principal outside `admin.principals` is refused 403 `ADMIN_REFUSED`, a listed one gets the page
- * with its CSP; a reload needs a JSON body; an escaped value never becomes markup.
+ * principal outside `admin.principals` is refused 403 `ADMIN_REFUSED` (the page, its status and
+ * its chart library alike), a listed one gets the page with its CSP; a reload needs a JSON body;
+ * an escaped value never becomes markup, embedded JSON never closes its script block.
  */
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { checkAdminAccess } from '../../src/admin/admin-access.js';
-import { escapeHtml } from '../../src/admin/admin-page.js';
+import { escapeHtml, scriptJson } from '../../src/admin/admin-page.js';
 import { assertBuilt, bearerPrincipals, Cleanup, rawRequest, startGatewayFor, stdioServer, newMarker, killPids, processesWithMarker } from '../integration/harness.js';
 
 const perTest = new Cleanup();
@@ -33,9 +34,16 @@ describe('checkAdminAccess', () => {
   });
 });
 
-describe('escapeHtml', () => {
+describe('escapeHtml and scriptJson', () => {
   it('leaves no markup in a hostile value', () => {
     expect(escapeHtml(`<script>alert("x")</script>&'`)).toBe('&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;&amp;&#39;');
+  });
+
+  it('embeds JSON that cannot close its script block or open a comment, and reads back unchanged', () => {
+    const hostile = { name: '</script><script>alert(1)</script><!--', also: 'a & b > c\u2028d' };
+    const embedded = scriptJson(hostile);
+    expect(embedded).not.toMatch(/[<>&\u2028]/);
+    expect(JSON.parse(embedded)).toEqual(hostile);
   });
 });
 
@@ -60,11 +68,17 @@ describe('the admin routes with auth on', () => {
     expect(ops.status).toBe(200);
     expect(ops.headers['content-type']).toContain('text/html');
     expect(ops.headers['content-security-policy']).toContain("default-src 'none'");
-    expect(ops.body).toContain('data-server="local"');
-    // No audit block: the page says the audit log is off, the status has no audit lines.
-    expect(ops.body).toContain('the audit log is off');
+    // The page carries the status it was served with (drawn by its script), as ops sees it.
+    const embedded = JSON.parse(/<script type="application\/json" id="admin-data">(.*?)<\/script>/s.exec(ops.body)![1]!) as { status: { servers: Array<{ name: string }>; view: { principal?: string } } };
+    expect(embedded.status.servers.map((s) => s.name)).toEqual(['local']);
+    expect(embedded.status.view.principal).toBe('ops');
+    // No audit block: the status has no audit lines (the page then says the audit log is off).
     const status = await rawRequest(`${admin}/status`, { method: 'GET', headers: principals.headers('ops') });
     expect(status.json()).not.toHaveProperty('audit');
+    expect((await rawRequest(`${admin}/status`, { method: 'GET', headers: principals.headers('dev') })).status).toBe(403);
+    const asset = /<script src="([^"]+)" nonce=/.exec(ops.body)![1]!;
+    expect((await rawRequest(new URL(asset, gateway.url).href, { method: 'GET', headers: principals.headers('dev') })).status).toBe(403);
+    expect((await rawRequest(new URL(asset, gateway.url).href, { method: 'GET', headers: principals.headers('ops') })).status).toBe(200);
     // A reload must come as JSON: a cross-site HTML form cannot send it.
     const form = await rawRequest(`${admin}/reload`, { headers: { ...principals.headers('ops'), 'content-type': 'application/x-www-form-urlencoded' }, body: 'a=1' });
     expect(form.status).toBe(415);

@@ -31,6 +31,23 @@ describe('the audit ring', () => {
     expect(ring.recent().map((entry) => entry.id)).toEqual([39, 38]);
   });
 
+  it('numbers every line recorded, so a page asks only for the lines after the last it has', () => {
+    const ring = new AuditRing({ maxEntries: 3, maxBytes: 1_000_000 });
+    expect(ring.latest).toBe(0);
+    expect(ring.recent(0)).toEqual([]);
+    for (let index = 0; index < 5; index++) ring.push(auditLine(record(index)));
+    expect(ring.latest).toBe(5);
+    expect(ring.recent(3).map((entry) => entry.id)).toEqual([4, 3]); // lines 4 and 5 (ids count from 0)
+    expect(ring.recent(5)).toEqual([]);
+    // Lines evicted since: only the kept ones come back.
+    expect(ring.recent(0).map((entry) => entry.id)).toEqual([4, 3, 2]);
+    // A line too large to keep still takes its number: the page never waits for it.
+    const tiny = new AuditRing({ maxEntries: 3, maxBytes: 10 });
+    tiny.push(auditLine(record(0)));
+    expect(tiny.latest).toBe(1);
+    expect(tiny.recent(0)).toEqual([]);
+  });
+
   it('counts bytes, not characters: multi-byte names fill the byte bound sooner', () => {
     const ring = new AuditRing({ maxEntries: 100, maxBytes: 4_000 });
     for (let index = 0; index < 50; index++) ring.push(auditLine(record(index, '€'.repeat(500))));

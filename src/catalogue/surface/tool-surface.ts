@@ -68,6 +68,12 @@ export interface ToolsView {
    * `tools/call`, with its visibility re-check.
    */
   callMeta(merged: MergedTools, params: Params, call: SurfaceCall, callTool: (params: Params) => Promise<Result>): Promise<Result> | undefined;
+  /**
+   * Per server of the scope, how many of its visible tools `tools/list` shows a client that sends
+   * no `deferTools` option (`listed`: pinned and loaded ones included) and how many it leaves to
+   * `search_tools` and `call_tool` (`deferred`) — the same decision `list` takes.
+   */
+  shown(merged: MergedTools): ReadonlyMap<string, { listed: number; deferred: number }>;
 }
 
 export interface ToolSurfaceDeps {
@@ -193,6 +199,24 @@ export class ToolSurface {
         // input rounds (the outer request's `requestState` / `inputResponses` travel with it).
         const { arguments: _outerArguments, name: _outerName, ...rest } = params;
         return callTool({ ...rest, name: target.name, arguments: target.arguments });
+      },
+
+      shown: (merged) => {
+        const snapshot = this.snapshot(merged);
+        const decision = this.decide(snapshot, session?.deferTools);
+        const counts = new Map(this.deps.servers.map((server) => [server, { listed: 0, deferred: 0 }]));
+        for (const tool of snapshot.tools) {
+          const server = snapshot.serverOf.get(tool.name) as string;
+          const count = counts.get(server);
+          if (count === undefined) continue;
+          // As `listing` decides: a tool named like a meta-tool is reachable through `call_tool` only.
+          const listed =
+            !active(decision) ||
+            (!META_TOOL_NAMES.has(tool.name) && (!decision.deferred.has(server) || snapshot.pinned.has(tool.name) || session?.loaded.has(tool.name) === true));
+          if (listed) count.listed += 1;
+          else count.deferred += 1;
+        }
+        return counts;
       },
     };
   }

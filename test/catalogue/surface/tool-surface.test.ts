@@ -225,3 +225,26 @@ describe('index rebuilds', () => {
     expect(await topName(search(surface, second, 'make a5'))).not.toBe('pinned__make_a5');
   });
 });
+
+describe('shown: per server, what tools/list lists and what it leaves to search', () => {
+  /** Each server's split, checked against what `list` itself lists. */
+  const check = async (view: ReturnType<ToolSurface['view']>, call: SurfaceCall) => {
+    const listed = new Set(namesOf((await view.list(merged, {}, call)).result));
+    const split = view.shown(merged);
+    for (const server of ['pinned', 'other']) {
+      const own = merged.tools.filter((t) => merged.index.get(t.name)?.server === server).map((t) => t.name);
+      expect(split.get(server)).toEqual({ listed: own.filter((n) => listed.has(n)).length, deferred: own.filter((n) => !listed.has(n)).length });
+    }
+    return split;
+  };
+
+  it('agrees with list for every deferral setting, pins and a session’s loaded tools', async () => {
+    expect((await check(surfaceFor({ deferTools: false }).view(), { era: 'modern', meta: undefined })).get('pinned')).toEqual({ listed: 5, deferred: 0 });
+    const above = surfaceFor({ deferTools: { above: 10 } }, { pinned: { alwaysLoad: ['make_a2'] } });
+    expect(await check(above.view(), { era: 'modern', meta: undefined })).toEqual(new Map([['pinned', { listed: 1, deferred: 4 }], ['other', { listed: 0, deferred: 6 }]]));
+    const own = session();
+    own.loaded.load(['other__list_b3']);
+    const withLoaded = surfaceFor({ deferTools: true });
+    expect((await check(withLoaded.view(own), legacy)).get('other')).toEqual({ listed: 1, deferred: 5 });
+  });
+});
