@@ -1,5 +1,5 @@
 /**
- * Config files are JSON with comments (JSONC, as VS Code and the README write them): `//` and
+ * Config files are JSON with comments (JSONC, as VS Code and docs/reference.md write them): `//` and
  * block comments and trailing commas are accepted. A syntax error is reported with its line and
  * column, never with the text around it (config files hold secrets).
  */

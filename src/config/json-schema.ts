@@ -16,7 +16,7 @@ export function gatewayJsonSchema(): Record<string, unknown> {
   return {
     $schema: generated.$schema,
     title: 'Portcullis gateway configuration',
-    description: 'A Portcullis config file (JSON with comments). See the README, section "Running it for real", and policies/README.md.',
+    description: 'A Portcullis config file (JSON with comments). See docs/reference.md, section "Running it for real", and policies/README.md.',
     ...generated,
     properties: {
       $schema: { type: 'string', description: 'Where editors find this schema; ignored by the gateway.' },

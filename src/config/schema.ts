@@ -65,7 +65,7 @@ export const gatewayConfigSchema = z.strictObject({
       /** Separator between server and tool name; `null` turns namespacing off. */
       separator: z.string().regex(/^[A-Za-z0-9_.-]{1,4}$/).nullable().default('__'),
       /**
-       * Tool deferral (README, "Deferral"): `false` lists every tool, `true` defers every server
+       * Tool deferral (docs/reference.md, "Deferral"): `false` lists every tool, `true` defers every server
        * that does not pin its own `defer`, `{ above: N }` defers once the visible catalogue has
        * more than N tools. Deferred tools leave `tools/list`; `search_tools` and `call_tool` stand in.
        */

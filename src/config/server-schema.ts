@@ -36,7 +36,7 @@ const common = {
   /** Milliseconds an upstream request may take before the gateway gives up on it. */
   requestTimeoutMs: z.number().int().positive().max(3_600_000).default(300_000),
   /**
-   * Tool deferral for this server (README, "Deferral"): `true` leaves its tools out of
+   * Tool deferral for this server (docs/reference.md, "Deferral"): `true` leaves its tools out of
    * `tools/list` (reachable through `search_tools` / `call_tool`) even when the global setting is
    * off, `false` always lists them directly; absent or `null` follows the session and
    * `catalogue.deferTools`.

@@ -1,5 +1,5 @@
 /**
- * Init options as an endpoint honours them (README, "Init options"): read by the closed schema
+ * Init options as an endpoint honours them (docs/reference.md, "Init options"): read by the closed schema
  * (rpc/init-options.ts), then bounded by what the deployment allows — `agentPersona` only where
  * the policy's `agentPersona.allowed` says so and within its `maxChars`, `eventStoreLimit`
  * lowered to the config's `eventStore.limit` — and the keys that were ignored logged, by name

@@ -1,6 +1,6 @@
 /**
  * What a 2025-era session's `initialize` settles before it is answered: the init options the
- * session honours (`_meta["portcullis/options"]`, README "Init options") and the servers its
+ * session honours (`_meta["portcullis/options"]`, docs/reference.md, "Init options") and the servers its
  * client brings (`_meta["portcullis/servers"]`). A bad option value refuses the `initialize`
  * (-32602 naming the option); deploy-only and unknown keys change nothing. Brought servers are
  * judged by the policy (-32602 naming the server and field) and opened before the `initialize` is

@@ -3,7 +3,7 @@
  * exposed name) triple — the shape of every visibility check, so the agent's endpoint lists and
  * re-checks calls with it AND-ed onto the gateway's own filter: an agent narrows, never widens.
  *
- * Entries (README, "Agents"):
+ * Entries (docs/reference.md, "Agents"):
  * - an exposed name, as the gateway lists it (`notes__add`, `dice-kit.dice__roll`);
  * - `mcp__<server>__<tool>`, the form Claude Code agents use, on the server and upstream name;
  * - `<server>__*`, every tool of that server;

@@ -1,7 +1,7 @@
 /**
  * Init options: what a client may negotiate over the wire, in `initialize` params
  * `_meta["portcullis/options"]` (2025 era, once per session) or in each request's `_meta` under
- * the same key (2026 era, which has no session). README, "Init options".
+ * the same key (2026 era, which has no session). docs/reference.md, "Init options".
  *
  * The schema is closed: `dataMode`, `agentPersona`, `eventStoreLimit`, `deferTools`. A bad value
  * of one of them refuses the request (-32602 naming the key). Anything else is ignored, never
@@ -28,7 +28,7 @@ export const initOptionsSchema = z.strictObject({
   agentPersona: z.string().min(1).max(MAX_PERSONA_CHARS).optional(),
   /** This session's event history limit (2025 era); lowered to the config's when higher. */
   eventStoreLimit: z.number().int().positive().optional(),
-  /** Deferral on or off for this client (README, "Deferral"). */
+  /** Deferral on or off for this client (docs/reference.md, "Deferral"). */
   deferTools: z.boolean().optional(),
 });
 

@@ -1,5 +1,5 @@
 /**
- * Config as users already write it: JSON with comments and trailing commas (the README's own
+ * Config as users already write it: JSON with comments and trailing commas (docs/reference.md's own
  * example), a `$schema` key for editors, syntax errors with line and column; the JSON Schema
  * generated from the zod schema and kept equal to schema/gateway.schema.json; `portcullis
  * import` of the other hosts' formats, secrets turned into variables.
@@ -29,8 +29,8 @@ function problemsOf(text: string): string[] {
 }
 
 describe('config text', () => {
-  it("parses the README's JSONC example, comments and all", () => {
-    const readme = readFileSync(join(root, 'README.md'), 'utf8');
+  it("parses the reference's JSONC example, comments and all", () => {
+    const readme = readFileSync(join(root, 'docs/reference.md'), 'utf8');
     const example = /```jsonc\n([\s\S]*?)\n```/.exec(readme)?.[1];
     expect(example).toBeDefined();
     const config = parseConfig(parseConfigText(example!));

@@ -1,5 +1,5 @@
 /**
- * The `deferTools` init option (README, "Init options"): a client asks for deferral on or off in
+ * The `deferTools` init option (docs/reference.md, "Init options"): a client asks for deferral on or off in
  * `initialize` params `_meta["portcullis/options"]` (2025 era), or in each request's `_meta`
  * under the same key (2026 era, which has no session). The options are read by one closed schema
  * (rpc/init-options.ts); this is its `deferTools` answer. An absent key means "no preference";

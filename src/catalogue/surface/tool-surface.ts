@@ -1,6 +1,6 @@
 /**
  * The tool surface of an endpoint: what `tools/list` shows each client, and the two meta-tools
- * that stand in for deferred tools (README, "Deferral"). For every merged catalogue snapshot it
+ * that stand in for deferred tools (docs/reference.md, "Deferral"). For every merged catalogue snapshot it
  * keeps, once: the visible tools with their hints (`anthropic/alwaysLoad` for pinned tools), the
  * per-server counts the deferral rule needs, and — built on the first search, or soon after the
  * first deferred listing — the search index, assembled from one segment per server out of the
