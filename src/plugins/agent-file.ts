@@ -1,15 +1,16 @@
 /**
  * One agent file: YAML frontmatter between `---` lines, then a markdown body that is the agent's
- * system prompt (the Claude Code / Open Plugins agent format). The frontmatter is parsed by the
- * `yaml` library (YAML 1.2 core schema: no custom tags, duplicate keys refused, alias expansion
- * capped against "billion laughs"); only the delimiter lines are found by scanning.
+ * system prompt (the Claude Code / Open Plugins agent format). The frontmatter is read within size
+ * and key bounds by `readFrontmatterYaml` (YAML 1.2 core schema: no custom tags, duplicate keys
+ * refused in linear time, alias expansion capped against "billion laughs"); only the delimiter
+ * lines are found by scanning.
  *
  * Fields: `name` (required, 1-64, kebab-case), `description` (at most 1024 characters), `model`,
  * `tools` (a list, or one comma-separated string), `disable-model-invocation`,
  * `disable-user-invocation` (booleans). Other keys belong to other hosts and are ignored; a known
  * key with a wrong value makes the file invalid, so it is skipped and reported, never half-read.
  */
-import { parseDocument } from 'yaml';
+import { readFrontmatterYaml } from './frontmatter-yaml.js';
 import { isAgentName } from './naming.js';
 import type { AgentDeclaration } from './types.js';
 import { isRecord } from './json-value.js';
@@ -24,8 +25,6 @@ export type AgentParse =
 export const MAX_DESCRIPTION_CHARS = 1024;
 export const MAX_TOOLS = 256;
 const MAX_SHORT_CHARS = 256;
-/** Aliases a frontmatter may expand; a handful is plenty, thousands is an attack. */
-const MAX_ALIAS_COUNT = 32;
 
 /** Counts code points, as a reader counts characters (an emoji is one, not two). */
 function charCount(value: string): number {
@@ -54,20 +53,9 @@ function parseTools(raw: unknown): { tools?: string[]; message?: string } {
 export function parseAgentFile(text: string): AgentParse {
   const parts = splitFrontmatter(text);
   if (parts === undefined) return { ok: false, field: 'frontmatter', message: 'missing: the file must start with a "---" line and close it with another' };
-  const doc = parseDocument(parts.yaml, { uniqueKeys: true, prettyErrors: false, schema: 'core', strict: true });
-  // Warnings too: an unresolved tag (`!!js/function`) is downgraded to a string by the library,
-  // and a frontmatter that means something else to another reader is not one to half-trust.
-  const [error] = [...doc.errors, ...doc.warnings];
-  if (error !== undefined) {
-    const line = error.linePos?.[0]?.line;
-    return { ok: false, field: 'frontmatter', message: `is not valid YAML (${error.code}${line === undefined ? '' : ` at frontmatter line ${line}`})` };
-  }
-  let data: unknown;
-  try {
-    data = doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
-  } catch {
-    return { ok: false, field: 'frontmatter', message: 'expands too many aliases' };
-  }
+  const read = readFrontmatterYaml(parts.yaml);
+  if (!read.ok) return { ok: false, field: 'frontmatter', message: read.message };
+  const { data } = read;
   if (!isRecord(data)) return { ok: false, field: 'frontmatter', message: 'must be a mapping of fields' };
   const name = data.name;
   // A name that fails the rule may still identify the file in a report, if it is short enough to quote.
