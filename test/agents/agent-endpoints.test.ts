@@ -38,15 +38,19 @@ beforeAll(async () => {
     'reviewer.md': agentFile('name: reviewer\ndescription: Reviews things\nmodel: claude-sonnet-4\ntools:\n  - conf__test_simple_text\n  - mcp__conf__test_error_handling', 'You review.'),
     'everything.md': agentFile('name: everything', 'You may use every tool.'),
     'globber.md': agentFile('name: globber\ntools: "conf__*, nope__missing"', 'Only conf.'),
+    // The README's plugin-wide form: every server of the plugin dice-kit, and nothing else.
+    'kit-wide.md': agentFile('name: kit-wide\ntools: dice-kit.*', 'Every dice-kit server.'),
     // Asks for a tool the config hides: an agent narrows, never widens.
     'greedy.md': agentFile('name: greedy\ntools: conf__test_image_content, conf__test_simple_text', 'Greedy.'),
     'hidden.md': agentFile('name: hidden\ndisable-user-invocation: true\ndisable-model-invocation: false', 'Not a prompt.'),
     'bad.md': agentFile('name: Not_Kebab', 'Skipped.'),
   });
   const quiet = writePlugin('quiet-kit', { where: whereamiEntry() }, { 'agents/helper.md': agentFile('name: helper', 'Disabled with its plugin.') });
+  // A plugin whose name continues the demo plugin's with a dot: `dice-kit.*` must not cover it.
+  const lookalike = writePlugin('dice-kit.evil', { where: whereamiEntry() });
   const started = await startPluginGateway(gatewayLife, {
     servers: { conf: stdioServer(newMarker(), { isolation: 'shared', disabledTools: ['test_image_content'] }) },
-    plugins: [path.join(ROOT, 'demo/plugins/dice-kit'), { path: quiet, enabled: false }],
+    plugins: [path.join(ROOT, 'demo/plugins/dice-kit'), { path: quiet, enabled: false }, lookalike],
     agents: agentsDir,
   });
   gateway = started.gateway;
@@ -76,6 +80,16 @@ describe.each(ERAS)('an agent endpoint seen by a %s client', (era) => {
     // The aggregate endpoint serves the very same tool.
     const { client: aggregate } = await connectClient(perTest, gateway.url, era);
     expect(textOf(await aggregate.callTool({ name: 'conf__test_simple_text', arguments: {} }))).not.toBe('');
+  });
+
+  it("keeps a plugin's * to that plugin: a plugin named dice-kit.evil is neither listed nor callable for dice-kit.*", async () => {
+    const { client } = await connectClient(perTest, agentUrl('kit-wide'), era);
+    expect((await client.listTools()).tools.map((tool) => tool.name)).toEqual(['dice-kit.dice__roll']);
+    const crossed = await errorOf(client.callTool({ name: 'dice-kit.evil.where__whereami', arguments: {} }));
+    expect(crossed).toMatchObject({ code: -32602, message: 'Unknown tool: dice-kit.evil.where__whereami' });
+    // The aggregate endpoint serves it: the agent's list, not an absent server, is what refused it.
+    const { client: aggregate } = await connectClient(perTest, gateway.url, era);
+    expect(textOf(await aggregate.callTool({ name: 'dice-kit.evil.where__whereami', arguments: {} }))).not.toBe('');
   });
 
   it('accepts exposed names and the mcp__<server>__<tool> form, and <server>__* globs', async () => {
@@ -165,7 +179,7 @@ describe.each(ERAS)('agents on the aggregate endpoint for a %s client', (era) =>
   it('offers each agent a user may invoke as a prompt agent:<name> whose prompts/get is the system prompt', async () => {
     const { client } = await connectClient(perTest, gateway.url, era);
     const names = (await client.listPrompts()).prompts.map((prompt) => prompt.name);
-    expect(names).toEqual(expect.arrayContaining(['agent:reviewer', 'agent:everything', 'agent:globber', 'agent:dice-kit:game-master']));
+    expect(names).toEqual(expect.arrayContaining(['agent:reviewer', 'agent:everything', 'agent:globber', 'agent:kit-wide', 'agent:dice-kit:game-master']));
     expect(names).not.toContain('agent:hidden'); // disable-user-invocation
     expect(names).not.toContain('agent:quiet-kit:helper'); // its plugin is disabled
     const got = await client.getPrompt({ name: 'agent:dice-kit:game-master' });
@@ -181,7 +195,7 @@ describe.each(ERAS)('agents on the aggregate endpoint for a %s client', (era) =>
     const read = await client.readResource({ uri: 'portcullis://agents' });
     const { items } = JSON.parse((read.contents[0] as { text: string }).text) as { items: Array<Record<string, unknown>> };
     const byName = new Map(items.map((item) => [item.name, item]));
-    expect([...byName.keys()].sort()).toEqual(['dice-kit:game-master', 'everything', 'globber', 'greedy', 'hidden', 'quiet-kit:helper', 'reviewer']);
+    expect([...byName.keys()].sort()).toEqual(['dice-kit:game-master', 'everything', 'globber', 'greedy', 'hidden', 'kit-wide', 'quiet-kit:helper', 'reviewer']);
     expect(byName.get('reviewer')).toMatchObject({
       type: 'agent',
       description: 'Reviews things',
@@ -200,7 +214,7 @@ describe('agents in the customisation list', () => {
   it("lists the gateway's own agents at the top level and plugin agents as plugin children, with the same ids as the resource", async () => {
     const list = (await rawRequest(`${gateway.url}/customizations`, { method: 'GET' })).json() as unknown as { items: Array<Record<string, unknown>> };
     const topAgents = list.items.filter((item) => item.type === 'agent').map((item) => item.name);
-    expect(topAgents).toEqual(['everything', 'globber', 'greedy', 'hidden', 'reviewer']);
+    expect(topAgents).toEqual(['everything', 'globber', 'greedy', 'hidden', 'kit-wide', 'reviewer']);
     const dice = list.items.find((item) => item.name === 'dice-kit') as { children: Array<Record<string, unknown>> };
     const child = dice.children.find((c) => c.type === 'agent');
     expect(child).toMatchObject({ name: 'dice-kit:game-master', tools: ['dice-kit.dice__roll'] });

@@ -23,6 +23,14 @@ describe('an agent allowlist', () => {
     ['a server glob of another server', ['notes__*'], ['notesx', 'a', 'notesx__a'], false],
     ['a plugin server by exposed prefix', ['dice-kit.*'], ['dice-kit.dice', 'roll', 'dice-kit.dice__roll'], true],
     ['an exact name is not a prefix', ['notes__ad'], ['notes', 'add', 'notes__add'], false],
+    ['a plugin glob stops at its namespace: not a plugin named after it plus a dot', ['dice-kit.*'], ['dice-kit.evil.x', 'roll', 'dice-kit.evil.x__roll'], false],
+    ['a partial plugin-server prefix stays inside the plugin', ['dice-kit.di*'], ['dice-kit.dix.evil', 'roll', 'dice-kit.dix.evil__roll'], false],
+    ['a partial plugin-server prefix matches its own servers', ['dice-kit.di*'], ['dice-kit.dice', 'roll', 'dice-kit.dice__roll'], true],
+    ['a server-name prefix does not reach into a plugin namespace', ['dice-kit*'], ['dice-kit.dice', 'roll', 'dice-kit.dice__roll'], false],
+    ['a tool prefix within one server', ['notes__get_*'], ['notes', 'get_one', 'notes__get_one'], true],
+    ['a tool prefix within one server, another tool', ['notes__get_*'], ['notes', 'put_one', 'notes__put_one'], false],
+    ['a tool prefix is not a prefix of a longer server name', ['notes__*'], ['notes__x', 'a', 'notes__x__a'], false],
+    ['a lone * allows every tool', ['*'], ['dice-kit.evil.x', 'roll', 'dice-kit.evil.x__roll'], true],
   ];
   it.each(cases)('%s', (_what, tools, [server, name, exposed], allowed) => {
     expect(compileAgentTools(tools)(server, name, exposed)).toBe(allowed);
