@@ -5,7 +5,7 @@
  *
  *   node dist/bench/run.js [--duration S] [--rounds N] [--concurrency 1,16,64]
  *                          [--paths direct,portcullis-http,…] [--sessions N] [--wait-quiet S]
- *                          [--pin pinned,unpinned] [--phases search,cold,load,gateway] [--quick] [--keep-logs]
+ *                          [--pin pinned,unpinned] [--phases search,integrity,cold,load,gateway] [--quick] [--keep-logs]
  *
  * Every process it starts is stopped by pid at the end, on failure, on SIGINT/SIGTERM, and by a
  * watchdog if the run overstays its estimate by half plus two minutes.
@@ -26,14 +26,15 @@ import { canPin, type PinMode } from './lib/affinity.js';
 import { PATH_IDS, startEchoHttp, type BenchContext, type PathId } from './paths.js';
 import { coldStart, stdioEchoColdStart } from './phases/cold-start.js';
 import { runLoadPhase } from './phases/load.js';
+import { runIntegrityPhase } from './phases/integrity.js';
 import { runSearchPhase } from './phases/search.js';
 import { measureIdleRss, measureSessionMemory, measureToolsList } from './phases/portcullis-extras.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const RESULTS = join(ROOT, 'bench/results');
 
-type Phase = 'search' | 'cold' | 'load' | 'gateway';
-const PHASES: readonly Phase[] = ['search', 'cold', 'load', 'gateway'];
+type Phase = 'search' | 'integrity' | 'cold' | 'load' | 'gateway';
+const PHASES: readonly Phase[] = ['search', 'integrity', 'cold', 'load', 'gateway'];
 
 interface Plan {
   durationS: number;
@@ -50,7 +51,7 @@ interface Plan {
   waitQuietS: number;
   /** Pin modes of the load rounds. */
   modes: PinMode[];
-  /** Phases to run (default all): `search`, `cold`, `load`, `gateway` (tools/list and memory). */
+  /** Phases to run (default all): `search`, `integrity` (the scanner on real servers), `cold`, `load`, `gateway` (tools/list and memory). */
   phases: ReadonlySet<Phase>;
 }
 
@@ -130,7 +131,8 @@ function estimateSeconds(plan: Plan): number {
   const lists = !plan.phases.has('gateway') ? 0 : 2 * (5 + (plan.rounds + 1) * 2 * plan.listDurationS);
   const sessions = !plan.phases.has('gateway') ? 0 : 2 * (5 + plan.sessions / 50);
   const search = !plan.phases.has('search') ? 0 : plan.quick ? 15 : 600;
-  return Math.round(plan.waitQuietS + cold + load + lists + sessions + search + 5);
+  const integrity = plan.phases.has('integrity') ? 10 : 0;
+  return Math.round(plan.waitQuietS + cold + load + lists + sessions + search + integrity + 5);
 }
 
 function foreignSummary(results: readonly { foreignCpu: number }[]): string {
@@ -238,6 +240,10 @@ async function main(): Promise<number> {
   try {
     log('tool search: recall per evaluation set (cross-validated), latency, builds and memory at ~5,000 tools');
     const search = !plan.phases.has('search') ? undefined : await attempt(problems, 'tool search', () => runSearchPhase({ quick: plan.quick }));
+    log('tool integrity: the scanner\'s false positives on the recorded real servers');
+    const integrity = !plan.phases.has('integrity') ? undefined : await attempt(problems, 'tool integrity', () => runIntegrityPhase({ quick: plan.quick }));
+    const extraText = [search?.text, integrity?.text].filter((t) => t !== undefined).map((t) => `\n${t}`).join('\n');
+    const extraMarkdown = [search?.markdown, integrity?.markdown].filter((t) => t !== undefined).map((t) => `\n${t}`).join('\n');
 
     const upstream = await startEchoHttp({ logDir, upstreamUrl: '' }, 0);
     const ctx: BenchContext = { logDir, upstreamUrl: upstream.url, upstreamPid: upstream.process.pid };
@@ -301,14 +307,14 @@ async function main(): Promise<number> {
           cold.results['portcullis-stdio'] === undefined || cold.results['mcp-proxy'] === undefined
             ? undefined
             : { portcullisStdio: median(cold.results['portcullis-stdio'].toolsListMs), mcpProxy: median(cold.results['mcp-proxy'].toolsListMs) },
-      }).concat(search?.targets ?? []),
+      }).concat(search?.targets ?? [], integrity?.targets ?? []),
     };
     const stamp = new Date(started).toISOString().replace(/[:.]/g, '-');
-    const markdown = `${renderReport(report, 'markdown')}${search === undefined ? '' : `\n${search.markdown}`}`;
-    writeFileSync(join(RESULTS, `run-${stamp}.json`), `${JSON.stringify({ report, raw: { load: load.rounds, search: search?.report } }, null, 2)}\n`);
+    const markdown = `${renderReport(report, 'markdown')}${extraMarkdown}`;
+    writeFileSync(join(RESULTS, `run-${stamp}.json`), `${JSON.stringify({ report, raw: { load: load.rounds, search: search?.report, integrity: integrity?.report } }, null, 2)}\n`);
     writeFileSync(join(RESULTS, `run-${stamp}.md`), `${markdown}\n`);
     writeFileSync(join(RESULTS, 'latest.md'), `${markdown}\n`);
-    process.stdout.write(`${renderReport(report, 'text')}${search === undefined ? '' : `\n${search.text}`}\n\nwritten: bench/results/run-${stamp}.{json,md}, bench/results/latest.md\n`);
+    process.stdout.write(`${renderReport(report, 'text')}${extraText}\n\nwritten: bench/results/run-${stamp}.{json,md}, bench/results/latest.md\n`);
     if (problems.length > 0) keepLogs = true;
     return problems.length === 0 ? 0 : 1;
   } catch (error) {
