@@ -1,0 +1,107 @@
+/**
+ * The test loop cannot lie about what it ran:
+ * - the build before the tests (test/setup/build.ts) makes dist/ the compilation of the current
+ *   sources — judged by content, not modification times — and removes outputs whose source is
+ *   gone; checked on a small project of its own in a temporary directory;
+ * - the vitest projects (vitest.config.ts) hold every test file exactly once, with every browser
+ *   suite in `browser` and every soak in `soak`.
+ */
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative, resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SUITES } from '../../vitest.config.js';
+import { ensureBuilt, FINGERPRINT_FILE } from '../setup/build.js';
+
+const repo = resolve(import.meta.dirname, '../..');
+
+function files(dir: string, keep: (name: string) => boolean): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return entry.name === 'node_modules' ? [] : files(path, keep);
+    return keep(entry.name) ? [path] : [];
+  });
+}
+
+// Each case runs the real compiler (seconds on a busy machine): a hang guard, not a speed claim.
+describe('the build before the tests', { timeout: 120_000 }, () => {
+  let root: string;
+  const src = (name: string) => join(root, 'src', name);
+  const out = (name: string) => join(root, 'dist/src', name.replace(/\.ts$/, '.js'));
+
+  beforeAll(() => {
+    root = mkdtempSync(join(tmpdir(), 'portcullis-build-'));
+    mkdirSync(join(root, 'src'));
+    writeFileSync(
+      join(root, 'tsconfig.json'),
+      JSON.stringify({
+        compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, types: [], skipLibCheck: true, outDir: 'dist', rootDir: '.' },
+        include: ['src'],
+      }),
+    );
+    writeFileSync(src('answer.ts'), 'export const answer: number = 41;\n');
+    writeFileSync(src('gone.ts'), 'export const gone = true;\n');
+  });
+  afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+  it('compiles the sources once, then leaves an up-to-date dist/ alone', () => {
+    expect(ensureBuilt(root).built).toBe(true);
+    expect(readFileSync(out('answer.ts'), 'utf8')).toContain('answer = 41');
+    expect(existsSync(join(root, 'dist', FINGERPRINT_FILE))).toBe(true);
+    expect(ensureBuilt(root)).toEqual({ built: false, pruned: [], ms: 0 });
+  });
+
+  it('rebuilds a source whose content changed even though its modification time went back', () => {
+    const before = statSync(src('answer.ts'));
+    writeFileSync(src('answer.ts'), 'export const answer: number = 42;\n');
+    utimesSync(src('answer.ts'), before.atime, before.mtime);
+    expect(ensureBuilt(root).built).toBe(true);
+    expect(readFileSync(out('answer.ts'), 'utf8')).toContain('answer = 42');
+  });
+
+  it('removes the output of a source that is gone, so no test can still run it', () => {
+    rmSync(src('gone.ts'));
+    expect(ensureBuilt(root).pruned.sort()).toEqual(['dist/src/gone.js']);
+    expect(existsSync(out('gone.ts'))).toBe(false);
+  });
+
+  it('writes again an output deleted by hand (an incremental build alone would not)', () => {
+    rmSync(out('answer.ts'));
+    expect(ensureBuilt(root).built).toBe(true);
+    expect(readFileSync(out('answer.ts'), 'utf8')).toContain('answer = 42');
+  });
+
+  it("fails on a compile error with the compiler's diagnostic, and builds again on the next run", () => {
+    writeFileSync(src('answer.ts'), "export const answer: number = 'forty-two';\n");
+    expect(() => ensureBuilt(root)).toThrow(/src\/answer\.ts\(1,14\): error TS2322/);
+    writeFileSync(src('answer.ts'), 'export const answer: number = 43;\n');
+    expect(ensureBuilt(root).built).toBe(true);
+    expect(readFileSync(out('answer.ts'), 'utf8')).toContain('answer = 43');
+  });
+
+  it('has built this run: dist/ is the compilation of the repository as it is now', () => {
+    expect(ensureBuilt(repo).built).toBe(false);
+  });
+});
+
+describe('the vitest projects', () => {
+  const testFiles = files(join(repo, 'test'), (name) => name.endsWith('.test.ts')).map((file) => relative(repo, file));
+  const listed = Object.values(SUITES).flat();
+
+  it('name only existing test files, each in one project', () => {
+    expect(listed.filter((file) => !testFiles.includes(file))).toEqual([]);
+    expect(new Set(listed).size).toBe(listed.length);
+  });
+
+  it('put every suite that drives a browser in `browser`', () => {
+    const browser = testFiles.filter((file) => /from 'playwright(-core)?'/.test(readFileSync(join(repo, file), 'utf8')));
+    expect(browser.length).toBeGreaterThan(0);
+    expect(browser.filter((file) => !(SUITES.browser as readonly string[]).includes(file))).toEqual([]);
+  });
+
+  it('put every soak in `soak`', () => {
+    const soaks = testFiles.filter((file) => /soak/.test(file));
+    expect(soaks.length).toBeGreaterThan(0);
+    expect(soaks.filter((file) => !(SUITES.soak as readonly string[]).includes(file))).toEqual([]);
+  });
+});
