@@ -1,11 +1,12 @@
 /**
- * Entry point: `portcullis --config FILE [--port N] [--host H]` runs the gateway and prints the
- * Ready line on stdout once every required upstream is up; `portcullis check --config FILE`
- * validates a config (exit 0, or 1 listing every problem) and warns about HTTP upstreams the
- * egress guard will refuse (`--resolve` looks their DNS names up too). SIGTERM/SIGINT drain and
- * exit 0.
+ * Entry point, the `portcullis` command line (commander): `portcullis [start] --config FILE
+ * [--port N] [--host H]` runs the gateway and prints the Ready line on stdout once every required
+ * upstream is up; `check` validates a config (exit 0, or 1 listing every problem) and warns about
+ * HTTP upstreams the egress guard will refuse; `reload`, `schema`, `import`, `help [command]` and
+ * `--version`. Usage errors exit 2. SIGTERM/SIGINT drain and exit 0.
  */
-import { parseArgs } from 'node:util';
+import { readFileSync } from 'node:fs';
+import { Command, CommanderError, Option } from 'commander';
 import { ConfigError, GatewayError } from './errors.js';
 import { loadConfigFile, deepFreeze } from './config/load.js';
 import type { GatewayConfig } from './config/schema.js';
@@ -21,29 +22,8 @@ import { runImport } from './config/import-command.js';
 import { ReloadTriggers } from './lifecycle/reload-triggers.js';
 import { runningPid } from './lifecycle/pid-file.js';
 
-const USAGE = `usage:
-  portcullis --config FILE [--port N] [--host H]
-  portcullis check --config FILE [--resolve]
-  portcullis reload --config FILE    validate FILE, then make the gateway running with it reload
-  portcullis schema                  print the config file's JSON Schema
-  portcullis import FILE             convert a Claude Desktop / Cursor / VS Code / plugin mcp.json`;
-
 export function readyLine(url: string): string {
   return `[portcullis]:Ready. ${url}`;
-}
-
-function parse(argv: string[]) {
-  return parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: {
-      config: { type: 'string', short: 'c' },
-      port: { type: 'string', short: 'p' },
-      host: { type: 'string' },
-      resolve: { type: 'boolean' },
-      help: { type: 'boolean', short: 'h' },
-    },
-  });
 }
 
 /** Applies `--port` / `--host` to a parsed config (a new frozen object; the original is untouched). */
@@ -144,35 +124,26 @@ export async function runGateway(
   }
 }
 
-export async function main(argv: string[]): Promise<number> {
-  let args: ReturnType<typeof parse>;
+/** The package's version, from the package.json beside `dist/` (in the clone, the tarball and the image alike). */
+export function packageVersion(): string {
+  const manifest = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version?: unknown };
+  return typeof manifest.version === 'string' ? manifest.version : 'unknown';
+}
+
+/** What every config-reading command takes. */
+interface ConfigOptions {
+  config: string;
+}
+
+interface StartOptions extends ConfigOptions {
+  port?: string;
+  host?: string;
+}
+
+/** Loads the config file and applies `--port` / `--host`; on failure prints every problem and answers the exit code. */
+async function loadForCommand(options: StartOptions): Promise<Readonly<GatewayConfig> | number> {
   try {
-    args = parse(argv);
-  } catch (error) {
-    process.stderr.write(`portcullis: ${(error as Error).message}\n${USAGE}\n`);
-    return 2;
-  }
-  if (args.values.help) {
-    process.stdout.write(`${USAGE}\n`);
-    return 0;
-  }
-  const [command, ...rest] = args.positionals;
-  if (command === 'schema' && rest.length === 0) {
-    process.stdout.write(gatewayJsonSchemaText());
-    return 0;
-  }
-  if (command === 'import' && rest.length === 1) return runImport(rest[0]!);
-  if ((command !== undefined && command !== 'check' && command !== 'reload') || rest.length > 0) {
-    process.stderr.write(`portcullis: unknown command\n${USAGE}\n`);
-    return 2;
-  }
-  if (args.values.config === undefined) {
-    process.stderr.write(`portcullis: --config FILE is required\n${USAGE}\n`);
-    return 2;
-  }
-  let config: Readonly<GatewayConfig>;
-  try {
-    config = withListenOverrides(await loadConfigFile(args.values.config), args.values.port, args.values.host);
+    return withListenOverrides(await loadConfigFile(options.config), options.port, options.host);
   } catch (error) {
     if (error instanceof ConfigError) {
       process.stderr.write(`portcullis: ${error.problems.length} problem(s) in the configuration:\n`);
@@ -182,14 +153,11 @@ export async function main(argv: string[]): Promise<number> {
     process.stderr.write(`portcullis: ${error instanceof GatewayError ? error.message : 'cannot load configuration'}\n`);
     return 1;
   }
-  if (command === 'reload') return requestReload(config);
-  if (command === 'check') {
-    // Warnings, not problems: the config is valid, but these upstreams will be refused when dialled.
-    const warnings = await blockedUpstreamWarnings(config, args.values.resolve === true ? { resolve: systemResolve } : {});
-    for (const warning of warnings) process.stderr.write(`portcullis: warning: ${warning}\n`);
-    process.stdout.write(`configuration ok: ${Object.keys(config.servers).length} server(s)${warnings.length > 0 ? `, ${warnings.length} warning(s)` : ''}\n`);
-    return 0;
-  }
+}
+
+async function startCommand(options: StartOptions): Promise<number> {
+  const config = await loadForCommand(options);
+  if (typeof config === 'number') return config;
   let logger: Logger;
   try {
     logger = gatewayLogger(config, process.env);
@@ -197,9 +165,111 @@ export async function main(argv: string[]): Promise<number> {
     process.stderr.write(`portcullis: PORTCULLIS_LOG_LEVEL: ${(error as Error).message}\n`);
     return 2;
   }
-  const path = args.values.config;
-  const reread = async () => withListenOverrides(await loadConfigFile(path), args.values.port, args.values.host);
+  const reread = async () => withListenOverrides(await loadConfigFile(options.config), options.port, options.host);
   return runGateway(config, logger, STOP_SIGNALS, reread);
+}
+
+async function checkCommand(options: ConfigOptions & { resolve?: boolean }): Promise<number> {
+  const config = await loadForCommand(options);
+  if (typeof config === 'number') return config;
+  // Warnings, not problems: the config is valid, but these upstreams will be refused when dialled.
+  const warnings = await blockedUpstreamWarnings(config, options.resolve === true ? { resolve: systemResolve } : {});
+  for (const warning of warnings) process.stderr.write(`portcullis: warning: ${warning}\n`);
+  process.stdout.write(`configuration ok: ${Object.keys(config.servers).length} server(s)${warnings.length > 0 ? `, ${warnings.length} warning(s)` : ''}\n`);
+  return 0;
+}
+
+async function reloadCommand(options: ConfigOptions): Promise<number> {
+  const config = await loadForCommand(options);
+  if (typeof config === 'number') return config;
+  return requestReload(config);
+}
+
+/** Adds a command's examples below its options in its own `--help`. */
+function examples(...lines: string[]): string {
+  return `\nExamples:\n${lines.map((line) => `  $ ${line}`).join('\n')}\n`;
+}
+
+/**
+ * The command line, parsed by commander: `portcullis [start]`, `check`, `reload`, `schema`,
+ * `import`, `help [command]`, `--version`. Each command has its own `--help` with an example.
+ * Options written after a command belong to it (positional options), so `check --config` is
+ * check's. The action's exit code is written to `exit`.
+ */
+function buildProgram(exit: { code: number }): Command {
+  const configOption = () => new Option('-c, --config <file>', 'the gateway config file (JSON with comments)').makeOptionMandatory();
+  const program = new Command('portcullis')
+    .description('A gateway for MCP servers: one URL in front of all of them, under one security policy.')
+    .version(packageVersion(), '-v, --version', 'print the version and exit')
+    .helpOption('-h, --help', 'show this help')
+    .enablePositionalOptions()
+    .showHelpAfterError('(run `portcullis help` for the commands, `portcullis help <command>` for one)')
+    .exitOverride();
+
+  program
+    .command('start', { isDefault: true })
+    .description('run the gateway (the default command: `portcullis --config FILE` is the same)')
+    .addOption(configOption())
+    .option('-p, --port <n>', "listen on this port instead of the config's (0: a free one)")
+    .option('--host <address>', "listen on this address instead of the config's")
+    .addHelpText('after', examples('portcullis --config gateway.json', 'portcullis start --config gateway.json --port 0   # a free port, shown on the Ready line'))
+    .action(async (options: StartOptions) => void (exit.code = await startCommand(options)));
+
+  program
+    .command('check')
+    .description('validate a config without starting it: exit 0, or 1 listing every problem')
+    .addOption(configOption())
+    .option('--resolve', 'also look up DNS names of HTTP upstreams the egress guard would refuse')
+    .addHelpText('after', examples('portcullis check --config gateway.json', 'portcullis check --config gateway.json --resolve'))
+    .action(async (options: ConfigOptions & { resolve?: boolean }) => void (exit.code = await checkCommand(options)));
+
+  program
+    .command('reload')
+    .description('validate a config, then make the gateway running with it re-read it')
+    .addOption(configOption())
+    .addHelpText('after', examples('portcullis reload --config gateway.json'))
+    .action(async (options: ConfigOptions) => void (exit.code = await reloadCommand(options)));
+
+  program
+    .command('schema')
+    .description("print the config file's JSON Schema (for editors: \"$schema\" in the config)")
+    .addHelpText('after', examples('portcullis schema > gateway.schema.json'))
+    .action(() => {
+      process.stdout.write(gatewayJsonSchemaText());
+      exit.code = 0;
+    });
+
+  program
+    .command('import')
+    .description('convert a Claude Desktop / Cursor / VS Code / plugin mcp.json into a gateway config on stdout')
+    .argument('<file>', 'the mcp.json (or claude_desktop_config.json) to convert')
+    .addHelpText('after', examples('portcullis import ~/.cursor/mcp.json > gateway.json', 'portcullis import .vscode/mcp.json > gateway.json'))
+    .action(async (file: string) => void (exit.code = await runImport(file)));
+
+  program.addHelpText('after', examples('portcullis --config gateway.json', 'portcullis help check'));
+  // Every subcommand reports its errors as the program does (exit code, hint after the error).
+  for (const command of program.commands) command.exitOverride().showHelpAfterError(`(run \`portcullis help ${command.name()}\` for its usage)`);
+  return program;
+}
+
+/** Runs the command line; resolves with the process exit code (2 for a usage error, 0 for help and --version). */
+export async function main(argv: string[]): Promise<number> {
+  const exit = { code: 0 };
+  const program = buildProgram(exit);
+  // A first word that is no command would otherwise reach the default command as an argument.
+  const [first] = argv;
+  if (first !== undefined && !first.startsWith('-') && first !== 'help' && !program.commands.some((command) => command.name() === first)) {
+    const names = program.commands.map((command) => command.name());
+    process.stderr.write(`error: unknown command '${first}' (the commands: ${names.join(', ')}, help)\n(run \`portcullis help\` for the commands, \`portcullis help <command>\` for one)\n`);
+    return 2;
+  }
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+  } catch (error) {
+    if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : 2;
+    throw error;
+  }
+  return exit.code;
 }
 
 /**

@@ -68,7 +68,9 @@ describe('the npm package', () => {
     writeFileSync(join(work, 'gateway.json'), JSON.stringify({ policy: 'strict', servers: { notes: { command: process.execPath, args: ['notes.js'] } } }));
     const help = portcullis(['--help']);
     expect(help.status).toBe(0);
-    expect(help.stdout).toContain('portcullis --config FILE');
+    expect(help.stdout).toContain('Usage: portcullis');
+    const { version } = JSON.parse(readFileSync(join(unpacked, 'package.json'), 'utf8')) as { version: string };
+    expect(portcullis(['--version']).stdout).toBe(`${version}\n`);
     const check = portcullis(['check', '--config', 'gateway.json']);
     expect(check.stderr).toBe('');
     expect(check.stdout).toContain('configuration ok: 1 server(s)');
