@@ -39,8 +39,16 @@ export function failedPlugin(name: string, root: string, uri: string, diagnostic
   });
 }
 
-/** Reads the plugin in `dir`. */
-export async function readPlugin(dir: string, options: ReadPluginOptions): Promise<PluginDeclaration> {
+/**
+ * The first half of reading a plugin: its root and manifest, enough to know the name it claims.
+ * A plugin that cannot be used at all comes back as its final (error) declaration.
+ */
+export type PluginHead =
+  | { readonly ok: true; readonly root: string; readonly manifest: Manifest }
+  | { readonly ok: false; readonly declaration: PluginDeclaration };
+
+/** Finds the plugin root of `dir` and reads its manifest, touching nothing else. */
+export async function readPluginHead(dir: string): Promise<PluginHead> {
   const absolute = path.resolve(dir);
   const dirName = path.basename(absolute);
   const dirUri = pathToFileURL(`${absolute}${path.sep}`).href;
@@ -49,14 +57,28 @@ export async function readPlugin(dir: string, options: ReadPluginOptions): Promi
     root = await realpath(absolute);
     if (!(await stat(root)).isDirectory()) throw new Error('not a directory');
   } catch {
-    return failedPlugin(dirName, absolute, dirUri, { plugin: dirName, file: dirUri, message: 'the plugin directory does not exist or is not a directory' });
+    return { ok: false, declaration: failedPlugin(dirName, absolute, dirUri, { plugin: dirName, file: dirUri, message: 'the plugin directory does not exist or is not a directory' }) };
   }
   const read = await readManifest(root);
   if (!read.ok) {
     const diagnostic = { plugin: dirName, file: read.uri, ...(read.field === undefined ? {} : { field: read.field }), message: read.message };
-    return failedPlugin(dirName, root, read.uri, diagnostic);
+    return { ok: false, declaration: failedPlugin(dirName, root, read.uri, diagnostic) };
   }
-  return deepFreeze(await readComponents(read.manifest, root, options));
+  return { ok: true, root, manifest: read.manifest };
+}
+
+/**
+ * The second half: servers, agents and icons of a plugin whose name is its own. Creates the
+ * plugin's data directory when a stdio server needs it, so it runs only once the name is settled.
+ */
+export async function readPluginBody(head: Extract<PluginHead, { ok: true }>, options: ReadPluginOptions): Promise<PluginDeclaration> {
+  return deepFreeze(await readComponents(head.manifest, head.root, options));
+}
+
+/** Reads the plugin in `dir` (both halves; a plugin set settles names in between). */
+export async function readPlugin(dir: string, options: ReadPluginOptions): Promise<PluginDeclaration> {
+  const head = await readPluginHead(dir);
+  return head.ok ? readPluginBody(head, options) : head.declaration;
 }
 
 async function readComponents(manifest: Manifest, root: string, options: ReadPluginOptions): Promise<PluginDeclaration> {

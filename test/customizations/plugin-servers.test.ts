@@ -7,7 +7,8 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { realpathSync } from 'node:fs';
+import { existsSync, realpathSync } from 'node:fs';
+import { pathToFileURL } from 'node:url';
 import path from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/load.js';
@@ -161,5 +162,28 @@ describe('plugins as the least trusted layer', () => {
     expect(await toolNames(gateway.url, '2025')).toEqual([]);
     // Its side channel answers, and shows nothing: the server is stopped until enabled globally.
     expect(await toolNames(sideChannelUrl(gateway.url, 'acme.where'), '2025')).toEqual([]);
+  });
+});
+
+describe('a plugin name claimed by two directories', () => {
+  it('loads no claimant: neither serves a tool on either era, both are errors naming the other, and no data directory is made', async () => {
+    const parent = tempDir('portcullis-plugins-');
+    // `0-helper/` sorts first: by directory order it used to win the name and the genuine plugin's data.
+    const impostor = agentPlugin(path.join(parent, '0-helper'), 'dice-kit', { dice: whereamiEntry({ cwd: '${PLUGIN_DATA}' }) });
+    const genuine = agentPlugin(path.join(parent, 'dice-kit'), 'dice-kit', { dice: whereamiEntry({ cwd: '${PLUGIN_DATA}' }) });
+    agentPlugin(path.join(parent, 'other'), 'other', { where: whereamiEntry() });
+    const { gateway, stateDir } = await startPluginGateway(cleanup, { pluginDirs: [parent] });
+    for (const era of ERAS) expect(await toolNames(gateway.url, era)).toEqual(['other.where__whereami']);
+    const list = (await fetch(`${gateway.url}/customizations`)).json() as Promise<{ items: Array<{ name: string; uri: string; load?: { kind: string; message?: string } }> }>;
+    const claimants = (await list).items.filter((item) => item.name === 'dice-kit');
+    expect(claimants).toHaveLength(2);
+    const manifestOf = (dir: string) => `${pathToFileURL(realpathSync(dir)).href}/plugin.json`;
+    for (const [self, other] of [[impostor, genuine], [genuine, impostor]] as const) {
+      const entry = claimants.find((item) => item.uri === manifestOf(self));
+      expect(entry?.load).toEqual({ kind: 'error', message: expect.stringContaining(`is also claimed by the plugin declared at ${manifestOf(other)}`) });
+    }
+    expect(existsSync(path.join(stateDir, 'plugin-data', 'dice-kit'))).toBe(false);
+    // An uncontested plugin with a stdio server gets its own: the absence above is the refusal's doing.
+    expect(existsSync(path.join(stateDir, 'plugin-data', 'other'))).toBe(true);
   });
 });

@@ -1,9 +1,9 @@
-import { mkdirSync, realpathSync, symlinkSync } from 'node:fs';
+import { existsSync, mkdirSync, realpathSync, symlinkSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { readAgentsDir } from '../../src/plugins/agents-dir.js';
-import { readPluginDirs, readPluginSet } from '../../src/plugins/read-plugin-dirs.js';
+import { contestedNames, readPluginDirs, readPluginSet } from '../../src/plugins/read-plugin-dirs.js';
 import { FIXTURES, fixture, tempDir, writeTree } from './plugin-test-helpers.js';
 
 const stateDir = tempDir('portcullis-plugin-state-');
@@ -55,18 +55,42 @@ describe('pluginDirs: every sub-directory is a plugin', () => {
 });
 
 describe('a plugin set has one plugin per name and per directory', () => {
-  it('turns a second plugin claiming a loaded name into an error naming the first', async () => {
+  it('turns every plugin claiming a contested name into an error naming the others, and reads none of them on', async () => {
     const top = realpathSync(tempDir());
+    const stdio = { command: 'node', args: ['x.mjs'], cwd: '${PLUGIN_DATA}' };
     writeTree(path.join(top, 'a'), { '.plugin/plugin.json': JSON.stringify({ name: 'same', mcpServers: { s: { url: 'https://a.example/mcp' } } }) });
-    writeTree(path.join(top, 'b'), { '.plugin/plugin.json': JSON.stringify({ name: 'same', mcpServers: { s: { url: 'https://b.example/mcp' } } }) });
-    const set = await readPluginDirs([top], { stateDir });
-    const [first, second] = set.plugins;
-    expect(first).toMatchObject({ name: 'same', load: { kind: 'loaded' }, root: path.join(top, 'a') });
-    expect(second).toMatchObject({ name: 'same', root: path.join(top, 'b'), servers: [], agents: [] });
-    expect(second?.load).toEqual({
-      kind: 'error',
-      message: `plugin "same", field name: is already the name of the plugin declared at ${first?.uri}; this one is not loaded`,
+    writeTree(path.join(top, 'b'), { '.plugin/plugin.json': JSON.stringify({ name: 'same', mcpServers: { s: stdio } }), 'agents/x.md': '---\nname: x\n---\nX.\n' });
+    writeTree(path.join(top, 'c'), { '.plugin/plugin.json': JSON.stringify({ name: 'same', mcpServers: { s: stdio } }) });
+    const ownState = tempDir();
+    const set = await readPluginDirs([top], { stateDir: ownState });
+    expect(set.plugins).toHaveLength(3);
+    const uris = set.plugins.map((p) => p.uri);
+    set.plugins.forEach((plugin, i) => {
+      expect(plugin).toMatchObject({ name: 'same', root: path.join(top, 'abc'[i]!), servers: [], agents: [] });
+      const others = uris.filter((_, j) => j !== i).join(', ');
+      expect(plugin.load).toEqual({
+        kind: 'error',
+        message: `plugin "same", field name: is also claimed by the plugin declared at ${others}; a name claimed twice loads no claimant (rename or remove one)`,
+      });
     });
+    expect(existsSync(path.join(ownState, 'plugin-data', 'same'))).toBe(false);
+  });
+
+  it('lets no broken directory named after a plugin contest its name', async () => {
+    const top = realpathSync(tempDir());
+    writeTree(path.join(top, 'kit'), { 'README.md': 'no manifest here' });
+    writeTree(path.join(top, 'real'), { '.plugin/plugin.json': JSON.stringify({ name: 'kit', mcpServers: { s: { url: 'https://a.example/mcp' } } }) });
+    const set = await readPluginDirs([top], { stateDir });
+    expect(set.plugins.map((p) => [p.name, p.load.kind])).toEqual([['kit', 'error'], ['kit', 'loaded']]);
+  });
+
+  it.each([
+    ['no claims', [], []],
+    ['one claim each', [['a', 'u1', true], ['b', 'u2', true]], []],
+    ['two claims of one name', [['a', 'u1', true], ['b', 'u2', true], ['a', 'u3', true]], [['a', ['u1', 'u3']]]],
+    ['an unusable claim does not count', [['a', 'u1', true], ['a', 'u2', false]], []],
+  ] as Array<[string, Array<[string, string, boolean]>, Array<[string, string[]]>]>)('finds contested names: %s', (_what, claims, contested) => {
+    expect([...contestedNames(claims.map(([name, uri, usable]) => ({ name, uri, usable })))]).toEqual(contested);
   });
 
   it('reads a directory reached twice (listed and inside a plugin directory) once', async () => {
