@@ -9,7 +9,9 @@
  * - `GET <path>/customizations?watch=1` → `text/event-stream`: the caller's current list at
  *   once, then its whole list again (`event: customizationsChanged`, `data: {"items": […]}`)
  *   whenever anything in it changes. Pull-driven: a watcher that does not read holds one pending
- *   list, never a backlog; at most {@link MAX_WATCHERS} watch at once.
+ *   list, never a backlog; at most {@link MAX_WATCHERS} watch at once, of which one authenticated
+ *   principal holds at most {@link MAX_WATCHERS_PER_PRINCIPAL} (as 2026 listens have a share), so
+ *   one principal's idle streams never take every other principal's place.
  * - `POST <path>/customizations/toggle` → toggle-route.ts.
  * - `POST <path>/customizations/authenticate` → authenticate-route.ts (a session's own token for
  *   a `perUser` server), when the gateway holds such tokens.
@@ -23,6 +25,7 @@
 import type { Context, Hono } from 'hono';
 import { errorResponse, GatewayError } from '../errors.js';
 import type { AccessProfile } from '../policy/access-policy.js';
+import { PrincipalShare } from '../policy/principal-share.js';
 import { customizationsFor, listJsonFor } from './access-filter.js';
 import { callerView, type CallerView } from './caller-view.js';
 import { listResponse } from './list-response.js';
@@ -35,6 +38,8 @@ import type { PluginCustomization } from './types.js';
 
 /** Concurrent watch streams per gateway; each holds one socket and one waiter. */
 export const MAX_WATCHERS = 256;
+/** Of those, the most one authenticated principal holds (a host opens one per window or so). */
+export const MAX_WATCHERS_PER_PRINCIPAL = MAX_WATCHERS / 4;
 /** A comment line keeps idle proxies from cutting a quiet stream. */
 const KEEPALIVE_MS = 15_000;
 
@@ -74,10 +79,18 @@ export function mountCustomizations(app: Hono, options: CustomizationRoutesOptio
   const { list } = options;
   const path = `${options.base}/customizations`;
   let watchers = 0;
+  const perPrincipal = new PrincipalShare(MAX_WATCHERS_PER_PRINCIPAL);
 
   const watch = (c: Context, caller: CallerView, access: AccessProfile | undefined): Response => {
     if (watchers >= MAX_WATCHERS) {
       return errorResponse(new GatewayError('WATCH_LIMIT', `too many customisation watchers (at most ${MAX_WATCHERS}); retry later`, { retryAfterMs: 5_000 }));
+    }
+    const principal = options.principalOf(c);
+    const freeShare = perPrincipal.take(principal);
+    if (freeShare === undefined) {
+      return errorResponse(
+        new GatewayError('WATCH_LIMIT', `too many customisation watchers for this principal (at most ${MAX_WATCHERS_PER_PRINCIPAL}); close one or retry later`, { retryAfterMs: 5_000 }),
+      );
     }
     watchers++;
     const hangUp = new AbortController();
@@ -89,6 +102,7 @@ export function mountCustomizations(app: Hono, options: CustomizationRoutesOptio
       if (released) return;
       released = true;
       watchers--;
+      freeShare();
       hangUp.abort();
     };
     const body = new ReadableStream<Uint8Array>(
