@@ -14,7 +14,7 @@
  *   plugins/      plugin and agent declarations           → leaves
  *   net/          address rules, the egress guard         → leaves
  *   lifecycle/    graceful drain, hot reload               → upstream, leaves (composition wires it)
- *   integrity/    tool pins, the poisoning scanner, holds  → leaves
+ *   integrity/    tool pins, the poisoning scanner, holds  → cluster (its Redis connection), leaves
  *   admin/        the admin page                           → inbound, upstream, customizations, lifecycle, leaves
  *   leaves        config/ policy/ errors.ts observability/ naming/ rpc/: import only each other
  *
@@ -78,7 +78,7 @@ module.exports = {
     onlyImports('session-below-inbound', 'session/ never imports inbound/, routing/ or upstream/.', '^src/session/', 'net'),
     onlyImports('plugins-are-declarations', 'plugins/ reads declarations; it builds on the leaves only.', '^src/plugins/', 'plugins'),
     onlyImports('net-is-low', 'net/ builds on the leaves only.', '^src/net/', 'net'),
-    onlyImports('integrity-is-self-contained', 'integrity/ (pins, scanner, holds) builds on the leaves only; the catalogue and the routes call it.', '^src/integrity/', 'integrity'),
+    onlyImports('integrity-beside-the-catalogue', 'integrity/ (pins, scanner, holds) builds on the leaves and the cluster Redis connection; the catalogue and the routes call it.', '^src/integrity/', 'integrity|cluster'),
     onlyImports('lifecycle-drives-the-registry', 'lifecycle/ (drain, reload) reaches the running gateway through the registry and narrow hooks only.', '^src/lifecycle/', 'upstream'),
     onlyImports('admin-reads-the-gateway', 'admin/ reads the registry, the customisation list and reload outcomes; it serves nothing else.', '^src/admin/', 'inbound|upstream|customizations|lifecycle'),
     {

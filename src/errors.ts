@@ -91,7 +91,10 @@ export type GatewayErrorCode =
   | 'UNKNOWN_CUSTOMIZATION'
   | 'TOGGLE_FORBIDDEN'
   | 'ENABLEMENT_LIMIT'
-  | 'ENABLEMENT_STORE_FAILED';
+  | 'ENABLEMENT_STORE_FAILED'
+  | 'TOOL_PENDING_APPROVAL'
+  | 'INTEGRITY_CONFLICT'
+  | 'INTEGRITY_STORE_FAILED';
 
 export interface GatewayErrorOptions {
   /** Upstream server name, when the error concerns one. Safe to show (it is a config key). */
@@ -188,6 +191,7 @@ export const taxonomy: Readonly<Record<GatewayErrorCode, readonly [rpc: number, 
   PRINCIPAL_CONNECTION_LIMIT: [WireCode.Unavailable, 503],
   WATCH_LIMIT: [WireCode.Unavailable, 503],
   ENABLEMENT_STORE_FAILED: [WireCode.Unavailable, 503],
+  INTEGRITY_STORE_FAILED: [WireCode.Unavailable, 503],
   SUBSCRIPTION_LIMIT: [WireCode.Unavailable, 503],
   STARTING: [WireCode.Unavailable, 503],
   SHUTTING_DOWN: [WireCode.Unavailable, 503],
@@ -212,6 +216,7 @@ export const taxonomy: Readonly<Record<GatewayErrorCode, readonly [rpc: number, 
   ADMIN_REFUSED: [WireCode.InvalidRequest, 403],
   TOGGLE_FORBIDDEN: [WireCode.InvalidRequest, 403],
   ENABLEMENT_LIMIT: [WireCode.InvalidRequest, 409],
+  INTEGRITY_CONFLICT: [WireCode.InvalidRequest, 409],
   SESSION_NOT_FOUND: [WireCode.InvalidRequest, 404],
   SESSION_ID_REQUIRED: [WireCode.InvalidRequest, 400],
   NOT_INITIALIZED: [WireCode.InvalidRequest, 400],
@@ -228,6 +233,8 @@ export const taxonomy: Readonly<Record<GatewayErrorCode, readonly [rpc: number, 
 
   INVALID_PARAMS: [WireCode.InvalidParams, 400],
   UNKNOWN_TOOL: [WireCode.InvalidParams, 400],
+  // The tool exists but its definition is not the one pinned (tool integrity, hold mode).
+  TOOL_PENDING_APPROVAL: [WireCode.InvalidParams, 403],
   UNKNOWN_PROMPT: [WireCode.InvalidParams, 400],
   UNKNOWN_SERVER: [WireCode.InvalidParams, 400],
   UNKNOWN_TASK: [WireCode.InvalidParams, 400],
