@@ -210,8 +210,9 @@ function buildProgram(exit: { code: number }): Command {
     .command('start', { isDefault: true })
     .description('run the gateway (the default command: `portcullis --config FILE` is the same)')
     .addOption(configOption())
-    .option('-p, --port <n>', "listen on this port instead of the config's (0: a free one)")
-    .option('--host <address>', "listen on this address instead of the config's")
+    // The environment variables let an image or a service unit set the listener without a shell (Dockerfile).
+    .addOption(new Option('-p, --port <n>', "listen on this port instead of the config's (0: a free one)").env('PORTCULLIS_PORT'))
+    .addOption(new Option('--host <address>', "listen on this address instead of the config's").env('PORTCULLIS_HOST'))
     .addHelpText('after', examples('portcullis --config gateway.json', 'portcullis start --config gateway.json --port 0   # a free port, shown on the Ready line'))
     .action(async (options: StartOptions) => void (exit.code = await startCommand(options)));
 

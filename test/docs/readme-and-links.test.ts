@@ -44,8 +44,8 @@ function markdownFiles(): string[] {
 }
 
 describe('the README', () => {
-  it('is a first screen, not the reference: under 100 lines, linking docs/reference.md', () => {
-    expect(readme.split('\n').length).toBeLessThan(100);
+  it('is a first screen, not the reference: under 120 lines, linking docs/reference.md', () => {
+    expect(readme.split('\n').length).toBeLessThan(120);
     expect(readme).toContain('](docs/reference.md)');
   });
 
