@@ -96,12 +96,21 @@ export function checkProof(secret: string, proof: string, binding: ProofBinding,
   };
 }
 
-/** A verifier remembering the nonces it accepted until they expire (bounded). */
-export function proofVerifier(secret: string, now: () => number = Date.now): (proof: string, binding: ProofBinding) => ProofVerdict {
+/**
+ * A verifier remembering the nonces it accepted until they expire. The memory is bounded by
+ * `maxNonces` (default {@link SEEN_MAX}): when that many unexpired nonces are held, a new proof is
+ * refused rather than an unexpired nonce forgotten — forgetting one would let its proof be replayed
+ * within its lifetime. A proof lives at most 2 × {@link PROOF_TTL_MS}, so the store is full only
+ * while more than `maxNonces` forwards arrive in that window (10,000 a second by default); the
+ * forwarding replica then sees the refusal and its client may retry.
+ */
+export function proofVerifier(secret: string, now: () => number = Date.now, maxNonces = SEEN_MAX): (proof: string, binding: ProofBinding) => ProofVerdict {
+  // Insertion order is close to expiry order (every minter adds the same lifetime), so expired
+  // nonces are dropped from the front; one minted with a later expiry holds the rest at most a lifetime.
   const seen = new Map<string, number>();
-  const forget = (at: number) => {
+  const forgetExpired = (at: number) => {
     for (const [nonce, expiry] of seen) {
-      if (expiry > at && seen.size < SEEN_MAX) break;
+      if (expiry > at) break;
       seen.delete(nonce);
     }
   };
@@ -110,7 +119,8 @@ export function proofVerifier(secret: string, now: () => number = Date.now): (pr
     const checked = checkProof(secret, proof, binding, at);
     if (!checked.ok) return checked;
     if (seen.has(checked.nonce)) return { ok: false, reason: 'proof replayed' };
-    forget(at);
+    forgetExpired(at);
+    if (seen.size >= maxNonces) return { ok: false, reason: 'too many forwarded requests within a proof lifetime' };
     seen.set(checked.nonce, checked.expiry);
     return { ok: true, principal: checked.principal, ...(checked.access === undefined ? {} : { access: checked.access }) };
   };

@@ -173,8 +173,8 @@ export class InputBridge {
 
   private suspend(call: SuspendedCall): Result {
     const token = randomBytes(24).toString('base64url');
-    const inputRequests: Record<string, RpcMessage> = {};
-    for (const [key, waiting] of call.waiting) inputRequests[key] = waiting.request;
+    // Keys come from the upstream: own properties, never a prototype (`__proto__`).
+    const inputRequests: Record<string, RpcMessage> = Object.fromEntries([...call.waiting].map(([key, waiting]) => [key, waiting.request]));
     this.suspended.set(token, call);
     call.result.catch(() => undefined); // settled later by the retry, or abandoned
     return { resultType: 'input_required', inputRequests, requestState: token };

@@ -51,15 +51,15 @@ const TRACE_KEYS = new Set(['traceparent', 'tracestate']);
  * Metadata": declared per request). Undefined when nothing is left.
  */
 export function upstreamMeta(meta: RequestMeta | undefined, options: UpstreamMetaOptions): Record<string, unknown> | undefined {
-  const out: Record<string, unknown> = {};
-  if (meta !== undefined) {
-    for (const key of Object.keys(meta)) {
-      if (key === 'progressToken' || key === OPTIONS_META_KEY) continue;
-      if (!options.modern && key.startsWith(ENVELOPE_PREFIX)) continue;
-      if (options.traceContext !== undefined && TRACE_KEYS.has(key)) continue;
-      out[key] = meta[key];
-    }
-  }
+  // Keys are the client's: copied as own properties (Object.fromEntries), so a key `__proto__`
+  // is relayed like any other rather than replacing this object's prototype.
+  const out: Record<string, unknown> = Object.fromEntries(
+    Object.keys(meta ?? {})
+      .filter((key) => key !== 'progressToken' && key !== OPTIONS_META_KEY)
+      .filter((key) => options.modern || !key.startsWith(ENVELOPE_PREFIX))
+      .filter((key) => options.traceContext === undefined || !TRACE_KEYS.has(key))
+      .map((key) => [key, meta![key]]),
+  );
   if (options.traceContext !== undefined) Object.assign(out, options.traceContext);
   if (options.modern && options.clientCapabilities !== undefined) out[CLIENT_CAPABILITIES_META_KEY] = options.clientCapabilities;
   if (options.progressToken !== undefined) out.progressToken = options.progressToken;

@@ -43,4 +43,18 @@ describe('principal proofs', () => {
     expect(verify('garbage', binding)).toMatchObject({ ok: false, reason: 'malformed proof' });
     expect(verify('x'.repeat(5000), binding)).toMatchObject({ ok: false, reason: 'proof too long' });
   });
+
+  it('refuses new proofs while the nonce store is full of unexpired nonces, rather than forgetting one', () => {
+    let now = 4_000_000;
+    const verify = proofVerifier('secret', () => now, 3);
+    const proofs = [1, 2, 3].map(() => mintProof('secret', 'alice', binding, now));
+    for (const proof of proofs) expect(verify(proof, binding)).toMatchObject({ ok: true });
+    const fourth = mintProof('secret', 'alice', binding, now);
+    expect(verify(fourth, binding)).toEqual({ ok: false, reason: 'too many forwarded requests within a proof lifetime' });
+    // Every accepted nonce is still remembered: the oldest proof cannot be replayed.
+    expect(verify(proofs[0]!, binding)).toEqual({ ok: false, reason: 'proof replayed' });
+    // Once they expire, places come back.
+    now += PROOF_TTL_MS + 1;
+    expect(verify(mintProof('secret', 'alice', binding, now), binding)).toMatchObject({ ok: true });
+  });
 });

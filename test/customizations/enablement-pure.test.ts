@@ -4,7 +4,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { decisionToKeep, effective, entriesFor, inherited, type StoredDecisions } from '../../src/customizations/enablement/decisions.js';
-import { parseStateFile, serialiseStateFile } from '../../src/customizations/enablement/file-store.js';
+import { createFileStore, parseStateFile, serialiseStateFile } from '../../src/customizations/enablement/file-store.js';
+import { tempDir } from '../plugins/plugin-test-helpers.js';
 import { parseField } from '../../src/customizations/enablement/redis-store.js';
 import { DecisionTable } from '../../src/customizations/enablement/store.js';
 import { mayToggle, parseToggle } from '../../src/customizations/toggle-check.js';
@@ -53,6 +54,16 @@ describe('enablement decisions', () => {
 });
 
 describe('the stores\' formats', () => {
+  it('saves and reloads decisions of workspaces named like Object.prototype members (__proto__, constructor)', async () => {
+    const stateDir = tempDir('portcullis-enablement-');
+    const store = createFileStore(stateDir);
+    await store.load();
+    for (const workspace of ['__proto__', 'constructor', 'toString']) await store.write({ scope: 'workspace', workspace }, 'plugin:p', false);
+    await store.close();
+    const reloaded = await createFileStore(stateDir).load();
+    for (const workspace of ['__proto__', 'constructor', 'toString']) expect(reloaded.workspaces.get(workspace)?.get('plugin:p')).toBe(false);
+  });
+
   it('round-trips the state file and refuses one it did not write', () => {
     const table = new DecisionTable();
     table.apply({ scope: 'global' }, 'config#mcp=a', false);

@@ -59,4 +59,12 @@ describe('request meta', () => {
     expect(upstreamMeta(requestMeta({ progressToken: 1, 'portcullis/options': {} }), { modern: false, clientCapabilities: undefined, progressToken: undefined })).toBeUndefined();
     expect(upstreamMeta(undefined, { modern: false, clientCapabilities: {}, progressToken: undefined })).toBeUndefined();
   });
+
+  it('relays a client key named __proto__ as a key, never as the prototype of the upstream _meta', () => {
+    const hostile = requestMeta(JSON.parse('{"__proto__": {"injected": true}, "custom": 1}'));
+    const out = upstreamMeta(hostile, { modern: false, clientCapabilities: undefined, progressToken: undefined })!;
+    expect(Object.getPrototypeOf(out)).toBe(Object.prototype);
+    expect((out as { injected?: unknown }).injected).toBeUndefined();
+    expect(JSON.parse(JSON.stringify(out))).toEqual(JSON.parse('{"__proto__": {"injected": true}, "custom": 1}'));
+  });
 });

@@ -49,8 +49,8 @@ export function parseStateFile(text: string): DecisionTable {
 }
 
 export function serialiseStateFile(decisions: StoredDecisions): string {
-  const workspaces: Record<string, Record<string, boolean>> = {};
-  for (const [workspace, table] of decisions.workspaces) workspaces[workspace] = Object.fromEntries(table);
+  // Workspace URIs are the callers' (any string): own properties, so `__proto__` is saved too.
+  const workspaces = Object.fromEntries([...decisions.workspaces].map(([workspace, table]) => [workspace, Object.fromEntries(table)]));
   return `${JSON.stringify({ version: 1, global: Object.fromEntries(decisions.global), workspaces }, null, 2)}\n`;
 }
 
