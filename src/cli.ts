@@ -13,7 +13,8 @@ import type { GatewayConfig } from './config/schema.js';
 import { startGateway, type RunningGateway } from './gateway.js';
 import { configSecrets } from './config/secrets.js';
 import { dropStdioWriteErrors } from './observability/log-sink.js';
-import { createLogger, flushLogSync, parseLogLevel, Redactor, type Logger } from './observability/logger.js';
+import { createLogger, flushLogSync, parseLogFormat, parseLogLevel, Redactor, type Logger } from './observability/logger.js';
+import { gatewayUrls, startBanner } from './composition/start-banner.js';
 import { killAllStdioChildren } from './upstream/stdio-transport.js';
 import { systemResolve } from './net/resolve-once.js';
 import { blockedUpstreamWarnings } from './net/upstream-reachability.js';
@@ -39,9 +40,19 @@ export function withListenOverrides(config: Readonly<GatewayConfig>, port?: stri
   return deepFreeze({ ...config, listen });
 }
 
-/** The process logger: level from PORTCULLIS_LOG_LEVEL, every configured secret masked by value. */
+/**
+ * The process logger: level from PORTCULLIS_LOG_LEVEL, every configured secret masked by value;
+ * readable lines when stderr is a terminal, JSON otherwise (PORTCULLIS_LOG_FORMAT=json|pretty
+ * decides instead; NO_COLOR drops the colours).
+ */
 export function gatewayLogger(config: Readonly<GatewayConfig>, env: Readonly<Record<string, string | undefined>>): Logger {
-  return createLogger({ level: parseLogLevel(env.PORTCULLIS_LOG_LEVEL), redactor: new Redactor(configSecrets(config, env)) });
+  const terminal = process.stderr.isTTY === true;
+  return createLogger({
+    level: parseLogLevel(env.PORTCULLIS_LOG_LEVEL),
+    format: parseLogFormat(env.PORTCULLIS_LOG_FORMAT, terminal),
+    colors: terminal && (env.NO_COLOR === undefined || env.NO_COLOR === '') && process.stderr.hasColors(),
+    redactor: new Redactor(configSecrets(config, env)),
+  });
 }
 
 /** Signals that drain the gateway and exit 0. */
@@ -79,7 +90,15 @@ export async function runGateway(
     }
     // Every line logged while starting ("upstream ready" …) is out before the Ready line.
     flushLogSync(logger);
-    if (requested === undefined) process.stdout.write(`${readyLine(gateway.publicUrl)}\n`);
+    if (requested === undefined) {
+      process.stdout.write(`${readyLine(gateway.publicUrl)}\n`);
+      // A person at a terminal gets where to look and how to connect; a collector gets the same URLs as fields.
+      if (process.stdout.isTTY === true) {
+        process.stdout.write(startBanner({ mcpUrl: gateway.publicUrl, version: packageVersion(), servers: Object.keys(config.servers) }));
+      } else {
+        logger.info(gatewayUrls(gateway.publicUrl), 'serving');
+      }
+    }
     await reloads.attach(gateway, config, logger);
     return await new Promise<number>((resolve) => {
       let stopping = false;
@@ -162,7 +181,7 @@ async function startCommand(options: StartOptions): Promise<number> {
   try {
     logger = gatewayLogger(config, process.env);
   } catch (error) {
-    process.stderr.write(`portcullis: PORTCULLIS_LOG_LEVEL: ${(error as Error).message}\n`);
+    process.stderr.write(`portcullis: PORTCULLIS_LOG_LEVEL / PORTCULLIS_LOG_FORMAT: ${(error as Error).message}\n`);
     return 2;
   }
   const reread = async () => withListenOverrides(await loadConfigFile(options.config), options.port, options.host);

@@ -49,6 +49,7 @@ import { Reloader, type ReloadOutcome, type ReloadTrigger } from './lifecycle/re
 import { AdminSources } from './admin/admin-status.js';
 import { visibleCounts } from './routing/visible-counts.js';
 import { resolveTelemetry, startTelemetry, type Telemetry } from './composition/telemetry.js';
+import { reportStartProgress } from './composition/start-progress.js';
 
 export const GATEWAY_VERSION = '0.1.0';
 
@@ -195,7 +196,12 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     // Servers the global decisions disable are stopped before the registry starts, so they never start.
     const customizations = await customizationsFor(config, plugins, registry, decisions, agents, userTokens);
     closers.add('customizations', () => customizations.close()); // ends every watch stream
-    await registry.start();
+    const stopProgress = reportStartProgress(registry, logger);
+    try {
+      await registry.start();
+    } finally {
+      stopProgress();
+    }
     await eventStore.start();
     void warnAboutMissingEnabledTools(registry, logger); // once each tool list is known
 

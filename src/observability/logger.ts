@@ -5,7 +5,8 @@
  * inside free text (stderr of children, upstream error messages).
  */
 import { pino, type Logger, type LevelWithSilent, type DestinationStream } from 'pino';
-import { createFdSink } from './log-sink.js';
+import { prettyFactory } from 'pino-pretty';
+import { createFdSink, type FdSink } from './log-sink.js';
 
 export type { Logger };
 
@@ -15,7 +16,16 @@ export interface LoggerOptions {
   destination?: DestinationStream;
   /** Masks known secret values in every serialised line, wherever they appear. */
   redactor?: Redactor;
+  /**
+   * `json` (default): one JSON object a line, for collectors. `pretty`: one readable line per
+   * record (time, level, message, fields) through pino-pretty, for a person at a terminal;
+   * `colors` adds ANSI colours. Applies to the default destination (stderr) only.
+   */
+  format?: LogFormat;
+  colors?: boolean;
 }
+
+export type LogFormat = 'json' | 'pretty';
 
 const REDACT_PATHS = [
   'headers.*',
@@ -46,8 +56,8 @@ const MAX_PENDING_BYTES = 4 * 1024 * 1024;
 const unredacted = new WeakMap<Logger, Logger>();
 
 export function createLogger(options: LoggerOptions = {}): Logger {
-  const destination =
-    options.destination ?? createFdSink({ fd: 2, minBytes: BATCH_BYTES, flushIntervalMs: BATCH_INTERVAL_MS, maxPendingBytes: MAX_PENDING_BYTES });
+  const sink = () => createFdSink({ fd: 2, minBytes: BATCH_BYTES, flushIntervalMs: BATCH_INTERVAL_MS, maxPendingBytes: MAX_PENDING_BYTES });
+  const destination = options.destination ?? (options.format === 'pretty' ? prettySink(sink(), options.colors === true) : sink());
   const common = {
     level: options.level ?? 'info',
     base: { name: 'portcullis' },
@@ -60,6 +70,28 @@ export function createLogger(options: LoggerOptions = {}): Logger {
   const root = pino({ ...common, redact: { paths: REDACT_PATHS, censor: '[redacted]' } }, destination);
   unredacted.set(root, pino(common, destination));
   return root;
+}
+
+/**
+ * Readable lines on the same batching sink (so a terminal that goes away costs lines, never the
+ * process): each JSON line, already masked by the redactor, is turned into
+ * `[12:00:01] INFO: upstream ready {"server":"files"}` by pino-pretty's formatter. Fields stay on
+ * the record's line (`singleLine`) so one record is one line, as in JSON.
+ */
+function prettySink(sink: FdSink, colors: boolean): DestinationStream & { flushSync(): void } {
+  // No error-like keys: an `err` field stays on its record's line like any other field.
+  const format = prettyFactory({ colorize: colors, singleLine: true, errorLikeObjectKeys: [], translateTime: 'SYS:HH:MM:ss', ignore: 'pid,hostname,name' });
+  return {
+    write: (line: string) => sink.write(format(line)),
+    flushSync: () => sink.flushSync(),
+  };
+}
+
+/** The log format for a destination: `PORTCULLIS_LOG_FORMAT` (`json`, `pretty`) when set, else pretty on a terminal. */
+export function parseLogFormat(value: string | undefined, isTerminal: boolean): LogFormat {
+  if (value === undefined || value === '') return isTerminal ? 'pretty' : 'json';
+  if (value !== 'json' && value !== 'pretty') throw new TypeError('log format must be json or pretty');
+  return value;
 }
 
 /**
