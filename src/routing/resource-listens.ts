@@ -34,7 +34,7 @@ import type { Logger } from '../observability/logger.js';
 import { PrincipalShare } from '../policy/principal-share.js';
 import { REFUSING_SINK } from '../rpc/sink.js';
 import type { UpstreamLink } from '../upstream/link.js';
-import type { LinkEvent } from '../upstream/link-event.js';
+import type { LinkEvent } from '../upstream/link.js';
 import { safeReason } from '../upstream/failure.js';
 import { connectionKeyId, type ConnectionKey } from '../upstream/principal-connections.js';
 import type { UpstreamRegistry } from '../upstream/registry.js';

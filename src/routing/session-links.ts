@@ -15,7 +15,7 @@
 import type { ClientCapabilities } from '@modelcontextprotocol/client';
 import type { Logger } from '../observability/logger.js';
 import type { DownstreamSink, RpcMessage } from '../rpc/sink.js';
-import type { LinkEvent } from '../upstream/link-event.js';
+import type { LinkEvent } from '../upstream/link.js';
 import type { UpstreamLink } from '../upstream/link.js';
 import { connectionKeyId, type ConnectionKey } from '../upstream/principal-connections.js';
 import type { UpstreamRegistry } from '../upstream/registry.js';

@@ -9,7 +9,7 @@
  * - a connection's close and task status: never here (the endpoint's task table routes status).
  */
 import type { DownstreamSink } from '../rpc/sink.js';
-import type { LinkEvent } from '../upstream/link-event.js';
+import type { LinkEvent } from '../upstream/link.js';
 
 export class SessionNotifications {
   /** `server\nuri` of each resource the session is subscribed to. */

@@ -4,9 +4,8 @@
  * - progress, by the progress token the link chose for that call alone;
  * - anything else, on a link that serves one call at a time (a pooled lease) or one session,
  *   when that call's request is the only one open on the connection — every earlier request
- *   answered, none abandoned — so the upstream has no other request it could be working on.
- *   Streamable HTTP would say more (the stream a message came on), but the SDK client does not
- *   pass it on; stdio carries no related-request id at all: one ordered pipe is what it proves.
+ *   answered, none abandoned (peer.ts) — so the upstream has no other request it could be
+ *   working on. stdio carries no related-request id at all: one ordered pipe is what it proves.
  * Otherwise the message goes to the link's owner (a 2025 session's standalone stream), or, with
  * no owner, is dropped (a notification) or refused (a request) and logged at debug, never guessed.
  *
@@ -18,23 +17,7 @@
  * nowhere. A session's own connection has one owner and serves one principal.
  */
 import type { Logger } from '../observability/logger.js';
-import { OpenRequests } from './open-requests.js';
 import type { DownstreamSink, RpcMessage } from '../rpc/sink.js';
-
-/** Server→client requests attributed at arrival and not yet dispatched by the SDK, at most. */
-const MAX_PENDING_UPSTREAM_REQUESTS = 64;
-
-/** Notifications the link itself consumes (cache invalidation, subscriptions); never relayed per call. */
-const LINK_LEVEL_NOTIFICATIONS = new Set([
-  'notifications/tools/list_changed',
-  'notifications/prompts/list_changed',
-  'notifications/resources/list_changed',
-  'notifications/resources/updated',
-  // A task outlives its call: its status belongs to the task's owner, whoever's call is open now.
-  'notifications/tasks/status',
-  'notifications/cancelled',
-  'notifications/subscriptions/acknowledged',
-]);
 
 /** One call forwarded on the link. */
 export interface Call {
@@ -53,30 +36,30 @@ interface Target {
 
 export interface AttributionOptions {
   /** Receives what no call can be credited with (a 2025 session's standalone stream). */
-  owner?: DownstreamSink;
+  owner?: DownstreamSink | undefined;
   /** The link serves one call at a time (a pooled lease). */
   exclusive: boolean;
+  /** The call whose request is the only one open on the connection, not abandoned (peer.ts). */
+  soleLiveCall(): Call | undefined;
   logger: Logger;
 }
 
 export class Attribution {
-  /** Requests sent and not yet answered: what attribution is proved against. */
-  readonly requests = new OpenRequests<Call>();
   private readonly owner: DownstreamSink | undefined;
   private readonly exclusive: boolean;
+  private readonly soleLiveCall: () => Call | undefined;
   private readonly logger: Logger;
   private readonly inFlight = new Set<Call>();
   /** Our progress tokens → the call they belong to and the client's own token. */
   private readonly byProgressToken = new Map<string, { call: Call; clientToken: string | number }>();
   private nextProgressToken = 1;
-  /** Server→client requests by id: the target judged at arrival, taken when the SDK dispatches. */
-  private readonly upstreamRequests = new Map<string, Target | undefined>();
   /** Where messages owned by no call go, in order. */
   private ownerChain: Promise<void> = Promise.resolve();
 
   constructor(options: AttributionOptions) {
     this.owner = options.owner;
     this.exclusive = options.exclusive;
+    this.soleLiveCall = options.soleLiveCall;
     this.logger = options.logger;
   }
 
@@ -105,46 +88,29 @@ export class Attribution {
   }
 
   /**
-   * Sees every incoming message first, in arrival order: a response closes its request; a
-   * server→client request is attributed now (the SDK dispatches it a tick later, when a response
-   * may already have changed what is open); a call-level notification is relayed now.
+   * A call-level notification, as it arrives (the peer hands them on synchronously, in arrival
+   * order, before the response that follows them): progress goes to its call under the client's
+   * own token; anything else to the call that provably caused it, or the owner, or nowhere.
    */
-  claim(message: unknown): void {
-    const note = message as { method?: unknown; id?: unknown; params?: Record<string, unknown> };
-    if (typeof note.method !== 'string') {
-      if (note.id !== undefined) this.requests.answered(note.id);
-      return;
-    }
-    if (note.id !== undefined) {
-      this.upstreamRequests.set(String(note.id), this.attribute());
-      // Requests the SDK answers itself (ping, unknown methods) are never taken: keep the newest only.
-      for (const stale of this.upstreamRequests.keys()) {
-        if (this.upstreamRequests.size <= MAX_PENDING_UPSTREAM_REQUESTS) break;
-        this.upstreamRequests.delete(stale);
-      }
-      return;
-    }
-    if (LINK_LEVEL_NOTIFICATIONS.has(note.method)) return;
-    if (note.method === 'notifications/progress') {
-      const owner = this.byProgressToken.get(String(note.params?.progressToken));
+  notification(method: string, params: Record<string, unknown> | undefined): void {
+    if (method === 'notifications/progress') {
+      const owner = this.byProgressToken.get(String(params?.progressToken));
       if (owner !== undefined) {
-        this.relay({ sink: owner.call.sink, call: owner.call }, { method: note.method, params: { ...note.params, progressToken: owner.clientToken } });
+        this.relay({ sink: owner.call.sink, call: owner.call }, { method, params: { ...params, progressToken: owner.clientToken } });
       }
       return;
     }
     const target = this.attribute();
     if (target === undefined) {
-      this.logger.debug({ method: note.method }, 'dropped an upstream notification that no call owns');
+      this.logger.debug({ method }, 'dropped an upstream notification that no call owns');
       return;
     }
-    this.relay(target, note.params === undefined ? { method: note.method } : { method: note.method, params: note.params });
+    this.relay(target, params === undefined ? { method } : { method, params });
   }
 
-  /** Where the server→client request with this id goes, as judged when it arrived; taken once. */
-  takeRequestSink(id: unknown, method: string): DownstreamSink | undefined {
-    const key = String(id);
-    const sink = this.upstreamRequests.get(key)?.sink;
-    this.upstreamRequests.delete(key);
+  /** Where a server→client request that arrives now goes, judged on arrival; undefined: nowhere. */
+  requestSink(method: string): DownstreamSink | undefined {
+    const sink = this.attribute()?.sink;
     if (sink === undefined) this.logger.debug({ method }, 'refused an upstream request that no call owns');
     return sink;
   }
@@ -156,7 +122,7 @@ export class Attribution {
    */
   private attribute(): Target | undefined {
     if (this.exclusive || this.owner !== undefined) {
-      const call = this.requests.soleLiveCall();
+      const call = this.soleLiveCall();
       if (call !== undefined && this.inFlight.has(call)) return { sink: call.sink, call };
     }
     return this.owner === undefined ? undefined : { sink: this.owner };

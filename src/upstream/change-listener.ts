@@ -2,18 +2,22 @@
  * A 2026 upstream announces list changes only on a `subscriptions/listen` stream. One listener per
  * connection keeps such a stream open for the changes the upstream advertises, re-opening it with
  * backoff while the connection lives; while it is live, cached lists need no lifetime (see
- * list-cache.ts). Changes are delivered by the SDK to the connection's notification handler.
+ * list-cache.ts). The stream is the peer's long-lived request (peer.ts): open once the upstream
+ * acknowledges it (`notifications/subscriptions/acknowledged`, within the request timeout); the
+ * changes it carries reach the link's notification handler like any other notification.
  */
-import type { Client, ServerCapabilities } from '@modelcontextprotocol/client';
+import type { ServerCapabilities } from '@modelcontextprotocol/client';
 import type { Logger } from '../observability/logger.js';
-import { safeReason } from './failure.js';
 import type { ListKind } from './list-cache.js';
+import type { PeerStream, RpcPeer } from './peer.js';
 
 /** Re-opening gives up after this many failed attempts in a row (the connection goes on without). */
 const MAX_ATTEMPTS = 6;
 
 export interface ChangeListenerOptions {
-  client: Client;
+  peer: RpcPeer;
+  /** How long the upstream has to acknowledge a stream. */
+  ackTimeoutMs: number;
   capabilities(): ServerCapabilities;
   /** True once the connection is closed: nothing is re-opened then. */
   closed(): boolean;
@@ -24,7 +28,8 @@ export interface ChangeListenerOptions {
 
 export class ChangeListener {
   private readonly options: ChangeListenerOptions;
-  private subscription: { close(): Promise<void> } | undefined;
+  private subscription: PeerStream | undefined;
+  private pending: PeerStream | undefined;
 
   constructor(options: ChangeListenerOptions) {
     this.options = options;
@@ -44,7 +49,8 @@ export class ChangeListener {
   }
 
   async close(): Promise<void> {
-    await this.subscription?.close().catch(() => undefined);
+    this.pending?.close();
+    this.subscription?.close();
   }
 
   private open(attempt: number): void {
@@ -55,20 +61,35 @@ export class ChangeListener {
       ...(caps.resources?.listChanged ? { resourcesListChanged: true } : {}),
     };
     if (Object.keys(filter).length === 0 || this.options.closed()) return;
-    this.options.client.listen(filter).then(
-      (subscription) => {
-        this.subscription = subscription;
-        void subscription.closed.then((how) => {
-          if (this.subscription === subscription) this.subscription = undefined;
-          this.options.onLost();
-          if (how === 'remote') this.retry(0);
-        });
+    let acknowledged = false;
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      this.options.logger.debug('upstream subscriptions/listen was not acknowledged in time');
+      timedOut = true;
+      stream.close();
+    }, this.options.ackTimeoutMs);
+    timer.unref();
+    const stream = this.options.peer.stream('subscriptions/listen', { notifications: filter }, {
+      onAck: () => {
+        clearTimeout(timer);
+        acknowledged = true;
+        this.pending = undefined;
+        this.subscription = stream;
       },
-      (error: unknown) => {
-        this.options.logger.debug({ reason: safeReason(error) }, 'upstream subscriptions/listen failed');
-        this.retry(attempt + 1);
+      onEnd: (how) => {
+        clearTimeout(timer);
+        if (this.pending === stream) this.pending = undefined;
+        if (!acknowledged) {
+          this.options.logger.debug('upstream subscriptions/listen failed');
+          if (how === 'remote' || timedOut) this.retry(attempt + 1);
+          return;
+        }
+        if (this.subscription === stream) this.subscription = undefined;
+        this.options.onLost();
+        if (how === 'remote') this.retry(0);
       },
-    );
+    });
+    this.pending = stream;
   }
 
   private retry(attempt: number): void {

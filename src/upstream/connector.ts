@@ -3,12 +3,12 @@
  * exhaustive switch, so adding a kind is a compile error until every place handles it.
  */
 import type { ChildCensus } from './child-census.js';
-import type { Transport } from '@modelcontextprotocol/client';
 import type { ServerConfig } from '../config/schema.js';
 import type { Logger } from '../observability/logger.js';
 import { createSseTransport } from './sse.js';
 import { createHttpTransport, httpSessionExpired, preferLegacyHandshake, type HttpConnectorDeps } from './streamable-http.js';
 import { createStdioTransport } from './stdio.js';
+import type { Wire } from './peer.js';
 
 export interface ConnectorDeps extends HttpConnectorDeps {
   /** The gateway's environment, from which a child inherits only a minimal set. */
@@ -18,7 +18,7 @@ export interface ConnectorDeps extends HttpConnectorDeps {
 }
 
 export interface Connector {
-  transport: Transport;
+  transport: Wire;
   negotiation: 'auto' | 'legacy';
 }
 

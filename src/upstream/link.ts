@@ -1,51 +1,63 @@
 /**
- * One live MCP connection to one upstream server: an SDK `Client` over a connector's transport.
+ * One live MCP connection to one upstream server: the gateway's own JSON-RPC peer (peer.ts) over a
+ * connector's wire, after the handshake (handshake.ts).
  *
- * The link forwards requests verbatim (a pass-through result schema: the gateway relays, it does
- * not re-validate), caches list results until the upstream says `list_changed`, and routes what
- * the upstream originates to the downstream that provably caused it (`attribution.ts`: its
- * invariant is that nothing of principal A ever reaches principal B; `upstream-initiated.ts`
- * handles what the SDK dispatches of it). It notes the id of every
- * request it sends, so it knows which requests the upstream has not answered yet: a pooled
- * connection serves again only once none are open (`idle`, `whenIdle`).
+ * The link forwards requests as they are (results are relayed, not re-validated: the upstream and
+ * the client each validate their own side), caches list results until the upstream says
+ * `list_changed`, and routes what the upstream originates:
+ * - link-level notifications (`list_changed`, `resources/updated`, `tasks/status`) become link
+ *   events (`LinkEvent`) for the link's listeners;
+ * - every other notification, and a server→client request (sampling, elicitation, roots), goes to
+ *   the downstream that provably caused it (attribution.ts: nothing of principal A ever reaches
+ *   principal B); a request only when that client declared the capability
+ *   (rpc/client-capabilities.ts), else it is refused with a JSON-RPC error, never guessed.
+ * The peer keeps every request open until the upstream answers it, so a pooled connection serves
+ * again only once none are open (`idle`, `whenIdle`).
  */
-import { Client, type Transport } from '@modelcontextprotocol/client';
-import type { ClientCapabilities, ServerCapabilities } from '@modelcontextprotocol/client';
+import { ProtocolError, type ClientCapabilities, type ServerCapabilities } from '@modelcontextprotocol/client';
 import type { Logger } from '../observability/logger.js';
-import { UpstreamError } from '../errors.js';
+import { GatewayError, UpstreamError, UpstreamRpcError } from '../errors.js';
 import { progressTokenOf, upstreamMeta, type RequestMeta } from '../rpc/request-meta.js';
-import { classifyUpstreamFailure, safeReason } from './failure.js';
+import { checkServerRequest } from '../rpc/client-capabilities.js';
+import { classifyUpstreamFailure } from './failure.js';
 import { ChangeListener } from './change-listener.js';
 import { describeStartFailure } from './start-failure.js';
 import { ListCache, type HintedList, type ListKind } from './list-cache.js';
-import { Attribution } from './attribution.js';
-import { passThroughResult } from '../rpc/pass-through.js';
-import { tapSends } from './send-tap.js';
+import { Attribution, type Call } from './attribution.js';
 import type { DownstreamSink, RpcMessage } from '../rpc/sink.js';
-import type { LinkEvent } from './link-event.js';
 import { STALE_LISTS, type ChangedList } from './server-changes.js';
 import { startUpstreamSpan } from '../observability/tracing.js';
 import { spanFailureOf } from '../observability/span-failure.js';
-import { handleUpstreamInitiated } from './upstream-initiated.js';
-import { LinkListeners } from './link-listeners.js';
+import { RpcPeer, type Wire } from './peer.js';
+import { handshake, MODERN_PROTOCOL_VERSION, type Handshake } from './handshake.js';
 
 /** The handshake's own bound, whatever a server's per-request timeout is. */
 const HANDSHAKE_TIMEOUT_MS = 30_000;
 
+/** Link-level events (not tied to a call) that owners of a link subscribe to. */
+export type LinkEvent =
+  | { kind: 'listChanged'; list: 'tools' | 'prompts' | 'resources' }
+  | { kind: 'resourceUpdated'; params: Record<string, unknown> }
+  /** `notifications/tasks/status`: its `taskId` is the upstream's, so only the task table can route it. */
+  | { kind: 'taskStatus'; params: Record<string, unknown> }
+  | { kind: 'closed'; reason: string };
+
 export interface LinkOptions {
   server: string;
-  transport: Transport;
+  /** The connector's wire (connector.ts); the link starts it. */
+  transport: Wire;
   /** `auto` probes with `server/discover` (HTTP); `legacy` runs the 2025 `initialize` handshake. */
   negotiation: 'auto' | 'legacy';
   requestTimeoutMs: number;
   logger: Logger;
   /**
    * The client capabilities the connection declares: its one client's for a session's own
-   * connection, else only what the gateway can honour on it (client-capabilities.ts).
+   * connection, else only what the gateway can honour on it (client-capabilities.ts). Absent:
+   * none declared.
    */
-  clientCapabilities: ClientCapabilities;
+  clientCapabilities?: ClientCapabilities | undefined;
   /** Receives what cannot be tied to one call (session isolation); absent for shared links. */
-  owner?: DownstreamSink;
+  owner?: DownstreamSink | undefined;
   /**
    * The link serves one call at a time (a lease): what arrives while that call's request is the
    * only one open is that call's. A shared link without an owner attributes only progress.
@@ -56,7 +68,7 @@ export interface LinkOptions {
 export interface ForwardOptions {
   /** Where messages caused by this call go. */
   sink: DownstreamSink;
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
   /**
    * The downstream client's `_meta`, as the inbound server read it: the upstream request's `_meta`
    * is written from it (rpc/request-meta.ts), never from `params`. Its progress token is restored
@@ -64,29 +76,42 @@ export interface ForwardOptions {
    */
   meta?: RequestMeta | undefined;
   /** Headers for this request's HTTP exchange (2026-era connections only; stdio has none). */
-  headers?: Record<string, string>;
+  headers?: Record<string, string> | undefined;
 }
 
 export class UpstreamLink {
   readonly server: string;
-  private readonly client: Client;
+  private readonly peer: RpcPeer<Call>;
   private readonly logger: Logger;
   private readonly requestTimeoutMs: number;
   private readonly attribution: Attribution;
   private readonly lists: ListCache;
   private readonly changes: ChangeListener;
-  private readonly listeners: LinkListeners;
+  private readonly listeners = new Set<(event: LinkEvent) => void>();
   private closedReason: string | undefined;
+  private settled: Handshake | undefined;
 
-  private constructor(options: LinkOptions, client: Client) {
+  private constructor(options: LinkOptions) {
     this.server = options.server;
-    this.client = client;
     this.logger = options.logger;
     this.requestTimeoutMs = options.requestTimeoutMs;
-    this.listeners = new LinkListeners(this.logger);
-    this.attribution = new Attribution({ owner: options.owner, exclusive: options.exclusive ?? false, logger: this.logger });
+    this.peer = new RpcPeer<Call>({
+      server: options.server,
+      wire: options.transport,
+      logger: options.logger,
+      onRequest: (request, signal) => this.serverRequest(request.method, request.params, signal),
+      onNotification: (method, params) => this.notification(method, params),
+      onClose: () => this.markClosed('connection closed'),
+    });
+    this.attribution = new Attribution({
+      owner: options.owner,
+      exclusive: options.exclusive ?? false,
+      soleLiveCall: () => this.peer.soleLiveCall(),
+      logger: this.logger,
+    });
     this.changes = new ChangeListener({
-      client,
+      peer: this.peer,
+      ackTimeoutMs: this.requestTimeoutMs,
       capabilities: () => this.capabilities,
       closed: () => this.closed,
       onLost: () => this.lists.invalidate(),
@@ -97,13 +122,9 @@ export class UpstreamLink {
       capabilities: () => this.capabilities,
       hearsChangesOf: (kind) => this.changes.hears(kind),
       fetchPage: (method, cursor) =>
-        this.attribution.requests
-          .send(undefined, () =>
-            this.client.request({ method, params: cursor === undefined ? {} : { cursor } }, passThroughResult, {
-              timeout: this.requestTimeoutMs,
-            }),
-          )
-          .catch((error: unknown) => {
+        this.peer
+          .request(method, cursor === undefined ? {} : { cursor }, { timeoutMs: this.requestTimeoutMs })
+          .then(complete, (error: unknown) => {
             throw classifyUpstreamFailure(this.server, error, this.modern);
           }),
     });
@@ -116,52 +137,45 @@ export class UpstreamLink {
 
   /** Connects and completes the handshake; rejects with an `UpstreamError` on failure. */
   static async connect(options: LinkOptions): Promise<UpstreamLink> {
-    const client = new Client(
-      { name: 'portcullis', version: '0.1.0' },
-      {
-        capabilities: options.clientCapabilities,
-        versionNegotiation: { mode: options.negotiation },
-        inputRequired: { autoFulfill: false },
-      },
-    );
-    const link = new UpstreamLink(options, client);
-    link.install();
-    const transport = tapSends(options.transport, (message) => link.attribution.requests.noteSent(message));
-    // The SDK calls a handler already on the transport before its own dispatch, for every message:
-    // messages are attributed here, synchronously and in arrival order, while the call they
-    // belong to is still in flight (the SDK would dispatch notifications after the response).
-    transport.onmessage = (message) => link.attribution.claim(message);
+    const link = new UpstreamLink(options);
     try {
-      await client.connect(transport, { timeout: HANDSHAKE_TIMEOUT_MS });
+      await link.peer.start();
+      link.settled = await handshake(link.peer, {
+        negotiation: options.negotiation,
+        clientCapabilities: options.clientCapabilities ?? {},
+        timeoutMs: HANDSHAKE_TIMEOUT_MS,
+      });
     } catch (error) {
-      await client.close().catch(() => undefined);
-      throw new UpstreamError('UPSTREAM_START_FAILED', options.server, describeStartFailure(options.server, error, options.transport), error);
+      // Described before closing: a child that exited at start is then still its own account.
+      const reason = describeStartFailure(options.server, error, options.transport);
+      await link.peer.close();
+      throw new UpstreamError('UPSTREAM_START_FAILED', options.server, reason, error);
     }
     if (link.modern) link.changes.start();
     return link;
   }
 
   get capabilities(): ServerCapabilities {
-    return this.client.getServerCapabilities() ?? {};
+    return this.settled?.capabilities ?? {};
   }
 
   /** The upstream's `serverInfo` (name, version, icons…) from its handshake. */
   get serverInfo(): Readonly<Record<string, unknown>> | undefined {
-    return this.client.getServerVersion() as Readonly<Record<string, unknown>> | undefined;
+    return this.settled?.serverInfo;
   }
 
   get instructions(): string | undefined {
-    return this.client.getInstructions();
+    return this.settled?.instructions;
   }
 
   get protocolVersion(): string | undefined {
-    return this.client.getNegotiatedProtocolVersion();
+    return this.settled?.protocolVersion;
   }
 
   /** True when the connection negotiated the stateless 2026 revision (or later). */
   get modern(): boolean {
     const version = this.protocolVersion;
-    return version !== undefined && version >= '2026-07-28';
+    return version !== undefined && version >= MODERN_PROTOCOL_VERSION;
   }
 
   get closed(): boolean {
@@ -174,7 +188,7 @@ export class UpstreamLink {
 
   /** True when the upstream has answered every request the link sent (none open, none abandoned). */
   get idle(): boolean {
-    return this.attribution.requests.idle;
+    return this.peer.idle;
   }
 
   /**
@@ -182,12 +196,13 @@ export class UpstreamLink {
    * included), false when `timeoutMs` passes first or the connection closes.
    */
   whenIdle(timeoutMs: number): Promise<boolean> {
-    return this.attribution.requests.whenIdle(timeoutMs);
+    return this.peer.whenIdle(timeoutMs);
   }
 
   /** Subscribes to link-level events; returns the unsubscribe function. */
   on(listener: (event: LinkEvent) => void): () => void {
-    return this.listeners.add(listener);
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
   }
 
   /**
@@ -212,19 +227,19 @@ export class UpstreamLink {
     });
     const outbound = meta === undefined ? withoutMeta(params) : { ...params, _meta: meta };
     const send = () =>
-      this.client.request({ method, params: outbound }, passThroughResult, {
+      this.peer.request(method, outbound, {
+        call,
         signal: options.signal,
-        timeout: this.requestTimeoutMs,
-        allowInputRequired: true,
-        ...(options.headers !== undefined && this.modern ? { headers: options.headers } : {}),
+        timeoutMs: this.requestTimeoutMs,
+        headers: options.headers !== undefined && this.modern ? options.headers : undefined,
       });
     try {
-      // An aborted signal or a timeout makes the SDK cancel upstream: `notifications/cancelled`
-      // on 2025-era connections, closing the request's own stream on 2026-era HTTP.
-      const result = await this.attribution.requests.send(call, span === undefined ? send : () => span.run(send));
+      // An aborted signal or a timeout cancels upstream (peer.ts): `notifications/cancelled` on
+      // 2025-era connections, closing the request's own stream on 2026-era HTTP.
+      const result = await (span === undefined ? send() : span.run(send));
       await call.chain;
       span?.end();
-      return result;
+      return complete(result);
     } catch (error) {
       await call.chain;
       const failure = classifyUpstreamFailure(this.server, error, this.modern);
@@ -238,7 +253,7 @@ export class UpstreamLink {
   /** Sends a notification upstream (cancellation is handled by the request's signal). */
   async notify(message: RpcMessage): Promise<void> {
     if (this.closedReason !== undefined) return;
-    await this.client.notification({ method: message.method, params: message.params });
+    await this.peer.notify(message.method, message.params);
   }
 
   /** The full list (all pages) of one kind, from the connection's cache (see list-cache.ts). */
@@ -266,35 +281,91 @@ export class UpstreamLink {
    */
   announceListChanged(list: ChangedList): void {
     this.lists.invalidate(STALE_LISTS[list]);
-    this.listeners.emit({ kind: 'listChanged', list });
+    this.emit({ kind: 'listChanged', list });
   }
 
   async close(): Promise<void> {
     if (this.closedReason === undefined) this.markClosed('closed by gateway');
     await this.changes.close();
-    await this.client.close().catch(() => undefined);
+    await this.peer.close();
   }
 
   private markClosed(reason: string): void {
     if (this.closedReason !== undefined) return;
     this.closedReason = reason;
-    this.attribution.requests.clear();
     this.lists.invalidate();
-    this.listeners.emit({ kind: 'closed', reason });
+    this.emit({ kind: 'closed', reason });
   }
 
-  private install(): void {
-    this.client.onclose = () => this.markClosed('connection closed');
-    // Only a code: SDK transport errors can embed response bodies and redirect URLs.
-    this.client.onerror = (error) => this.logger.debug({ reason: safeReason(error) }, 'upstream transport error');
+  /** A listener that throws is logged and the others still hear the event. */
+  private emit(event: LinkEvent): void {
+    for (const listener of this.listeners) {
+      try {
+        listener(event);
+      } catch (error) {
+        this.logger.warn({ err: error }, 'link listener failed');
+      }
+    }
+  }
 
-    handleUpstreamInitiated(this.client, {
-      attribution: this.attribution,
-      logger: this.logger,
-      listChanged: (list) => this.announceListChanged(list),
-      emit: (event) => this.listeners.emit(event),
+  /** What the upstream notifies, in arrival order: link-level events, or relayed per call. */
+  private notification(method: string, params: Record<string, unknown> | undefined): void {
+    switch (method) {
+      case 'notifications/tools/list_changed':
+        this.announceListChanged('tools');
+        return;
+      case 'notifications/prompts/list_changed':
+        this.announceListChanged('prompts');
+        return;
+      case 'notifications/resources/list_changed':
+        this.announceListChanged('resources');
+        return;
+      case 'notifications/resources/updated':
+        this.emit({ kind: 'resourceUpdated', params: params ?? {} });
+        return;
+      case 'notifications/tasks/status':
+        // A task outlives its call: its status belongs to the task's owner, whoever's call is open now.
+        this.emit({ kind: 'taskStatus', params: params ?? {} });
+        return;
+      case 'notifications/cancelled':
+      case 'notifications/subscriptions/acknowledged':
+        return; // the peer's own business
+      default:
+        this.attribution.notification(method, params);
+    }
+  }
+
+  /** A server→client request: to the client that caused it, if it declared the capability. */
+  private serverRequest(method: string, params: Record<string, unknown> | undefined, signal: AbortSignal): Promise<Record<string, unknown>> {
+    const sink = this.attribution.requestSink(method);
+    if (sink === undefined || !sink.canRequest) {
+      return Promise.reject(
+        new GatewayError(
+          'UNATTRIBUTABLE',
+          sink === undefined ? 'gateway cannot attribute this request to a client call' : 'the client of this call cannot receive server requests',
+        ),
+      );
+    }
+    const allowed = checkServerRequest(sink.clientCapabilities, method, params);
+    if (!allowed.ok) {
+      this.logger.debug({ method, code: allowed.code }, 'refused an upstream request the client did not declare');
+      return Promise.reject(new GatewayError(allowed.code, allowed.message));
+    }
+    // The client's own JSON-RPC error goes back as it answered; anything else is the gateway's.
+    return sink.request(params === undefined ? { method } : { method, params }, signal).catch((error: unknown) => {
+      throw error instanceof ProtocolError ? new UpstreamRpcError(error.code, error.message, error.data) : error;
     });
   }
+}
+
+/**
+ * A result as the gateway hands it on: a 2026 `resultType: "complete"` is the default the
+ * gateway's own answers restate per client era, so it is dropped here; `input_required` stays.
+ */
+function complete(result: Record<string, unknown>): Record<string, unknown> {
+  if (result.resultType !== 'complete') return result;
+  const { resultType: _complete, ...rest } = result;
+  return rest;
 }
 
 function withoutMeta(params: Record<string, unknown> | undefined): Record<string, unknown> | undefined {

@@ -23,7 +23,7 @@ import { GatewayError } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
 import { RefusalLog } from '../observability/refusal-log.js';
 import type { UpstreamLink } from './link.js';
-import type { LinkEvent } from './link-event.js';
+import type { LinkEvent } from './link.js';
 import { UpstreamSlot } from './slot.js';
 
 /** Whose connection: the authenticated principal (undefined without auth) and the workspace, if any. */

@@ -12,7 +12,7 @@
  */
 import type { UpstreamLink } from './link.js';
 import type { ListKind } from './list-cache.js';
-import type { LinkEvent } from './link-event.js';
+import type { LinkEvent } from './link.js';
 
 export type ChangedList = 'tools' | 'prompts' | 'resources';
 

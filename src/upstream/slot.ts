@@ -7,7 +7,7 @@
 import { UpstreamError } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
 import type { UpstreamLink } from './link.js';
-import type { LinkEvent } from './link-event.js';
+import type { LinkEvent } from './link.js';
 
 export type SlotState = 'idle' | 'connecting' | 'ready' | 'error' | 'closed';
 

@@ -1,21 +1,17 @@
 /**
- * The stdio upstream transport: one supervised child process (`stdio-process.ts`) speaking MCP
- * JSON-RPC on its stdin/stdout, behind the SDK `Transport` interface (a dumb pipe; protocol logic
- * stays in the SDK `Client` above it). This file frames and unframes messages, runs the `auto`
+ * The stdio upstream wire: one supervised child process (`stdio-process.ts`) speaking MCP
+ * JSON-RPC on its stdin/stdout, behind the `Wire` interface (a dumb pipe; protocol logic stays in
+ * the link's peer above it, peer.ts). This file frames and unframes messages, runs the `auto`
  * framing negotiation (`framing-negotiation.ts`) and maps what goes wrong to `GatewayError`s that
  * name only the server: never the command, its arguments, environment values or the child's output.
  * Its options, their checks and the redaction compiled from them are `stdio-options.ts`.
  */
-import {
-  parseJSONRPCMessage,
-  type JSONRPCMessage,
-  type MessageExtraInfo,
-  type Transport,
-} from '@modelcontextprotocol/client';
+import type { JSONRPCMessage } from '@modelcontextprotocol/client';
 import type { Logger } from 'pino';
 import type { GatewayError } from '../errors.js';
 import { DEFAULT_MAX_MESSAGE_BYTES, type DecodeEvent, type Framing, type MessageDecoder } from './framing.js';
 import { createFramingNegotiation, createInboundDecoder, type FramingNegotiation } from './framing-negotiation.js';
+import { isRpcMessage, type Wire } from './peer.js';
 import { codeOf, StdioProcess, stdioServerError, type ChildExitStatus } from './stdio-process.js';
 import {
   DEFAULT_DETECT_WINDOW_MS,
@@ -30,14 +26,14 @@ export type { ChildExitStatus } from './stdio-process.js';
 export type { StdioUpstreamTransportOptions } from './stdio-options.js';
 
 /**
- * A supervised stdio child behind the SDK `Transport` interface. Framing `auto` (the default in
+ * A supervised stdio child behind the `Wire` interface. Framing `auto` (the default in
  * config) is negotiated as `framing-negotiation.ts` describes; this class carries out the
  * negotiation's decisions and runs its detection window (`detectWindowMs`).
  */
-export class StdioUpstreamTransport implements Transport {
-  onclose?: () => void;
-  onerror?: (error: Error) => void;
-  onmessage?: <T extends JSONRPCMessage>(message: T, extra?: MessageExtraInfo) => void;
+export class StdioUpstreamTransport implements Wire {
+  onclose?: (() => void) | undefined;
+  onerror?: ((error: Error) => void) | undefined;
+  onmessage?: ((message: JSONRPCMessage) => void) | undefined;
 
   private readonly serverName: string;
   private readonly log: Logger;
@@ -203,13 +199,12 @@ export class StdioUpstreamTransport implements Transport {
   }
 
   private deliver(value: unknown): void {
-    let message: JSONRPCMessage;
-    try {
-      message = parseJSONRPCMessage(value);
-    } catch {
+    // The JSON-RPC envelope only: params and results are the upstream's and the client's to judge.
+    if (!isRpcMessage(value)) {
       this.report(this.error('skipped a message that is not JSON-RPC'));
       return;
     }
+    const message = value;
     if (this.negotiation.receive(message) === 'drop') {
       this.log.debug('dropped a second answer to the re-sent first message');
       return;

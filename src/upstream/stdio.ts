@@ -3,7 +3,6 @@
  * inherited environment plus the entry's explicit `env`; stderr to the debug log).
  */
 import type { ChildCensus } from './child-census.js';
-import type { Transport } from '@modelcontextprotocol/client';
 import type { StdioServerConfig } from '../config/schema.js';
 import type { Logger } from '../observability/logger.js';
 import { buildChildEnv } from './child-env.js';
@@ -16,7 +15,7 @@ export function createStdioTransport(
   logger: Logger,
   maxMessageBytes?: number,
   census?: ChildCensus,
-): Transport {
+): StdioUpstreamTransport {
   return new StdioUpstreamTransport({
     serverName: server,
     command: config.command,

@@ -7,7 +7,7 @@
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { UpstreamError } from '../../src/errors.js';
 import type { UpstreamLink } from '../../src/upstream/link.js';
-import type { LinkEvent } from '../../src/upstream/link-event.js';
+import type { LinkEvent } from '../../src/upstream/link.js';
 import { backoffDelay, UpstreamSlot, type SlotOptions } from '../../src/upstream/slot.js';
 import { assertBuilt } from '../integration/harness/paths.js';
 import { waitUntil } from '../integration/harness/wait.js';

@@ -17,7 +17,7 @@ import { randomBytes } from 'node:crypto';
 import { GatewayError } from '../../errors.js';
 import type { UpstreamLink } from '../../upstream/link.js';
 import type { DownstreamSink } from '../../rpc/sink.js';
-import type { LinkEvent } from '../../upstream/link-event.js';
+import type { LinkEvent } from '../../upstream/link.js';
 
 export interface TaskTableOptions {
   maxPerOwner: number;

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { GatewayError } from '../../../src/errors.js';
 import { TaskTable, type NewTask } from '../../../src/routing/tasks/task-table.js';
 import type { UpstreamLink } from '../../../src/upstream/link.js';
-import type { LinkEvent } from '../../../src/upstream/link-event.js';
+import type { LinkEvent } from '../../../src/upstream/link.js';
 
 /** The part of a link the table uses: its closed state and its events (a real link needs a process). */
 function fakeLink() {
