@@ -17,15 +17,18 @@ export const SUITES = {
 const common = {
   testTimeout: 30_000,
   hookTimeout: 30_000,
-  pool: 'forks',
-} as const;
+  pool: 'forks' as const,
+  // fast-check draws from the run's seed; a failing test prints the seed that replays it.
+  setupFiles: ['test/setup/seeded.ts'],
+};
 
 export default defineConfig({
   test: {
     // Run once per run, before any project's first test: dist/ built from the current sources
-    // (test/setup/build.ts), then one private redis-server (test/setup/redis.ts; never a shared
-    // 6379). Projects take the values they provide; none repeats them.
-    globalSetup: ['test/setup/build.ts', 'test/setup/redis.ts'],
+    // (test/setup/build.ts), the run's random seed, printed (test/setup/seed.ts; TEST_SEED
+    // replays one), then one private redis-server (test/setup/redis.ts; never a shared 6379).
+    // Projects take the values they provide; none repeats them.
+    globalSetup: ['test/setup/build.ts', 'test/setup/seed.ts', 'test/setup/redis.ts'],
     projects: [
       {
         test: {

@@ -4,7 +4,10 @@
  *   sources — judged by content, not modification times — and removes outputs whose source is
  *   gone; checked on a small project of its own in a temporary directory;
  * - the vitest projects (vitest.config.ts) hold every test file exactly once, with every browser
- *   suite in `browser` and every soak in `soak`.
+ *   suite in `browser` and every soak in `soak`;
+ * - random test data comes from the run's printed seed (test/setup/seed.ts, test/setup/random.ts),
+ *   so a failure replays with `TEST_SEED=<n>`: no other source of randomness in test/ but the
+ *   exceptions listed below with their reason.
  */
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,8 +15,18 @@ import { join, relative, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SUITES } from '../../vitest.config.js';
 import { ensureBuilt, FINGERPRINT_FILE } from '../setup/build.js';
+import { seededRandom } from '../setup/random.js';
+import { runSeed } from '../setup/seed.js';
 
 const repo = resolve(import.meta.dirname, '../..');
+
+/** Sources of randomness other than the seeded helper; `randomUUID()` (unique markers) is fine. */
+const UNSEEDED = /\bMath\.random\s*\(|\brandom(?:Int|Bytes|Fill(?:Sync)?)\s*\(|\bgetRandomValues\s*\(/;
+/** Files allowed an unseeded source, each with why. */
+const UNSEEDED_ALLOWED: Record<string, string> = {
+  'test/setup/seed.ts': 'makes the run seed itself when TEST_SEED is unset',
+  'test/fixtures/fixture-env.ts': "key material of the fixture server's own request-state codec: a secret, not test data",
+};
 
 function files(dir: string, keep: (name: string) => boolean): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
@@ -103,5 +116,44 @@ describe('the vitest projects', () => {
     const soaks = testFiles.filter((file) => /soak/.test(file));
     expect(soaks.length).toBeGreaterThan(0);
     expect(soaks.filter((file) => !(SUITES.soak as readonly string[]).includes(file))).toEqual([]);
+  });
+});
+
+describe('random test data', () => {
+  it('replays: one seed and one stream name give the same draws, another name others', () => {
+    const draw = (name: string, seed: number) => {
+      const random = seededRandom(name, seed);
+      return [random.int(1_000_000), random.int(5, 10), random.next(), random.chance(0.5), random.bytes(4).toString('hex')];
+    };
+    expect(draw('a', 7)).toEqual(draw('a', 7));
+    expect(draw('a', 7)).not.toEqual(draw('b', 7));
+    expect(draw('a', 7)).not.toEqual(draw('a', 8));
+  });
+
+  it('keeps draws inside the asked range', () => {
+    const random = seededRandom('range', 1);
+    const ints = Array.from({ length: 2_000 }, () => random.int(3, 7));
+    expect(new Set(ints)).toEqual(new Set([3, 4, 5, 6]));
+    expect(() => random.int(5, 5)).toThrow(RangeError);
+  });
+
+  it('takes the run seed from TEST_SEED, a fresh one without it, and refuses a malformed one with the fix', () => {
+    expect(runSeed('4294967295', () => 1)).toBe(4294967295);
+    expect(runSeed(undefined, () => 123)).toBe(123);
+    expect(runSeed(' ', () => 123)).toBe(123);
+    for (const bad of ['-1', '1.5', 'abc', '4294967296', '0x10']) expect(() => runSeed(bad)).toThrow(/is not a seed: use the integer/);
+  });
+
+  it('comes from the seeded helper everywhere in test/, unseeded sources only where listed with a reason', () => {
+    const offenders = files(join(repo, 'test'), (name) => /\.(ts|mjs|js)$/.test(name))
+      .map((file) => relative(repo, file))
+      .filter((file) => !(file in UNSEEDED_ALLOWED))
+      .flatMap((file) =>
+        readFileSync(join(repo, file), 'utf8')
+          .split('\n')
+          .flatMap((line, index) => (UNSEEDED.test(line) && !/^\s*(\*|\/\/)/.test(line) ? [`${file}:${index + 1}: ${line.trim()}`] : [])),
+      );
+    expect(offenders).toEqual([]);
+    for (const file of Object.keys(UNSEEDED_ALLOWED)) expect(UNSEEDED.test(readFileSync(join(repo, file), 'utf8')), `${file} still needs its exception`).toBe(true);
   });
 });

@@ -10,8 +10,8 @@
  *   list traffic, plus the well-formed probe calls, may appear there (DESIGN.md §7 "Input");
  * - afterwards a well-formed SDK v2 client of each era still connects, lists and calls.
  *
- * Runs are bounded (`FUZZ_SCALE` multiplies them; `FUZZ_SEED` replays a failure fast-check
- * reported). The whole file stays well under a minute on two cores.
+ * Runs are bounded (`FUZZ_SCALE` multiplies them; `TEST_SEED` replays a failing run: fast-check draws
+ * from the run's seed, test/setup/seeded.ts). The whole file stays well under a minute on two cores.
  */
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -52,7 +52,6 @@ import {
 
 const RECORDER = fileURLToPath(new URL('./children/recording-server.mjs', import.meta.url));
 const SCALE = Math.max(0.1, Number(process.env.FUZZ_SCALE ?? '1') || 1);
-const SEED = process.env.FUZZ_SEED === undefined ? undefined : Number(process.env.FUZZ_SEED);
 const PROBE_PREFIX = 'probe-';
 /** Hang guard per exchange (not a speed assertion). */
 const EXCHANGE_TIMEOUT_MS = 10_000;
@@ -62,7 +61,6 @@ const runs = (n: number): number => Math.max(1, Math.round(n * SCALE));
 const fcParams = (numRuns: number, extra: fc.Parameters<unknown> = {}): fc.Parameters<unknown> => ({
   ...extra,
   numRuns: runs(numRuns),
-  ...(SEED === undefined ? {} : { seed: SEED }),
   // Shrinking re-sends requests; cap it so a failure reports within the test timeout.
   interruptAfterTimeLimit: 40_000,
   markInterruptAsFailure: true,

@@ -6,9 +6,10 @@
  * elicitation or result — may reach the other, and every replaced stdio child must be gone once
  * the gateway closes. Bounded: a fixed number of calls, eight at a time per principal.
  */
-import { randomInt, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { seededRandom } from '../setup/random.js';
 import type { RunningGateway } from '../../src/gateway.js';
 import {
   assertBuilt,
@@ -31,6 +32,8 @@ const CALLS_PER_PRINCIPAL = 500;
 const WORKERS_PER_PRINCIPAL = 8;
 const HANG_UP_RATE = 0.2;
 const NAMES = ['alice', 'bob'] as const;
+/** Each principal's random choices (servers, sizes, hang-ups), drawn from the run's seed. */
+const draws = new Map<string, ReturnType<typeof seededRandom>>(NAMES.map((name) => [name, seededRandom(`pool-soak ${name}`)]));
 
 const perFile = new Cleanup();
 const principals = bearerPrincipals(...NAMES);
@@ -86,13 +89,15 @@ async function principalClient(name: string, cleanup: Cleanup, tally: Tally): Pr
 
 /** One call: chatty on a random server, sometimes eliciting (stdio), sometimes hung up at a random moment. */
 async function oneCall(client: Client, name: string, tally: Tally): Promise<void> {
-  const server = randomInt(2) === 0 ? 'stdio' : 'http';
+  const random = draws.get(name)!;
+  const server = random.int(2) === 0 ? 'stdio' : 'http';
   const tag = `${name}-${randomUUID()}`;
-  const elicits = server === 'stdio' && randomInt(5) === 0;
-  const args = { tag, count: randomInt(1, 10), intervalMs: randomInt(0, 3), ...(elicits ? { elicitAfterMs: randomInt(0, 20) } : {}) };
+  const elicits = server === 'stdio' && random.int(5) === 0;
+  const args = { tag, count: random.int(1, 10), intervalMs: random.int(0, 3), ...(elicits ? { elicitAfterMs: random.int(0, 20) } : {}) };
   const controller = new AbortController();
-  const hangUp = Math.random() < HANG_UP_RATE;
-  if (hangUp) setTimeout(() => controller.abort(), randomInt(0, 40));
+  const hangUp = random.chance(HANG_UP_RATE);
+  // The hang-up at a random moment is the behaviour under test, not a wait for something.
+  if (hangUp) setTimeout(() => controller.abort(), random.int(0, 40));
   tally.calls++;
   try {
     const result = await client.callTool({ name: `${server}__chatty`, arguments: args }, { signal: controller.signal });

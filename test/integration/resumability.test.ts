@@ -7,13 +7,13 @@
  *
  * Figures (cuts, events, losses) are printed as one `chaos:` line per run.
  */
-import { randomInt } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway } from '../../src/gateway.js';
 import { assertBuilt, Cleanup, gatewayConfig, startTestGateway, waitUntil, within } from './harness.js';
 import { assertSharedRedis, capturingLogger, deleteKeysUnder, keysUnder, privateRedis, SHARED_REDIS_URL, uniquePrefix, withRedis } from '../session/redis-helpers.js';
-import { RawSseSession, readSse, seededRandom, type SseEvent, type WireMessage } from '../session/sse-client.js';
+import { RawSseSession, readSse, type SseEvent, type WireMessage } from '../session/sse-client.js';
+import { seededRandom, type SeededRandom } from '../setup/random.js';
 
 const EMITTER = fileURLToPath(new URL('../session/children/numbered-emitter.mjs', import.meta.url));
 const EVENTS = 10_000;
@@ -64,10 +64,9 @@ async function chaosCall(
   callId: number,
   tool: string,
   label: string,
-  seed: number,
+  random: SeededRandom,
   pace: { burst: number; pauseMs: number },
 ): Promise<ChaosRun> {
-  const random = seededRandom(seed);
   const run: ChaosRun = { label, received: [], foreign: 0, results: [], cuts: 0, resumed: 0, conflicts: 0, serverEnds: 0 };
   let progressAt = Date.now();
   let progressCount = 0;
@@ -84,12 +83,12 @@ async function chaosCall(
       progressAt = Date.now();
     }
     if (connection > MAX_CONNECTIONS || Date.now() - progressAt > STALL_MS) {
-      throw new Error(`hang guard (seed ${seed}): ${label} not done after ${connection - 1} connections, ${run.received.length} events`);
+      throw new Error(`hang guard (TEST_SEED=${random.seed}): ${label} not done after ${connection - 1} connections, ${run.received.length} events`);
     }
     if (response.status !== 200 || response.body === null) {
-      throw new Error(`(seed ${seed}) ${label}: HTTP ${response.status} ${await response.text()}`);
+      throw new Error(`(TEST_SEED=${random.seed}) ${label}: HTTP ${response.status} ${await response.text()}`);
     }
-    const cutAfter = random(1, MAX_GAP);
+    const cutAfter = random.int(1, MAX_GAP + 1);
     let seen = 0;
     let eventAt = Date.now();
     const connectionController = controller;
@@ -117,7 +116,7 @@ async function chaosCall(
     if (run.results.length > 0) return run;
     if (outcome === 'stopped') run.cuts += 1;
     else run.serverEnds += 1;
-    if (lastEventId === undefined) throw new Error(`(seed ${seed}) ${label}: cut before any event id arrived`);
+    if (lastEventId === undefined) throw new Error(`(TEST_SEED=${random.seed}) ${label}: cut before any event id arrived`);
 
     for (let retry = 0; ; retry += 1) {
       controller = new AbortController();
@@ -125,7 +124,7 @@ async function chaosCall(
       if (response.status !== 409) break;
       run.conflicts += 1;
       await response.text();
-      if (retry >= MAX_CONFLICT_RETRIES) throw new Error(`hang guard (seed ${seed}): resume stayed 409`);
+      if (retry >= MAX_CONFLICT_RETRIES) throw new Error(`hang guard (TEST_SEED=${random.seed}): resume stayed 409`);
       await sleep(2);
     }
     run.resumed += 1;
@@ -185,8 +184,7 @@ describe.each(STORES)('resumable streams through the gateway ($kind store)', ({ 
     'delivers 10,000 notifications exactly once and in order across at least 200 random cuts',
     async () => {
       const session = await openSession();
-      const seed = randomInt(2 ** 31);
-      expectExactSequence(await chaosCall(session, 2, 'one__emit', `${kind}-single`, seed, PACE_ONE_STREAM));
+      expectExactSequence(await chaosCall(session, 2, 'one__emit', `${kind}-single`, seededRandom(`resumability ${kind}-single`), PACE_ONE_STREAM));
     },
     TEST_HANG_BOUND_MS,
   );
@@ -195,10 +193,9 @@ describe.each(STORES)('resumable streams through the gateway ($kind store)', ({ 
     'keeps two concurrent streams of one session apart across cuts: no cross-stream replay',
     async () => {
       const session = await openSession();
-      const seed = randomInt(2 ** 31);
       const [a, b] = await Promise.all([
-        chaosCall(session, 2, 'one__emit', `${kind}-A`, seed, PACE_TWO_STREAMS),
-        chaosCall(session, 3, 'two__emit', `${kind}-B`, seed + 1, PACE_TWO_STREAMS),
+        chaosCall(session, 2, 'one__emit', `${kind}-A`, seededRandom(`resumability ${kind}-A`), PACE_TWO_STREAMS),
+        chaosCall(session, 3, 'two__emit', `${kind}-B`, seededRandom(`resumability ${kind}-B`), PACE_TWO_STREAMS),
       ]);
       expectExactSequence(a);
       expectExactSequence(b);
@@ -372,9 +369,10 @@ describe('a Redis restart during a session', () => {
 
     await redis.start();
     // Resumability returns: a call made once Redis is back can be resumed mid-stream.
+    let callId = 100;
     await waitUntil(
       async () => {
-        const events = await emitAll(session, 100 + randomInt(1_000_000), 20);
+        const events = await emitAll(session, callId++, 20);
         const resumed = await session.resume(events[5]!.id!);
         if (resumed.status !== 200) {
           await resumed.text();

@@ -14,6 +14,7 @@ import { openRawSession, rawRequest } from '../integration/harness/raw-http.js';
 import { stdioServer } from '../integration/harness/upstreams.js';
 import { Cleanup, waitUntil } from '../integration/harness/wait.js';
 import { killPids, processesWithMarker } from '../integration/harness/processes.js';
+import { seededRandom } from '../setup/random.js';
 import { parseExposition, promtoolCheck, type Exposition } from './exposition.js';
 
 const cleanup = new Cleanup();
@@ -80,7 +81,8 @@ describe('/metrics', () => {
     // The gateway's own series (process metrics grow on their own: handle kinds, GC kinds).
     const own = (parsed: Exposition) => parsed.samples.filter((s) => /^(mcp_|portcullis_)/.test(s.name)).length;
     const before = own((await scrape(gateway)).parsed);
-    const names = Array.from({ length: 10_000 }, (_, i) => `made-up-${i}-${Math.random().toString(36).slice(2)}`);
+    const random = seededRandom('metrics-endpoint made-up names');
+    const names = Array.from({ length: 10_000 }, (_, i) => `made-up-${i}-${random.int(36 ** 8).toString(36)}`);
     for (let i = 0; i < names.length; i += 200) {
       await Promise.all(names.slice(i, i + 200).map((name) => client.callTool({ name, arguments: {} }).then(() => 'answered', () => 'refused')));
     }

@@ -1,4 +1,5 @@
 /** `portcullis check` reports policy problems: the compiled CLI as a child process, argv only. */
+import { randomUUID } from 'node:crypto';
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -18,7 +19,7 @@ beforeAll(() => {
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 function check(config: unknown): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const path = join(dir, `gateway-${Math.random().toString(36).slice(2)}.json`);
+  const path = join(dir, `gateway-${randomUUID()}.json`);
   writeFileSync(path, JSON.stringify(config));
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [CLI_JS, 'check', '--config', path], {

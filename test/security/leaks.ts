@@ -5,8 +5,8 @@
  * log line's message), percent-encoded, or any 12-character fragment of its random part (a
  * truncated line, a prefix "for debugging": redaction by whole value misses those).
  */
-import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
+import { seededRandom } from '../setup/random.js';
 
 /** The leaky stdio child (plain JS; it imports the compiled fixture from dist/). */
 export const LEAKY_STDIO_JS = fileURLToPath(new URL('./children/leaky-stdio.mjs', import.meta.url));
@@ -19,9 +19,12 @@ export interface Secret {
   readonly random: string;
 }
 
+/** The random parts of secrets, drawn from the run's seed (unique within a run, replayable). */
+const secretBytes = seededRandom('security/leaks secrets');
+
 /** A fresh secret `<label><random hex>`; `label` may hold characters that JSON escapes. */
 export function newSecret(name: string, label: string): Secret {
-  const random = randomBytes(20).toString('hex');
+  const random = secretBytes.bytes(20).toString('hex');
   return { name, value: `${label}${random}`, random };
 }
 

@@ -134,16 +134,3 @@ export class RawSseSession {
     await response.text();
   }
 }
-
-/** A small seeded PRNG (mulberry32): the cut points of a failing run can be replayed. */
-export function seededRandom(seed: number): (min: number, max: number) => number {
-  let state = seed >>> 0;
-  return (min, max) => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    const unit = ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-    return min + Math.floor(unit * (max - min + 1));
-  };
-}

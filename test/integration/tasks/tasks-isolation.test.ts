@@ -6,10 +6,11 @@
  * `tasks/*` method; `tasks/list` shows the caller's tasks only; status notifications reach the
  * owner's session only; 2026 sessionless tasks are bound to their principal.
  */
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { Client } from '@modelcontextprotocol/client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { passThroughResult } from '../../../src/rpc/pass-through.js';
+import { seededRandom } from '../../setup/random.js';
 import { bearerPrincipals, Cleanup, collectNotifications, connectClient, errorOf, startGatewayFor } from '../harness.js';
 import { everythingServer, modernRequest, RESEARCH_TOOL, TASKS_EXTENSION, untilTerminal } from './everything.js';
 
@@ -31,9 +32,12 @@ async function session(url: string, principal: string): Promise<Client> {
   return (await connectClient(perTest, url, '2025', { headers: principals.headers(principal) })).client;
 }
 
+/** Task ids no one was ever given, drawn from the run's seed. */
+const neverIssued = seededRandom('tasks-isolation never-issued ids');
+
 /** What a caller gets for an id no one was ever given: every foreign id must get the same. */
 async function unknownAnswer(client: Client, method: string): Promise<{ code?: number; message: string }> {
-  const { code, message } = await errorOf(rpc(client, method, { taskId: randomBytes(18).toString('base64url') }));
+  const { code, message } = await errorOf(rpc(client, method, { taskId: neverIssued.bytes(18).toString('base64url') }));
   return { code, message };
 }
 
@@ -94,7 +98,7 @@ describe('sessionless (2026-07-28) tasks, bound to their principal', () => {
     expect(created.result).toMatchObject({ resultType: 'task', status: 'working' });
     const taskId = created.result!.taskId as string;
 
-    const never = randomBytes(18).toString('base64url');
+    const never = neverIssued.bytes(18).toString('base64url');
     for (const method of ['tasks/get', 'tasks/update', 'tasks/cancel']) {
       const params = method === 'tasks/update' ? { inputResponses: {} } : {};
       const foreign = await modernRequest(url, method, { taskId, ...params }, as('bob'));
