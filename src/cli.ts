@@ -21,7 +21,7 @@ import { blockedUpstreamWarnings } from './net/upstream-reachability.js';
 import { gatewayJsonSchemaText } from './config/json-schema.js';
 import { runImport } from './config/import-command.js';
 import { ReloadTriggers } from './lifecycle/reload-triggers.js';
-import { runningPid } from './lifecycle/pid-file.js';
+import { requestReload } from './lifecycle/reload-command.js';
 
 export function readyLine(url: string): string {
   return `[portcullis]:Ready. ${url}`;
@@ -201,7 +201,7 @@ async function checkCommand(options: ConfigOptions & { resolve?: boolean }): Pro
 async function reloadCommand(options: ConfigOptions): Promise<number> {
   const config = await loadForCommand(options);
   if (typeof config === 'number') return config;
-  return requestReload(config);
+  return requestReload(config.stateDir);
 }
 
 /** Adds a command's examples below its options in its own `--help`. */
@@ -290,19 +290,4 @@ export async function main(argv: string[]): Promise<number> {
     throw error;
   }
   return exit.code;
-}
-
-/**
- * `portcullis reload`: the config has been validated (a broken one never reaches the gateway);
- * the gateway running over the same state directory gets SIGHUP and logs what it applied.
- */
-function requestReload(config: Readonly<GatewayConfig>): number {
-  const found = runningPid(config.stateDir);
-  if (!found.ok) {
-    process.stderr.write(`portcullis: ${found.message}\n`);
-    return 1;
-  }
-  process.kill(found.pid, 'SIGHUP');
-  process.stdout.write(`reload requested: configuration ok, SIGHUP sent to the gateway (pid ${found.pid}); its log says what was applied\n`);
-  return 0;
 }

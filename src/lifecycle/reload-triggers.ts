@@ -1,6 +1,7 @@
 /**
  * What asks a running gateway to reload (docs/operations.md, "Hot reload"): SIGHUP — sent by
- * `portcullis reload`, which finds the process through the pid file (pid-file.ts) — and, when
+ * `portcullis reload`, which finds the process through the pid file (pid-file.ts) and reads the
+ * outcome the gateway writes back (reload-answer.ts) — and, when
  * `lifecycle.watch` is on, a change to the config or policy file (config-watch.ts). SIGHUP is
  * caught from the moment the triggers exist, so one that arrives while the gateway is still
  * starting (its default action would kill the process and orphan the children) is held and
@@ -10,6 +11,7 @@ import type { GatewayConfig } from '../config/schema.js';
 import type { Logger } from '../observability/logger.js';
 import { watchedFiles, watchFiles } from './config-watch.js';
 import { writePidFile } from './pid-file.js';
+import { writeReloadAnswer } from './reload-answer.js';
 import type { ReloadOutcome, ReloadTrigger } from './reload.js';
 
 export interface Reloadable {
@@ -20,10 +22,24 @@ export class ReloadTriggers {
   private target: Reloadable | undefined;
   private held = false;
   private readonly stops: Array<() => void> = [];
+  private stateDir: string | undefined;
+  private logger: Logger | undefined;
   private readonly onHangup = () => {
     if (this.target === undefined) this.held = true;
-    else void this.target.reload('signal');
+    else this.signalled(this.target);
   };
+
+  /** A signalled reload; its outcome is written where `portcullis reload` waits for it (reload-answer.ts). */
+  private signalled(target: Reloadable): void {
+    void target.reload('signal').then((outcome) => {
+      if (this.stateDir === undefined) return;
+      try {
+        writeReloadAnswer(this.stateDir, outcome);
+      } catch (error) {
+        this.logger?.warn({ code: (error as NodeJS.ErrnoException).code ?? 'unknown error' }, 'cannot write the reload answer in the state directory; `portcullis reload` will not hear it');
+      }
+    });
+  }
 
   constructor() {
     process.on('SIGHUP', this.onHangup);
@@ -31,8 +47,10 @@ export class ReloadTriggers {
 
   /** The gateway is up: write the pid file, start the watch if configured, serve a held SIGHUP. */
   async attach(gateway: Reloadable, config: Readonly<GatewayConfig>, logger: Logger): Promise<void> {
+    this.logger = logger;
     try {
       this.stops.push(writePidFile(config.stateDir));
+      this.stateDir = config.stateDir;
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code ?? 'unknown error';
       logger.warn({ code }, 'cannot write the pid file in the state directory; `portcullis reload` will not find this gateway (SIGHUP still works)');
@@ -45,7 +63,7 @@ export class ReloadTriggers {
     this.target = gateway;
     if (this.held) {
       this.held = false;
-      void gateway.reload('signal');
+      this.signalled(gateway);
     }
   }
 

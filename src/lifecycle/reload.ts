@@ -27,6 +27,8 @@ export interface ReloadOutcome {
   readonly applied: boolean;
   /** Why it was refused: the new configuration's problems, or the changes that need a restart. */
   readonly problems: readonly string[];
+  /** Of `problems`, the changes that only a restart can apply (field by field, never a value). */
+  readonly needsRestart: readonly string[];
   /** Servers added: started, in every list, with their side channels. */
   readonly added: readonly string[];
   /** Servers withdrawn: hidden from every list, stopped, their side channels gone. */
@@ -61,7 +63,16 @@ export interface ReloadHost {
   logger: Logger;
 }
 
-const refused = (problems: readonly string[]): ReloadOutcome => ({ applied: false, problems, added: [], removed: [], restarted: [], refiltered: [], failed: [] });
+const refused = (problems: readonly string[], needsRestart: readonly string[] = []): ReloadOutcome => ({
+  applied: false,
+  problems,
+  needsRestart,
+  added: [],
+  removed: [],
+  restarted: [],
+  refiltered: [],
+  failed: [],
+});
 
 export class Reloader {
   private running: Readonly<GatewayConfig>;
@@ -106,12 +117,12 @@ export class Reloader {
     const diff = diffConfigs(this.running, next, this.host.serversOf(this.running), servers, retired);
     if (diff.needsRestart.length > 0) {
       this.logRefusal(trigger, 'reload refused: these changes need a restart; the running configuration stays', diff.needsRestart);
-      return refused(diff.needsRestart);
+      return refused(diff.needsRestart, diff.needsRestart);
     }
     if (isEmptyDiff(diff)) {
       logger.info({ trigger }, 'reload: nothing changed');
       this.running = next;
-      return { applied: true, problems: [], added: [], removed: [], restarted: [], refiltered: [], failed: [] };
+      return { applied: true, problems: [], needsRestart: [], added: [], removed: [], restarted: [], refiltered: [], failed: [] };
     }
     return this.apply(trigger, next, servers, diff);
   }
@@ -141,7 +152,7 @@ export class Reloader {
         settle(name, () => registry.restart(name, servers[name]!), 'upstream restarted with its new entry', 'upstream did not come back after reload; retrying in the background'),
       ),
     ]);
-    const outcome: ReloadOutcome = { applied: true, problems: [], added: [...diff.add], removed: [...diff.remove], restarted: [...diff.restart], refiltered, failed: failed.sort() };
+    const outcome: ReloadOutcome = { applied: true, problems: [], needsRestart: [], added: [...diff.add], removed: [...diff.remove], restarted: [...diff.restart], refiltered, failed: failed.sort() };
     logger.info({ trigger, added: outcome.added, removed: outcome.removed, restarted: outcome.restarted, refiltered, deniedTools: diff.deniedTools, bodyLimits: diff.bodyLimits, failed: outcome.failed }, 'reloaded');
     return outcome;
   }

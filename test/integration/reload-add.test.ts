@@ -55,11 +55,13 @@ const toolNames = async (client: Client) => (await client.listTools()).tools.map
 /** A gateway over the `local` fixture only; `other` is the marker of the fixture a reload adds. */
 const startWithLocal = () => startReloadable(perTest, dir, {}, (m) => ({ local: stdioServer(m.local) }));
 
-async function reloadWith(gw: ReloadableGateway, servers: Parameters<ReloadableGateway['write']>[0], times = 1): Promise<void> {
+/** Writes the file and runs `portcullis reload`, which answers once the gateway has; resolves with what it printed. */
+async function reloadWith(gw: ReloadableGateway, servers: Parameters<ReloadableGateway['write']>[0], times = 1, code = 0): Promise<string> {
   gw.write(servers);
   const command = spawnCli(perTest, ['reload', '--config', gw.path]);
-  expect((await command.exited()).code).toBe(0);
+  expect((await command.exited()).code).toBe(code);
   await logged(gw.cli, 'reloaded', times);
+  return command.stdout() + command.stderr();
 }
 
 const listed = async (gw: ReloadableGateway) =>
@@ -115,7 +117,7 @@ describe('reloading a configuration that names a new server', () => {
     const metrics = await (await fetch(gw.url.replace(/\/mcp$/, '/metrics'))).text();
     expect(metrics).toContain('portcullis_upstream_state{server="added",state="ready"} 1');
     expect(metrics).toMatch(/portcullis_stdio_children\{server="added"\} [1-9]/);
-  });
+  }, 90_000); // a hang guard: several CLI runs, each waiting for the gateway to answer its reload
 
   it('refuses a new entry the policy forbids, keeping the running configuration and naming every problem without a secret', async () => {
     const gw = await startWithLocal();
@@ -148,11 +150,18 @@ describe('reloading a configuration that names a new server', () => {
     const gw = await startWithLocal();
     const { client } = await connectClient(perTest, gw.url, '2025');
     const changed = collectNotifications(client, 'notifications/tools/list_changed');
-    await reloadWith(gw, (m) => ({
-      local: stdioServer(m.local),
-      added: stdioServer(m.other),
-      missing: { transport: 'stdio', command: join(dir, 'no-such-command'), mode: 'optional' },
-    }));
+    const report = await reloadWith(
+      gw,
+      (m) => ({
+        local: stdioServer(m.local),
+        added: stdioServer(m.other),
+        missing: { transport: 'stdio', command: join(dir, 'no-such-command'), mode: 'optional' },
+      }),
+      1,
+      1,
+    );
+    expect(report).toContain('reload applied:\n  added: added, missing\n');
+    expect(report).toMatch(/did not come up .*: missing\n/);
     expect(gw.cli.stderr()).toMatch(/"failed":\["missing"\]/);
     expect(gw.cli.stderr()).toContain('added upstream did not come up');
     await changed.waitFor(1);
@@ -203,7 +212,7 @@ describe('reloading a configuration that names a new server', () => {
     const status = await admin();
     expect(status.servers.find((s) => s.name === 'other')?.state).toBe('ready');
     expect(status.sessions.map((s) => s.endpoint)).toContain('servers/other');
-  });
+  }, 90_000); // a hang guard: several CLI runs, each waiting for the gateway to answer its reload
 
   it('refuses naming a removed server again with another isolation, as needing a restart', async () => {
     const gw = await startReloadable(perTest, dir);

@@ -65,7 +65,8 @@ describe('reloading a tool-filter change', () => {
     gw.write((m) => ({ local: stdioServer(m.local, { disabledTools: ['echo'] }), other: stdioServer(m.other) }));
     const command = spawnCli(perTest, ['reload', '--config', gw.path]);
     expect((await command.exited()).code).toBe(0);
-    expect(command.stdout()).toContain('SIGHUP sent');
+    // The command waited for the gateway's answer and reports what it applied.
+    expect(command.stdout()).toBe('reload applied:\n  tool filters re-applied: local\n');
     await changed.waitFor(1);
     await logged(gw.cli, 'reloaded');
 
@@ -183,12 +184,16 @@ describe('reloading a configuration that cannot be applied', () => {
     expect(await toolNames(client)).toContain('other__echo');
   });
 
-  it('refuses a change only a restart can apply, naming the field, and adds nothing else it names', async () => {
+  it('refuses a change only a restart can apply, naming the field, and adds nothing else it names; `portcullis reload` says so and exits 1', async () => {
     const gw = await start();
     const { client } = await connectClient(perTest, gw.url, '2025');
-    gw.write((m) => ({ local: stdioServer(m.local), other: stdioServer(m.other), added: stdioServer(m.other) }), { sessions: { max: 3 } });
+    gw.write((m) => ({ local: stdioServer(m.local), other: stdioServer(m.other), added: stdioServer(m.other) }), { sessions: { max: 3 }, audit: { sink: 'stderr' } });
     const command = spawnCli(perTest, ['reload', '--config', gw.path]);
-    expect((await command.exited()).code).toBe(0);
+    expect((await command.exited()).code).toBe(1);
+    expect(command.stdout()).toBe('');
+    expect(command.stderr()).toContain('reload refused: the gateway keeps its running configuration\n  these need a restart (stop the gateway and start it again):\n');
+    expect(command.stderr()).toContain('    - sessions: changed; this setting applies when the gateway starts\n');
+    expect(command.stderr()).toContain('    - audit: changed; this setting applies when the gateway starts\n');
     await logged(gw.cli, 'reload refused: these changes need a restart');
     expect(gw.cli.stderr()).toContain('sessions: changed');
     expect(gw.cli.stderr()).not.toContain('servers.added');
