@@ -14,7 +14,7 @@ import type { McpEndpoint } from './inbound/endpoint.js';
 import { incomingBodyOf } from './inbound/incoming-body.js';
 import { mountLegacySse } from './inbound/legacy-sse/sse-routes.js';
 import type { SubjectTokens } from './upstream/credentials/subject-tokens.js';
-import { accessMiddleware, accessOf, authMiddleware, principalOf, stripAuthorization, type AuthMiddlewareOptions } from './inbound/auth/auth-middleware.js';
+import { accessMiddleware, accessOf, authMiddleware, callerOf, principalOf, stripAuthorization, type AuthMiddlewareOptions } from './inbound/auth/auth-middleware.js';
 import type { Authenticator } from './inbound/auth/authenticate.js';
 import type { UpstreamRegistry } from './upstream/registry.js';
 import type { UserTokens } from './upstream/credentials/user-tokens.js';
@@ -172,7 +172,7 @@ export function createApp(options: AppOptions): Hono {
   // is read from the Node request when there is one, never through a WHATWG stream (body.ts).
   const serve = (endpoint: McpEndpoint, c: Context): Promise<Response> => {
     const incoming = incomingBodyOf(c);
-    return endpoint.fetch(stripAuthorization(c.req.raw, incoming !== undefined), principalOf(c), incoming, accessOf(c));
+    return endpoint.fetch(stripAuthorization(c.req.raw, incoming !== undefined), callerOf(c), incoming);
   };
   if (metrics !== undefined) {
     app.get('/metrics', async () => {
@@ -203,8 +203,9 @@ export function createApp(options: AppOptions): Hono {
   if (options.admin !== undefined) mountAdmin(app, { ...options.admin, base });
   app.all(base || '/', (c) => serve(options.aggregate, c));
   app.all(`${base}/servers/:name`, (c) => {
+    // A server the caller's rules hide has no side channel for it (it answers like an unknown name).
     const endpoint = options.sideChannels.get(c.req.param('name'));
-    return endpoint === undefined ? notFound() : serve(endpoint, c);
+    return endpoint === undefined || !endpoint.shownTo(accessOf(c)) ? notFound() : serve(endpoint, c);
   });
   const agents = options.agents;
   if (agents !== undefined) {

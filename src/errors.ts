@@ -15,7 +15,10 @@ export const WireCode = {
   MethodNotFound: -32601,
   InvalidParams: -32602,
   InternalError: -32603,
-  /** MCP: resource not found (SEP-2164 uses -32602 in 2026; 2025 servers used -32002). */
+  /**
+   * MCP 2025-11-25: resource not found. MCP 2026-07-28 (SEP-2164) answers it -32602 instead;
+   * `toJsonRpcError` picks by the client's era (docs/decisions.md, "Two wire decisions").
+   */
   ResourceNotFound: -32002,
   /**
    * Implementation-defined server error (JSON-RPC 2.0 §5.1, -32000 … -32099): the gateway, an
@@ -247,20 +250,45 @@ export const taxonomy: Readonly<Record<GatewayErrorCode, readonly [rpc: number, 
   MISSING_CLIENT_CAPABILITY: [WireCode.MissingRequiredClientCapability, 400],
 };
 
+/** The protocol era of the client an error answers: its revision decides a few codes. */
+export type WireEra = '2025' | '2026';
+
+/**
+ * The JSON-RPC code of `code` for a client of `era`: resource not found is -32002 up to MCP
+ * 2025-11-25 and -32602 from 2026-07-28 (SEP-2164), with `data.uri` in both.
+ */
+function wireCodeOf(code: GatewayErrorCode, era: WireEra | undefined): number {
+  if (code === 'UNKNOWN_RESOURCE' && era === '2026') return WireCode.InvalidParams;
+  return taxonomy[code][0];
+}
+
 /**
  * The one mapping from any thrown value to the JSON-RPC error a client sees. Unknown errors
- * become a generic internal error: their messages may carry details we did not vet.
+ * become a generic internal error: their messages may carry details we did not vet. `era` is
+ * the asking client's, when known (a 2025-era client when not).
  */
-export function toJsonRpcError(error: unknown): JsonRpcErrorBody {
+export function toJsonRpcError(error: unknown, era?: WireEra): JsonRpcErrorBody {
   if (error instanceof UpstreamRpcError) {
     return error.data === undefined
       ? { code: error.rpcCode, message: error.message }
       : { code: error.rpcCode, message: error.message, data: error.data };
   }
   if (error instanceof GatewayError) {
-    return { code: taxonomy[error.code][0], message: error.message, data: { ...error.data, code: error.code } };
+    return { code: wireCodeOf(error.code, era), message: error.message, data: { ...error.data, code: error.code } };
   }
   return { code: WireCode.InternalError, message: 'internal gateway error' };
+}
+
+/**
+ * A message a 2025-era session sends, with the gateway's own resource-not-found answered as that
+ * revision says (-32002): the SDK `Server` still between a session and its transport encodes
+ * -32002 as -32602 for every revision. Only the gateway's own refusal (`data.code`
+ * `UNKNOWN_RESOURCE`) is touched; `message` itself is returned when nothing changes.
+ */
+export function as2025Answer<M extends object>(message: M): M {
+  const error = (message as { error?: { code?: unknown; data?: { code?: unknown } } }).error;
+  if (error === undefined || error.code !== WireCode.InvalidParams || error.data?.code !== 'UNKNOWN_RESOURCE') return message;
+  return { ...message, error: { ...error, code: WireCode.ResourceNotFound } };
 }
 
 /** HTTP status for an error answered outside a JSON-RPC stream (edge refusals, session lookups). */
@@ -281,6 +309,12 @@ export interface ErrorResponseOptions {
   id?: string | number;
   /** Extra headers (`Allow` of a 405, `WWW-Authenticate` of a 401). */
   headers?: Record<string, string>;
+  /**
+   * The refusal answers a JSON-RPC request in band (HTTP 200, like any error a request's handler
+   * returns): a request the entrance refused (inbound/entrance.ts), which the client reads as the
+   * answer to its call rather than as a transport failure.
+   */
+  inBand?: boolean;
 }
 
 /**
@@ -293,7 +327,8 @@ export function errorResponse(error: unknown, options: ErrorResponseOptions = {}
   if (error instanceof GatewayError && error.retryAfterMs !== undefined) {
     headers['retry-after'] = String(Math.max(1, Math.ceil(error.retryAfterMs / 1000)));
   }
-  const response = new Response(JSON.stringify(errorMessage(options.id ?? null, error)), { status: httpStatusFor(error), headers });
+  const status = options.inBand === true ? 200 : httpStatusFor(error);
+  const response = new Response(JSON.stringify(errorMessage(options.id ?? null, error)), { status, headers });
   if (error instanceof GatewayError) answered.set(response, { code: error.code, rpcCode: taxonomy[error.code][0], id: options.id ?? null });
   return response;
 }

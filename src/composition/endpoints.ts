@@ -158,6 +158,7 @@ export function buildEndpoints(deps: EndpointsDeps): Endpoints {
       initOptions,
       ...(observers === undefined ? {} : { observers }),
       ...endpointExtras,
+      ...(server === undefined ? {} : { server }),
       ...(deps.refuseRequests === undefined ? {} : { refuseRequests: deps.refuseRequests }),
     });
   };

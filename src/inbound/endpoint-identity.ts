@@ -3,14 +3,20 @@
  * gateway's name and version, the capabilities merged from the primaries that are up right now,
  * and the instructions — for a side channel its one server's, for the aggregate the gateway's
  * own followed by each upstream's.
+ *
+ * Built per caller: a server the caller's access view hides (policy/access-view.ts) lends the
+ * answer neither its instructions nor its prompt, resource, completion or logging capabilities.
+ * Tool capabilities (tools, tool tasks, MCP Apps) come from every server, since rules may show a
+ * caller single tools of a server they do not name; they name no server.
  */
 import type { ServerCapabilities } from '@modelcontextprotocol/server';
 import { mergeCapabilities, mergeInstructions } from '../catalogue/merge.js';
-import { primaryInfo } from '../routing/primaries.js';
+import { primaryInfo, type PrimaryInfo } from '../routing/primaries.js';
 import { mergeTaskCapability, TASKS_EXTENSION } from '../routing/tasks/task-capabilities.js';
 import type { ScopeOptions } from '../routing/scope-options.js';
 import type { Era } from './gateway-server.js';
 import { reachesPerUserServer } from '../routing/session-credentials.js';
+import type { AccessView } from '../policy/access-view.js';
 
 export interface EndpointIdentity {
   name: string;
@@ -31,12 +37,28 @@ export interface IdentitySource {
   /** The endpoint serves resources of its own (the customisation list): subscribed to at the gateway. */
   gatewayResources?: boolean;
   /** The instructions from the upstreams' (the persona and labels: endpoint-extras.ts); default: merged after `instructions`. */
-  instructionsFor?: (parts: ReturnType<typeof primaryInfo>) => string | undefined;
+  instructionsFor?: (parts: readonly PrimaryInfo[]) => string | undefined;
+  /**
+   * The endpoint's own prompts and resources (routing/gateway-entries.ts: the agents' prompts,
+   * `portcullis://agents`): declared even when no upstream has any, or clients never list them.
+   */
+  ownEntries?: { prompts: boolean; resources: boolean };
 }
 
-export function endpointIdentity(source: IdentitySource, era: Era): EndpointIdentity {
-  const parts = primaryInfo(source.registry, source.servers.names);
+export function endpointIdentity(source: IdentitySource, era: Era, view: AccessView): EndpointIdentity {
+  const every = primaryInfo(source.registry, source.servers.names);
+  const parts = view.shownServers(every);
   const capabilities = mergeCapabilities(parts);
+  if (parts !== every) {
+    const tools = mergeCapabilities(every);
+    if (tools.tools === undefined) delete capabilities.tools;
+    else capabilities.tools = tools.tools;
+    if (tools.extensions === undefined) delete capabilities.extensions;
+    else capabilities.extensions = tools.extensions;
+  }
+  const own = source.ownEntries;
+  if (own?.prompts === true) capabilities.prompts = { ...capabilities.prompts, listChanged: true };
+  if (own?.resources === true) capabilities.resources = { ...capabilities.resources, listChanged: true };
   // The gateway relays logging and list changes itself, whatever each upstream declared.
   capabilities.logging = {};
   // A per-user server shows what it serves only once a session's token reaches it: a 2025
@@ -48,7 +70,7 @@ export function endpointIdentity(source: IdentitySource, era: Era): EndpointIden
   // Resources of its own (the customisation list) are served, and subscribed to, by the gateway.
   if (source.gatewayResources === true) capabilities.resources = { ...capabilities.resources, subscribe: true, listChanged: true };
   // Tasks: the 2025 capability or the 2026 extension, when some upstream takes tool tasks.
-  const tasks = source.tasks ? mergeTaskCapability(parts) : undefined;
+  const tasks = source.tasks ? mergeTaskCapability(every) : undefined;
   if (tasks !== undefined && era === 'legacy') capabilities.tasks = tasks;
   if (tasks !== undefined && era === 'modern') capabilities.extensions = { ...capabilities.extensions, [TASKS_EXTENSION]: {} };
   const instructions =

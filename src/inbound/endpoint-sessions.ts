@@ -30,10 +30,10 @@ export interface EndpointSessionsOptions {
   >;
   /** Init options of a 2025 session, read at its `initialize`; absent: `deferTools` only. */
   readOptions: OptionsReader | undefined;
-  /** Name, capabilities and instructions for a 2025 client, from the primaries up right now. */
-  identity(): EndpointIdentity;
-  /** The handshake completion and the gateway's own entries. */
-  extras(): { handshake?: Handshake; entries?: GatewayEntries };
+  /** Name, capabilities and instructions for a 2025 client with `access`, from the primaries up right now. */
+  identity(access: AccessProfile | undefined): EndpointIdentity;
+  /** The handshake completion and the gateway's own entries, as a client with `access` sees them. */
+  extras(access: AccessProfile | undefined): { handshake?: Handshake; entries?: GatewayEntries };
   /** The endpoint's catalogue over the primaries, for a session with no connection of its own. */
   sharedCatalogue(access: AccessProfile | undefined): Catalogue;
 }
@@ -175,7 +175,8 @@ export class EndpointSessions {
   private newSession({ principal, ticket, sessionId, wire, workspace, access }: NewSession): LegacySession {
     const { endpoint, readOptions } = this.options;
     return new LegacySession({
-      ...this.options.identity(),
+      // The handshake is the opening token's view, as the session's lists are (legacy-session.ts).
+      ...this.options.identity(access),
       principal,
       ...(workspace === undefined ? {} : { workspace }),
       scope: endpoint.scope,
@@ -189,7 +190,7 @@ export class EndpointSessions {
       streamAfterMs: endpoint.streamAfterMs,
       ...(endpoint.metrics === undefined ? {} : { metrics: endpoint.metrics }),
       ...(endpoint.observers === undefined ? {} : { observers: endpoint.observers }),
-      ...this.options.extras(),
+      ...this.options.extras(access),
       ...(readOptions === undefined ? {} : { readOptions }),
       onInitialized: (s) => {
         this.sessions.add(s);

@@ -22,6 +22,8 @@ import { workspaceError, workspaceOf } from '../routing/workspace.js';
 import type { GatewayEventStore } from '../session/event-store.js';
 import type { SessionAdmission } from '../session/session-admission.js';
 import { readJsonRpcBody, type BodyLimits } from './body.js';
+import { accessView, type AccessView } from '../policy/access-view.js';
+import { ANYONE, chargeRequest, refusedRequest, requestIdOf, type Caller } from './entrance.js';
 import type { IncomingBody } from './incoming-body.js';
 import { createGatewayServer, type Era } from './gateway-server.js';
 import { endpointIdentity, type EndpointIdentity } from './endpoint-identity.js';
@@ -73,13 +75,10 @@ export interface EndpointOptions extends EndpointExtrasOptions {
    * answers and notifications still pass, so a call in flight can get what it waits for.
    */
   refuseRequests?: () => GatewayError | undefined;
+  /** A side channel's one server: the endpoint exists only for callers shown that server. */
+  server?: string;
   /** Bounds of 2026 listens (modern-listens.ts, routing/resource-listens.ts); absent: their defaults. */
   listens?: { maxListensPerPrincipal?: number; maxUrisTotal?: number; maxUrisPerPrincipal?: number };
-}
-
-/** True when a parsed POST body is a JSON-RPC request (a method and an id), not an answer or a notification. */
-function isRequestMessage(body: unknown): boolean {
-  return typeof body === 'object' && body !== null && 'method' in body && 'id' in body;
 }
 
 /**
@@ -136,14 +135,15 @@ export class McpEndpoint {
     this.sessions = new EndpointSessions({
       endpoint: options,
       readOptions: sessionOptions,
-      identity: () => this.identity('legacy'),
-      extras: () => this.extras(),
+      identity: (access) => this.identity('legacy', accessView(access)),
+      extras: (access) => this.extras(accessView(access)),
       sharedCatalogue: (access) => this.stateless.catalogueFor(undefined, access),
     });
     // A full budget first expires idle sessions, on whichever endpoint they are.
     this.unsubscribes.push(options.admission.addReclaimer(() => this.sessions.expireIdle()));
     this.legacySse = new LegacySseEndpoint({
       host: { openSession: (principal, wire, access) => this.sessions.openSse(principal, wire, access) },
+      limiter: options.scope.limiter,
       limits: options.limits,
       logger: options.logger,
     });
@@ -168,7 +168,8 @@ export class McpEndpoint {
         const principal = context.authInfo?.clientId;
         const access = accessOf(context.authInfo);
         const scope = stateless.forPrincipal(principal === '' ? undefined : principal, named?.workspace, named?.capabilities, access);
-        const identity = this.identity('modern');
+        const view = accessView(access);
+        const identity = this.identity('modern', view);
         return createGatewayServer(
           {
             ...identity,
@@ -177,7 +178,7 @@ export class McpEndpoint {
             ...metricsOption(options.metrics),
             ...observersOption(options.observers),
             ...(access === undefined ? {} : { access }),
-            ...this.extras(),
+            ...this.extras(view),
             ...(this.requestOptions === undefined ? {} : { options: { perRequest: this.requestOptions } }),
           },
           () => scope,
@@ -221,23 +222,34 @@ export class McpEndpoint {
   }
 
   /**
-   * Serves one HTTP request. `principal` is who authentication says is calling (undefined when
-   * auth is off); a 2025 session belongs to the principal that opened it, and a 2026 request's
-   * pooled connections count against its principal. `incoming`, the Node request under
-   * @hono/node-server, is where a POST body is read from when given (`request` then needs no
-   * body: nothing below reads it again, every handler gets `parsedBody`).
+   * Whether this endpoint exists for a caller with `access`: a side channel whose one server the
+   * caller's rules hide answers exactly like one that is not configured (policy/access-view.ts).
    */
-  async fetch(request: Request, principal?: string, incoming?: IncomingBody, access?: AccessProfile): Promise<Response> {
+  shownTo(access: AccessProfile | undefined): boolean {
+    const server = this.options.server;
+    return server === undefined || accessView(access).showsServer(server);
+  }
+
+  /**
+   * Serves one HTTP request of `caller` (entrance.ts): a 2025 session belongs to the principal
+   * that opened it, and a 2026 request's pooled connections count against its principal.
+   * `incoming`, the Node request under @hono/node-server, is where a POST body is read from when
+   * given (`request` then needs no body: nothing below reads it again, every handler gets
+   * `parsedBody`). A POSTed request spends the caller's `requests` budget here, once, before
+   * anything dispatches it.
+   */
+  async fetch(request: Request, caller: Caller = ANYONE, incoming?: IncomingBody): Promise<Response> {
+    const { principal, access } = caller;
     let parsedBody: unknown;
     if (request.method === 'POST') {
       const body = await readJsonRpcBody(request, this.options.limits, incoming);
       if (!body.ok) return errorResponse(body.error);
       parsedBody = body.value;
-      const refused = isRequestMessage(parsedBody) ? this.options.refuseRequests?.() : undefined;
-      if (refused !== undefined) {
-        const id = (parsedBody as { id?: unknown }).id;
-        return errorResponse(refused, typeof id === 'string' || typeof id === 'number' ? { id } : {});
-      }
+      const id = requestIdOf(parsedBody);
+      const refused = id === undefined ? undefined : this.options.refuseRequests?.();
+      if (refused !== undefined) return errorResponse(refused, id === undefined ? {} : { id });
+      const spent = await chargeRequest(this.options.scope.limiter, caller, parsedBody);
+      if (spent !== undefined) return refusedRequest(spent, parsedBody);
     }
     // A request naming a session this replica holds is 2025-era by construction (2026 has no
     // sessions): skip the classifier, which costs on every call of a busy session.
@@ -247,15 +259,6 @@ export class McpEndpoint {
       const workspace = workspaceOf(parsedBody);
       if (!workspace.ok) return errorResponse(workspaceError(workspace.message));
       this.requestContexts.set(request, { workspace: workspace.workspace, capabilities: envelopeCapabilities(parsedBody) });
-      // A listen is not routed (the SDK serves it): it spends the caller's request rate here.
-      const limiter = this.options.scope.limiter;
-      if (limiter !== undefined && (parsedBody as { method?: unknown } | undefined)?.method === 'subscriptions/listen') {
-        try {
-          await limiter.admit({ principal, method: 'subscriptions/listen' });
-        } catch (error) {
-          return errorResponse(error);
-        }
-      }
       // A listen naming resources is subscribed upstream first (modern-listens.ts), only to
       // resources this caller may see.
       const caller = {
@@ -290,14 +293,17 @@ export class McpEndpoint {
     return this.sessions.broughtBy(sessionId, principal);
   }
 
-  /** The handshake completion and the gateway's own entries, for every `Server` of this endpoint. */
-  private extras(): { handshake?: Handshake; entries?: GatewayEntries } {
-    return endpointExtras(this.options, () => primaryInfo(this.options.scope.registry, this.options.scope.servers.names));
+  /** The handshake completion and the gateway's own entries, for every `Server` of this endpoint, as `view` sees them. */
+  private extras(view: AccessView): { handshake?: Handshake; entries?: GatewayEntries } {
+    return endpointExtras(this.options, () => view.shownServers(primaryInfo(this.options.scope.registry, this.options.scope.servers.names)));
   }
 
-  /** Name, capabilities and instructions for a client of `era`, from the primaries that are up right now. */
-  private identity(era: Era): EndpointIdentity {
-    const { scope, name, version, instructions } = this.options;
+  /**
+   * Name, capabilities and instructions for a client of `era` whose access view is `view`, from
+   * the primaries that are up right now (endpoint-identity.ts).
+   */
+  private identity(era: Era, view: AccessView): EndpointIdentity {
+    const { scope, name, version, instructions, entries } = this.options;
     return endpointIdentity(
       {
         registry: scope.registry,
@@ -308,8 +314,10 @@ export class McpEndpoint {
         tasks: this.tasks !== undefined,
         gatewayResources: scope.gatewayResources !== undefined,
         instructionsFor: (parts) => endpointInstructions(this.options, parts),
+        ownEntries: { prompts: entries?.agentPrompts !== undefined, resources: entries?.agentsResource !== undefined },
       },
       era,
+      view,
     );
   }
 }

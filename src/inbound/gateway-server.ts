@@ -221,7 +221,7 @@ export function createGatewayServer(options: GatewayServerOptions, scopeOf: (req
       await observe('ok');
       return result as never;
     } catch (error) {
-      const wire = toJsonRpcError(error);
+      const wire = toJsonRpcError(error, options.era === 'modern' ? '2026' : '2025');
       rpcLog.info({ ...line, outcome: 'error', code: wire.code, ms: Math.round(performance.now() - started) }, 'rpc');
       observed?.finish(error);
       await observe('error');

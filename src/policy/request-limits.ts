@@ -33,17 +33,31 @@ export interface BucketStore {
   close?(): Promise<void>;
 }
 
-/** What one request spends from: the principal, and the catalogue's name of the tool it calls. */
+/** What one request spends from: its principal's `requests` bucket. */
 export interface LimitedRequest {
   principal: string | undefined;
+  /** The JSON-RPC method, or `GET <route>` for the gateway's plain HTTP routes. */
   method: string;
-  /** The exposed tool name of a `tools/call`, only when the catalogue lists it. */
-  tool?: string | undefined;
+}
+
+/** What one tool call spends from: the principal × tool `toolCalls` bucket. */
+export interface LimitedToolCall {
+  principal: string | undefined;
+  /** The exposed name of a tool the caller's catalogue lists (never a name the client made up). */
+  tool: string;
 }
 
 export interface RequestLimiter {
-  /** Throws `RATE_LIMITED` (with `retryAfterMs`) when a bucket of the request is empty. */
+  /**
+   * Spends one request of the principal, once per request at the entrance (inbound/entrance.ts),
+   * whatever answers it. Throws `RATE_LIMITED` (with `retryAfterMs`) when its bucket is empty.
+   */
   admit(request: LimitedRequest): Promise<void>;
+  /**
+   * Spends one call of a tool, where the tool is resolved (routing/router.ts; `call_tool` spends
+   * its inner tool's). Throws `RATE_LIMITED` when that bucket is empty.
+   */
+  admitTool(call: LimitedToolCall): Promise<void>;
 }
 
 const ANONYMOUS = '\u0000anonymous';
@@ -61,16 +75,15 @@ export function compileRequestLimiter(policy: RateLimitsPolicy, store: BucketSto
   const { requests, toolCalls } = policy;
   if (requests === undefined && toolCalls === undefined) return undefined;
   return {
-    async admit({ principal, method, tool }) {
-      const who = principal ?? ANONYMOUS;
-      if (requests !== undefined) {
-        const decision = await store.take(`requests\u0000${who}`, requests);
-        if (!decision.ok) throw refuse('every request of this principal', requests, decision.retryAfterMs);
-      }
-      if (toolCalls !== undefined && method === 'tools/call' && tool !== undefined) {
-        const decision = await store.take(`tool\u0000${who}\u0000${tool}`, toolCalls);
-        if (!decision.ok) throw refuse(`calling ${tool}`, toolCalls, decision.retryAfterMs);
-      }
+    async admit({ principal }) {
+      if (requests === undefined) return;
+      const decision = await store.take(`requests\u0000${principal ?? ANONYMOUS}`, requests);
+      if (!decision.ok) throw refuse('every request of this principal', requests, decision.retryAfterMs);
+    },
+    async admitTool({ principal, tool }) {
+      if (toolCalls === undefined) return;
+      const decision = await store.take(`tool\u0000${principal ?? ANONYMOUS}\u0000${tool}`, toolCalls);
+      if (!decision.ok) throw refuse(`calling ${tool}`, toolCalls, decision.retryAfterMs);
     },
   };
 }

@@ -60,7 +60,7 @@ export function scopeAtAccess(
     ...(scope.tools === undefined ? {} : { tools: scope.tools }),
     ...(scope.tasks === undefined ? {} : { tasks: scope.tasks }),
     ...(scope.inputBridge === undefined ? {} : { inputBridge: scope.inputBridge }),
-    admit: scope.admit,
+    admitTool: scope.admitTool,
     withLink: (server, fn) => scope.withLink(server, fn),
     ...(withTaskLink === undefined ? {} : { withTaskLink }),
     ...(noteSubscription === undefined ? {} : { noteSubscription }),

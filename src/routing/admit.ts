@@ -1,11 +1,12 @@
 /**
- * A scope's `admit` (router.ts calls it before a request is routed): the policy's request rates
- * of the principal whose requests the scope serves.
+ * A scope's `admitTool` (router.ts calls it once a call's tool is resolved): the policy's
+ * per-tool rate of the principal whose requests the scope serves. The request rate is not
+ * spent here: the entrance charged it (inbound/entrance.ts).
  */
 import type { RequestLimiter } from '../policy/request-limits.js';
 import type { RouteScope } from './router.js';
 
-export function admitFor(limiter: RequestLimiter | undefined, principal: string | undefined): RouteScope['admit'] {
+export function admitToolFor(limiter: RequestLimiter | undefined, principal: string | undefined): RouteScope['admitTool'] {
   if (limiter === undefined) return undefined;
-  return (method, tool) => limiter.admit({ principal, method, tool });
+  return (tool) => limiter.admitTool({ principal, tool });
 }

@@ -72,7 +72,7 @@ export async function callDataTool(
   if (typeof uri !== 'string') throw new GatewayError('INVALID_PARAMS', `"uri" of ${entry.server}${READ} must be a string`);
   const [resources, templates] = await Promise.all([scope.catalogue.resources(), scope.catalogue.templates()]);
   // Only what this server owns: the tool is the server's, not a way to read another's.
-  if (routeResourceUri(uri, resources.index, templates.routes) !== entry.server) throw new GatewayError('UNKNOWN_RESOURCE', `Resource not found: ${uri}`);
+  if (routeResourceUri(uri, resources.index, templates.routes) !== entry.server) throw new GatewayError('UNKNOWN_RESOURCE', `Resource not found: ${uri}`, { data: { uri } });
   const read = await route('resources/read', { uri });
   const contents = Array.isArray(read.contents) ? (read.contents as Array<Record<string, unknown>>) : [];
   return { content: contents.map((resource) => ({ type: 'resource', resource })) };

@@ -50,10 +50,11 @@ export interface RouteScope {
   /** Resources the gateway serves itself, as this caller sees them (gateway-resources.ts); absent: none. */
   readonly gatewayResources?: CallerResources;
   /**
-   * Spends the caller's request rate (and, for `tools/call`, its rate for that catalogue tool);
-   * throws `RATE_LIMITED` when spent. Absent: not limited.
+   * Spends the caller's rate for one catalogue tool (its `toolCalls` budget); throws
+   * `RATE_LIMITED` when spent. Absent: not limited. The request itself was charged at the
+   * entrance (inbound/entrance.ts), before any dispatch.
    */
-  readonly admit?: ((method: string, tool: string | undefined) => Promise<void>) | undefined;
+  readonly admitTool?: ((tool: string) => Promise<void>) | undefined;
   /** The caller's access profile the catalogue was narrowed by (for audit lines); absent: none, or not known here. */
   readonly access?: AccessProfile;
 }
@@ -201,8 +202,6 @@ const handlers: Record<string, Handler> = {
 export async function routeRequest(scope: RouteScope, method: string, params: Params | undefined, call: CallContext): Promise<Result> {
   const handler = Object.hasOwn(handlers, method) ? handlers[method] : undefined;
   if (handler === undefined) throw new GatewayError('NOT_SUPPORTED', `Method not found: ${method}`);
-  // A call spends its rate once its tool is known (callTool); every other request here.
-  if (method !== 'tools/call') await scope.admit?.(method, undefined);
   return handler(scope, params ?? {}, call);
 }
 
@@ -214,8 +213,8 @@ async function callTool(scope: RouteScope, params: Params, call: CallContext): P
   // The index holds visible tools only; the predicate runs again anyway (docs/decisions.md,
   // "Hidden means not callable").
   const visible = target !== undefined && scope.catalogue.toolVisible(target.server, target.name, exposed);
-  // Only a catalogue name keys a tool's rate: names a client makes up spend the principal's alone.
-  await scope.admit?.('tools/call', visible ? exposed : undefined);
+  // Only a catalogue name keys a tool's rate: names a client makes up spend nothing more.
+  if (visible) await scope.admitTool?.(exposed);
   if (!visible) {
     const down = target === undefined ? scope.catalogue.unavailableOwnerOf(exposed) : undefined;
     if (down !== undefined) throw scope.catalogue.unavailableBecause(down) ?? new GatewayError('UPSTREAM_UNAVAILABLE', `upstream "${down}" is unavailable`, { server: down });
@@ -260,7 +259,7 @@ async function ownerOfUri(scope: RouteScope, uri: string): Promise<{ server: str
   const app = resources.ui.target(uri);
   if (app !== undefined) return app;
   const owner = routeResourceUri(uri, resources.index, templates.routes);
-  if (owner === undefined) throw new GatewayError('UNKNOWN_RESOURCE', `Resource not found: ${uri}`);
+  if (owner === undefined) throw new GatewayError('UNKNOWN_RESOURCE', `Resource not found: ${uri}`, { data: { uri } });
   return { server: owner, uri };
 }
 

@@ -17,7 +17,7 @@ import type { ConnectionKey } from '../upstream/principal-connections.js';
 import { seesAll, showsServer, type AccessProfile } from '../policy/access-policy.js';
 import { narrowedView } from './access-view.js';
 import { ProfileCatalogues, profileKey, scopeAtAccess } from './access-scope.js';
-import { admitFor } from './admit.js';
+import { admitToolFor } from './admit.js';
 import type { ServerRoster } from '../upstream/server-roster.js';
 import { announceListsChanged } from '../upstream/server-changes.js';
 import { notifyListsChanged, type DownstreamSink, type RpcMessage } from '../rpc/sink.js';
@@ -74,7 +74,7 @@ export class SessionScope implements RouteScope {
   /** The endpoint's catalogue for sessions with no connection of their own (`SessionScopeOptions.shared`). */
   private readonly sharedCatalogue: ((access: AccessProfile | undefined) => Catalogue) | undefined;
   readonly tasks: TaskScope | undefined;
-  readonly admit: RouteScope['admit'];
+  readonly admitTool: RouteScope['admitTool'];
   /**
    * The access profile of the session's latest request (the token that opened it, until another
    * arrives): what session-level traffic — its standalone stream's resource updates, log levels —
@@ -113,7 +113,7 @@ export class SessionScope implements RouteScope {
         notify: (message) => (this.resourcesFor(this.current) === undefined ? Promise.resolve() : owner.notify(message)),
       },
     });
-    this.admit = admitFor(options.limiter, key.principal);
+    this.admitTool = admitToolFor(options.limiter, key.principal);
     this.current = session.access;
     const surface = options.tools;
     this.toolState =

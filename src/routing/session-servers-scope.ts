@@ -180,9 +180,9 @@ export class SessionServersScope implements RouteScope {
     return this.base.tasks;
   }
 
-  /** The session's request rates: a server the client brought spends them like any other. */
-  get admit() {
-    return this.base.admit;
+  /** The session's per-tool rates: a server the client brought spends them like any other. */
+  get admitTool() {
+    return this.base.admitTool;
   }
 
   withLink<T>(server: string, fn: (link: UpstreamLink) => Promise<T>): Promise<T> {

@@ -18,7 +18,7 @@ import { ListingConnections, listingSet } from './listing-connections.js';
 import type { ClientCapabilities } from '@modelcontextprotocol/client';
 import type { RouteScope } from './router.js';
 import type { ScopeOptions } from './scope-options.js';
-import { admitFor } from './admit.js';
+import { admitToolFor } from './admit.js';
 import { seesAll, type AccessProfile } from '../policy/access-policy.js';
 import { narrowedView } from './access-view.js';
 import { TaskScope } from './tasks/task-scope.js';
@@ -116,7 +116,7 @@ export class StatelessScope {
       // The caller's own view: its loaded tools are kept per principal and workspace.
       ...(this.options.tools === undefined ? {} : { tools: this.options.tools.callerView(principal, workspace) }),
       inputBridge: this.inputBridge.for(principal),
-      admit: admitFor(this.options.limiter, principal),
+      admitTool: admitToolFor(this.options.limiter, principal),
       withLink: (server, fn) => this.withLink(server, key, fn),
       ...(this.taskTable === undefined
         ? {}

@@ -59,18 +59,18 @@ const initialize = (id = 1) => ({
 
 /** Opens a 2025 session as `principal`; resolves with its id and the initialize result. */
 async function open(principal?: string): Promise<{ id: string; result: Record<string, unknown> }> {
-  const response = await endpoint.fetch(post(initialize()), principal);
+  const response = await endpoint.fetch(post(initialize()), { principal, access: undefined });
   expect(response.status).toBe(200);
   const id = response.headers.get('mcp-session-id');
   expect(id).toBeTruthy();
   const body = (await response.json()) as { result: Record<string, unknown> };
   const sessionHeaders = { 'mcp-session-id': id!, 'mcp-protocol-version': '2025-11-25' };
-  expect((await endpoint.fetch(post({ jsonrpc: '2.0', method: 'notifications/initialized' }, sessionHeaders), principal)).status).toBe(202);
+  expect((await endpoint.fetch(post({ jsonrpc: '2.0', method: 'notifications/initialized' }, sessionHeaders), { principal, access: undefined })).status).toBe(202);
   return { id: id!, result: body.result };
 }
 
 function inSession(id: string, message: Record<string, unknown>, principal?: string): Promise<Response> {
-  return endpoint.fetch(post({ jsonrpc: '2.0', ...message }, { 'mcp-session-id': id, 'mcp-protocol-version': '2025-11-25' }), principal);
+  return endpoint.fetch(post({ jsonrpc: '2.0', ...message }, { 'mcp-session-id': id, 'mcp-protocol-version': '2025-11-25' }), { principal, access: undefined });
 }
 
 describe('McpEndpoint', () => {

@@ -84,7 +84,7 @@ async function listen(principal: string | undefined, notifications: Record<strin
       },
     }),
   });
-  const response = await endpoint.fetch(request, principal);
+  const response = await endpoint.fetch(request, { principal, access: undefined });
   const stream = { abort, body: response.body };
   open.push(stream);
   const end = async () => {

@@ -27,19 +27,23 @@ describe('the limiter of a policy', () => {
     expect(compileRequestLimiter({}, memoryBuckets())).toBeUndefined();
   });
 
-  it('spends the principal bucket on every request and the tool bucket only for catalogue tools', async () => {
+  it('spends the principal bucket per request and the tool bucket per call, each on its own', async () => {
     let now = 0;
     const limiter = compileRequestLimiter({ requests: { perMinute: 60, burst: 3 }, toolCalls: { perMinute: 1, burst: 1 } }, memoryBuckets({ now: () => now }))!;
-    await limiter.admit({ principal: 'a', method: 'tools/call', tool: 'x__t' });
-    const second = await refusalOf(limiter.admit({ principal: 'a', method: 'tools/call', tool: 'x__t' }));
+    await limiter.admit({ principal: 'a', method: 'tools/call' });
+    await limiter.admitTool({ principal: 'a', tool: 'x__t' });
+    await limiter.admit({ principal: 'a', method: 'tools/call' });
+    const second = await refusalOf(limiter.admitTool({ principal: 'a', tool: 'x__t' }));
     expect(second?.code).toBe('RATE_LIMITED');
+    expect(second?.message).toMatch(/calling x__t is limited to 1 a minute/);
     expect(second?.retryAfterMs).toBeGreaterThan(0);
     expect(second?.data).toMatchObject({ retryAfterMs: second?.retryAfterMs, limit: { perMinute: 1, burst: 1 } });
-    // The principal bucket was spent twice (the refused call too): one left.
+    // The principal bucket was spent twice (once per request, the refused call too): one left.
     await limiter.admit({ principal: 'a', method: 'tools/list' });
     expect((await refusalOf(limiter.admit({ principal: 'a', method: 'tools/list' })))?.message).toMatch(/every request of this principal is limited to 60 a minute/);
-    // Another principal starts full.
-    await limiter.admit({ principal: 'b', method: 'tools/call', tool: 'x__t' });
+    // Another principal starts full, in both buckets.
+    await limiter.admit({ principal: 'b', method: 'tools/call' });
+    await limiter.admitTool({ principal: 'b', tool: 'x__t' });
     // A second later the principal bucket has one token again.
     now += 1_000;
     await limiter.admit({ principal: 'a', method: 'tools/list' });

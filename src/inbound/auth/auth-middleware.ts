@@ -19,6 +19,7 @@ import type { AuthFailureCode, Authenticator, AuthTarget } from './authenticate.
 import { headerLines } from '../header-lines.js';
 import { readBearerToken } from './authorization-header.js';
 import type { AccessProfile, CompiledAccess } from '../../policy/access-policy.js';
+import type { Caller } from '../entrance.js';
 
 declare module 'hono' {
   interface ContextVariableMap {
@@ -152,6 +153,16 @@ export function accessMiddleware(access: CompiledAccess): MiddlewareHandler {
 export function accessOf(c: Context): AccessProfile | undefined {
   const access: unknown = c.get('access');
   return typeof access === 'object' && access !== null ? (access as AccessProfile) : undefined;
+}
+
+/**
+ * Who is asking (entrance.ts): the principal, its access profile, and whether a peer replica
+ * forwarded the request with a valid proof of that principal.
+ */
+export function callerOf(c: Context): Caller {
+  const principal = principalOf(c);
+  const access = accessOf(c);
+  return c.get('forwarded') === true ? { principal, access, forwarded: true } : { principal, access };
 }
 
 /** The principal `authMiddleware` set, or undefined when authentication is not configured. */

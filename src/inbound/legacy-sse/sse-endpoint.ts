@@ -18,6 +18,8 @@ import { sessionTag } from '../../observability/session-tag.js';
 import { readJsonRpcBody, type BodyLimits } from '../body.js';
 import type { IncomingBody } from '../incoming-body.js';
 import type { LegacySession, SessionWire, SessionWireHooks } from '../legacy-session.js';
+import type { RequestLimiter } from '../../policy/request-limits.js';
+import { chargeRequest, refusedRequest, type Caller } from '../entrance.js';
 import { SseSessionTransport } from './sse-session-transport.js';
 
 export interface SseSessionHost {
@@ -32,6 +34,8 @@ export interface LegacySseOptions {
   host: SseSessionHost;
   limits: BodyLimits;
   logger: Logger;
+  /** The policy's request rates: each POSTed request spends one at the entrance (entrance.ts). */
+  limiter?: RequestLimiter | undefined;
 }
 
 export class LegacySseEndpoint {
@@ -43,8 +47,8 @@ export class LegacySseEndpoint {
     this.options = options;
   }
 
-  /** The GET: a new session for `principal`, answered with its stream; `messagePath` is where it POSTs. */
-  async open(principal: string | undefined, messagePath: string, access?: AccessProfile): Promise<Response> {
+  /** The GET: a new session for the caller, answered with its stream; `messagePath` is where it POSTs. */
+  async open({ principal, access }: Caller, messagePath: string): Promise<Response> {
     const token = randomUUID();
     let transport: SseSessionTransport | undefined;
     let session: LegacySession;
@@ -72,7 +76,8 @@ export class LegacySseEndpoint {
    * A POSTed message. An unknown token and another principal's session are answered alike (404),
    * so a token learns nothing to someone it does not belong to.
    */
-  async post(request: Request, principal: string | undefined, incoming?: IncomingBody, access?: AccessProfile): Promise<Response> {
+  async post(request: Request, caller: Caller, incoming?: IncomingBody): Promise<Response> {
+    const { principal, access } = caller;
     const token = new URL(request.url).searchParams.get('sessionId');
     if (token === null || token === '') {
       return refusal('SESSION_ID_REQUIRED', 'Bad Request: sessionId query parameter is required');
@@ -83,6 +88,9 @@ export class LegacySseEndpoint {
     }
     const body = await readJsonRpcBody(request, this.options.limits, incoming);
     if (!body.ok) return errorResponse(body.error);
+    // Refused before the session sees it; a client of this wire reads the refusal as the failure of its POST.
+    const spent = await chargeRequest(this.options.limiter, caller, body.value);
+    if (spent !== undefined) return refusedRequest(spent, body.value);
     // Judged by this POST's own token (legacy-session.ts `handle`).
     return session.handle(request, body.value, access);
   }

@@ -7,7 +7,7 @@
  */
 import type { Context, Hono } from 'hono';
 import { refusal } from '../../errors.js';
-import { accessOf, principalOf, stripAuthorization } from '../auth/auth-middleware.js';
+import { callerOf, stripAuthorization } from '../auth/auth-middleware.js';
 import type { McpEndpoint } from '../endpoint.js';
 import { incomingBodyOf } from '../incoming-body.js';
 
@@ -36,19 +36,21 @@ export function mountLegacySse(app: Hono, options: LegacySseRoutesOptions): void
   const { base, aggregate, sideChannels, enabled } = options;
 
   const stream = (c: Context, endpoint: McpEndpoint | undefined, messagePath: string): Response | Promise<Response> => {
-    if (endpoint === undefined) return notFound();
+    const caller = callerOf(c);
+    if (endpoint === undefined || !endpoint.shownTo(caller.access)) return notFound();
     if (!enabled) return disabled();
     if (c.req.method !== 'GET') return methodNotAllowed('GET');
-    return endpoint.legacySse.open(principalOf(c), messagePath, accessOf(c));
+    return endpoint.legacySse.open(caller, messagePath);
   };
   const message = (c: Context, endpoint: McpEndpoint | undefined): Response | Promise<Response> => {
-    if (endpoint === undefined) return notFound();
+    const caller = callerOf(c);
+    if (endpoint === undefined || !endpoint.shownTo(caller.access)) return notFound();
     if (!enabled) return disabled();
     if (c.req.method !== 'POST') return methodNotAllowed('POST');
     // As for Streamable HTTP: the client's Authorization stops here; the body is read from the
     // Node request when there is one.
     const incoming = incomingBodyOf(c);
-    return endpoint.legacySse.post(stripAuthorization(c.req.raw, incoming !== undefined), principalOf(c), incoming, accessOf(c));
+    return endpoint.legacySse.post(stripAuthorization(c.req.raw, incoming !== undefined), caller, incoming);
   };
 
   // The announced message path is built from configuration (the path, a configured server's

@@ -12,7 +12,7 @@
  * that never initialises is expired like any idle session.
  */
 import type { JSONRPCMessage, MessageExtraInfo } from '@modelcontextprotocol/server';
-import { errorMessage, refusal } from '../../errors.js';
+import { as2025Answer, errorMessage, refusal } from '../../errors.js';
 import type { SessionWire, SessionWireHooks } from '../legacy-session.js';
 import { messageKind } from '../message-kind.js';
 import { cancelledRequestId, RequestLedger } from '../request-ledger.js';
@@ -115,7 +115,7 @@ export class SseSessionTransport implements SessionWire {
     if (answered !== undefined) this.inFlight.release(answered);
     const writer = this.writer;
     if (this.closed || writer === undefined || writer.closed) throw new Error('the HTTP+SSE stream is closed');
-    writer.event(message, undefined);
+    writer.event(as2025Answer(message), undefined);
     if (writer.backlogBytes > MAX_UNREAD_BYTES) writer.abort();
   }
 
