@@ -7,7 +7,10 @@
  *   suite in `browser` and every soak in `soak`;
  * - random test data comes from the run's printed seed (test/setup/seed.ts, test/setup/random.ts),
  *   so a failure replays with `TEST_SEED=<n>`: no other source of randomness in test/ but the
- *   exceptions listed below with their reason.
+ *   exceptions listed below with their reason;
+ * - no test waits on the clock for something to happen: it waits on the event (a message, a log
+ *   line, a process's exit), or, where none exists, polls the condition through `waitUntil` with
+ *   a bounded deadline; the few sleeps that are the behaviour under test are listed with why.
  */
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -27,6 +30,28 @@ const UNSEEDED_ALLOWED: Record<string, string> = {
   'test/setup/seed.ts': 'makes the run seed itself when TEST_SEED is unset',
   'test/fixtures/fixture-env.ts': "key material of the fixture server's own request-state codec: a secret, not test data",
 };
+
+/**
+ * A wait on the clock: a promise of a timer (`new Promise((r) => setTimeout(r, ms))`), a sleep or
+ * delay helper, `timers/promises`. A yield to the event loop (`setImmediate`) waits for no time,
+ * only for callbacks already queued, and is not one.
+ */
+const SLEEPS = [
+  /new Promise(?:<[^>]*>)?\(\s*\(?\s*(\w+)\s*\)?\s*=>\s*setTimeout\(\s*\1\b/,
+  /setTimeout\(\s*\(\)\s*=>\s*(?:resolve|done|wake)\(\s*\)/,
+  /\btimers\/promises\b/,
+  /\b(?:sleep|delay|pause)\s*\(/,
+];
+/** Files allowed a wait on the clock, each with why. */
+const SLEEPS_ALLOWED: Record<string, string> = {
+  'test/integration/harness/wait.ts': "waitUntil: the one bounded poll, for conditions no event reports (a grandchild's death, a cache nothing outside reads, the server noticing a cut); each caller says why",
+  'test/inbound/raw-socket.test.ts': 'a client trickling its body one byte per pace, slower than the request timeout: the pace is the behaviour under test',
+};
+/**
+ * Not scanned for sleeps: test/fixtures and `children/` hold the upstream servers and child
+ * programs the tests drive, whose pacing (progress every few ms, a slow start) is their behaviour.
+ */
+const NOT_TEST_CODE = /^test\/fixtures\/|\/children\//;
 
 function files(dir: string, keep: (name: string) => boolean): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
@@ -155,5 +180,49 @@ describe('random test data', () => {
       );
     expect(offenders).toEqual([]);
     for (const file of Object.keys(UNSEEDED_ALLOWED)) expect(UNSEEDED.test(readFileSync(join(repo, file), 'utf8')), `${file} still needs its exception`).toBe(true);
+  });
+});
+
+describe('waiting in tests', () => {
+  it('waits on events, never on the clock, except where listed with a reason', () => {
+    const offenders = files(join(repo, 'test'), (name) => /\.(ts|mjs|js)$/.test(name))
+      .map((file) => relative(repo, file))
+      // This file is left out: it holds the shapes as examples.
+      .filter((file) => !NOT_TEST_CODE.test(file) && !(file in SLEEPS_ALLOWED) && file !== 'test/architecture/test-loop.test.ts')
+      .flatMap((file) =>
+        readFileSync(join(repo, file), 'utf8')
+          .split('\n')
+          .flatMap((line, index) =>
+            SLEEPS.some((pattern) => pattern.test(line)) && !/^\s*(\*|\/\/)/.test(line) ? [`${file}:${index + 1}: ${line.trim()}`] : [],
+          ),
+      );
+    expect(offenders).toEqual([]);
+    for (const file of Object.keys(SLEEPS_ALLOWED)) {
+      const text = readFileSync(join(repo, file), 'utf8');
+      expect(SLEEPS.some((pattern) => pattern.test(text)), `${file} still needs its exception`).toBe(true);
+    }
+  });
+
+  it('recognises the shapes of a sleep, and not a hang guard or a yield', () => {
+    const isSleep = (line: string) => SLEEPS.some((pattern) => pattern.test(line));
+    for (const line of [
+      'await new Promise((resolve) => setTimeout(resolve, 50));',
+      'await new Promise((r) => setTimeout(r, 20));',
+      'await new Promise<void>((done) => setTimeout(done, ms));',
+      'await new Promise((resolve) => setTimeout(() => resolve(), 100));',
+      "import { setTimeout as wait } from 'node:timers/promises';",
+      'await sleep(1_000);',
+      'const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));',
+    ]) {
+      expect(isSleep(line), line).toBe(true);
+    }
+    for (const line of [
+      "timer = setTimeout(() => reject(new Error('hang guard')), ms);",
+      'await new Promise((resolve) => setImmediate(resolve));',
+      "if (hangUp) setTimeout(() => controller.abort(), random.int(0, 40));",
+      "harness('ndjson-echo.mjs', ['--startup-delay=300']);",
+    ]) {
+      expect(isSleep(line), line).toBe(false);
+    }
   });
 });

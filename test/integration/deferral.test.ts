@@ -26,6 +26,7 @@ import {
   rawRequest,
   startCatalogueUpstream,
   textOf,
+  waitUntil,
   within,
   type CatalogueUpstream,
   type Era,
@@ -176,16 +177,14 @@ describe.each(ERAS)('a %s client behind the deferred gateway', (era: Era) => {
     const before = await names(client, 'fx__toggled_tool', { server: 'fx' });
     const toggledOn = !before.includes('fx__toggled_tool');
     await client.callTool({ name: 'call_tool', arguments: { name: 'fx__toggle_tool', arguments: {} } });
-    const after = await within(
-      (async () => {
-        for (;;) {
-          const hits = await names(client, 'fx__toggled_tool', { server: 'fx' });
-          if (hits.includes('fx__toggled_tool') === toggledOn) return hits;
-          await new Promise((resolve) => setTimeout(resolve, 50));
-        }
-      })(),
-      10_000,
+    // The index follows the upstream's list asynchronously and no message tells a client when: polled.
+    const after = await waitUntil(
+      async () => {
+        const hits = await names(client, 'fx__toggled_tool', { server: 'fx' });
+        return hits.includes('fx__toggled_tool') === toggledOn && hits;
+      },
       'the index to follow list_changed',
+      10_000,
     );
     expect(after.includes('fx__toggled_tool')).toBe(toggledOn);
   });

@@ -21,12 +21,12 @@ const MIN_CUTS = 200;
 /** A cut comes after 1…MAX_GAP messages of a connection (mean ≈ 30: ≈ 330 cuts per 10,000). */
 const MAX_GAP = 60;
 /**
- * Hang guards, not speed checks: connections per call, 409 retries per resume, and a stall bound
+ * Hang guards, not speed checks: connections per call, how long a resume may meet 409, and a stall bound
  * (no new notification for that long means the stream is stuck). A loaded machine makes a call
  * slower, never wrong, so there is no bound on the call's total time short of the test's own.
  */
 const MAX_CONNECTIONS = 5_000;
-const MAX_CONFLICT_RETRIES = 2_000;
+const CONFLICT_BOUND_MS = 20_000;
 const STALL_MS = 60_000;
 const TEST_HANG_BOUND_MS = 900_000;
 /**
@@ -52,8 +52,6 @@ interface ChaosRun {
   /** Streams the server ended before the result (none expected). */
   serverEnds: number;
 }
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * Calls `tool` and reads its stream, cutting the connection after a random number of messages
@@ -118,15 +116,21 @@ async function chaosCall(
     else run.serverEnds += 1;
     if (lastEventId === undefined) throw new Error(`(TEST_SEED=${random.seed}) ${label}: cut before any event id arrived`);
 
-    for (let retry = 0; ; retry += 1) {
-      controller = new AbortController();
-      response = await session.resume(lastEventId, controller.signal);
-      if (response.status !== 409) break;
-      run.conflicts += 1;
-      await response.text();
-      if (retry >= MAX_CONFLICT_RETRIES) throw new Error(`hang guard (TEST_SEED=${random.seed}): resume stayed 409`);
-      await sleep(2);
-    }
+    // 409 until the server has noticed the cut, which no message tells the client: retried, bounded.
+    const from = lastEventId;
+    response = await waitUntil(
+      async () => {
+        controller = new AbortController();
+        const resumed = await session.resume(from, controller.signal);
+        if (resumed.status !== 409) return resumed;
+        run.conflicts += 1;
+        await resumed.text();
+        return undefined;
+      },
+      `(TEST_SEED=${random.seed}) ${label}: a resume other than 409`,
+      CONFLICT_BOUND_MS,
+      2,
+    );
     run.resumed += 1;
   }
 }

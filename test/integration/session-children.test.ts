@@ -112,8 +112,13 @@ describe('a session’s own stdio child', () => {
     await client.subscribeResource({ uri });
     const [child] = sessionChildren();
     expect(child).toBeDefined();
-    // Several idle timeouts pass with the subscription held; the child must still be the same.
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    // The clock: another session's child, idle from later on with the same timeout. Once the
+    // gateway has closed it, the subscribed child has been idle longer than the timeout.
+    const later = await connectClient(perTest, gateway.url, '2025');
+    await later.client.callTool({ name: 'stdio__echo', arguments: { text: 'then idle' } });
+    const [clock] = sessionChildren().filter((pid) => pid !== child);
+    expect(clock).toBeDefined();
+    await waitUntil(() => !isAlive(clock!), 'the later idle session child to be closed');
     expect(sessionChildren()).toEqual([child]);
 
     await client.unsubscribeResource({ uri });

@@ -219,11 +219,16 @@ describe('allowedHosts and allowedOrigins from the policy', () => {
 describe('envHeaders under the policy', () => {
   let recorder: Server;
   let seen: IncomingHttpHeaders[];
+  /** Resolves on the recorder's first request. */
+  let reached: Promise<void>;
 
   beforeAll(async () => {
     seen = [];
+    let arrived!: () => void;
+    reached = new Promise((resolve) => (arrived = resolve));
     recorder = createServer((req, res) => {
       seen.push(req.headers);
+      arrived();
       req.resume();
       res.writeHead(404, { 'content-type': 'application/json' }).end('{}');
     });
@@ -243,9 +248,7 @@ describe('envHeaders under the policy', () => {
       },
       { env: { DOCS_TOKEN: 'tok-from-env', AWS_SECRET_ACCESS_KEY: 'never-sent' } },
     );
-    const deadline = Date.now() + 15_000;
-    while (seen.length === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
-    expect(seen.length).toBeGreaterThan(0);
+    await within(reached, 15_000, 'the gateway reaching the docs upstream');
     expect(seen[0]!['x-docs-token']).toBe('tok-from-env');
     expect(JSON.stringify(seen)).not.toContain('never-sent');
   });

@@ -65,33 +65,38 @@ export async function privateRedis(): Promise<PrivateRedis> {
   const start = async () => {
     if (child !== undefined) return;
     child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
-      stdio: 'ignore',
+      stdio: ['ignore', 'pipe', 'ignore'],
     });
     const spawned = child;
-    let spawnError: NodeJS.ErrnoException | undefined;
-    spawned.once('error', (error: NodeJS.ErrnoException) => {
-      spawnError = error;
+    // Ready when it says so on stdout (its log): the line comes once it listens.
+    const ready = new Promise<void>((resolve, reject) => {
+      let seen = '';
+      const onData = (chunk: Buffer) => {
+        seen = (seen + chunk.toString('utf8')).slice(-4_096);
+        if (!seen.includes('Ready to accept connections')) return;
+        spawned.stdout!.off('data', onData);
+        spawned.stdout!.resume(); // keep the pipe drained from here on
+        resolve();
+      };
+      spawned.stdout!.on('data', onData);
+      spawned.once('error', (error: NodeJS.ErrnoException) =>
+        reject(new Error(error.code === 'ENOENT' ? REDIS_MISSING : `redis-server could not start: ${error.message}`)),
+      );
+      spawned.once('exit', (code) => reject(new Error(`redis-server exited with code ${code} before answering on ${url}`)));
     });
-    const deadline = Date.now() + 10_000;
-    for (;;) {
-      try {
-        await withRedis(url, (client) => client.ping());
-        return;
-      } catch {
-        if (spawnError !== undefined) {
-          child = undefined;
-          throw new Error(spawnError.code === 'ENOENT' ? REDIS_MISSING : `redis-server could not start: ${spawnError.message}`);
-        }
-        if (spawned.exitCode !== null) {
-          child = undefined;
-          throw new Error(`redis-server exited with code ${spawned.exitCode} before answering on ${url}`);
-        }
-        if (Date.now() > deadline) {
-          await stop();
-          throw new Error('hang guard: private redis-server did not answer within 10 s');
-        }
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
+    let timer: NodeJS.Timeout | undefined;
+    const guard = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error('hang guard: private redis-server did not answer within 10 s')), 10_000);
+    });
+    try {
+      await Promise.race([ready, guard]);
+    } catch (error) {
+      // Stopped only if it runs: one that never spawned (ENOENT) or already exited has no exit to wait for.
+      if (spawned.pid !== undefined && spawned.exitCode === null && spawned.signalCode === null) await stop();
+      child = undefined;
+      throw error;
+    } finally {
+      clearTimeout(timer);
     }
   };
 

@@ -12,6 +12,7 @@ import {
   StdioUpstreamTransport,
   type StdioUpstreamTransportOptions,
 } from '../../src/upstream/stdio-transport.js';
+import { waitUntil } from '../integration/harness/wait.js';
 
 const children = path.join(path.dirname(fileURLToPath(import.meta.url)), 'children');
 const opened: StdioUpstreamTransport[] = [];
@@ -79,13 +80,15 @@ function isAlive(pid: number): boolean {
   }
 }
 
-/** Waits (bounded) until `pid` is gone; a kill lands asynchronously. */
-async function waitForDeath(pid: number): Promise<boolean> {
-  for (let i = 0; i < 200; i++) {
-    if (!isAlive(pid)) return true;
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-  return false;
+/**
+ * Waits (bounded) until `pid` is gone; a kill lands asynchronously. Polled: a grandchild is not
+ * ours to wait for, so no event reports its death.
+ */
+function waitForDeath(pid: number): Promise<boolean> {
+  return waitUntil(() => !isAlive(pid), `pid ${pid} to be gone`, 5_000, 25).then(
+    () => true,
+    () => false,
+  );
 }
 
 function captureLogs() {

@@ -7,6 +7,7 @@
 import { fileURLToPath } from 'node:url';
 import { MODERN_VERSION } from '../harness/paths.js';
 import { MCP_POST_HEADERS, messagesOf, rawRequest } from '../harness/raw-http.js';
+import { waitUntil } from '../harness/wait.js';
 
 export const EVERYTHING_JS = fileURLToPath(
   new URL('../../../node_modules/@modelcontextprotocol/server-everything/dist/index.js', import.meta.url),
@@ -66,13 +67,19 @@ export async function modernRequest(
   return answer;
 }
 
-/** Polls `read` (a task state) until its status is terminal; a hang guard, not a speed check. */
+/**
+ * Polls `read` (a task state) until its status is terminal; a hang guard, not a speed check.
+ * Polling `tasks/get` is how a requestor learns a task's outcome (MCP specification, Tasks: the
+ * status notification is optional and requestors must not depend on it).
+ */
 export async function untilTerminal<T extends { status?: unknown }>(read: () => Promise<T>, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const task = await read();
-    if (task.status === 'completed' || task.status === 'failed' || task.status === 'cancelled') return task;
-    if (Date.now() > deadline) throw new Error(`hang guard: task still ${String(task.status)} after ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
+  return waitUntil(
+    async () => {
+      const task = await read();
+      return (task.status === 'completed' || task.status === 'failed' || task.status === 'cancelled') && task;
+    },
+    'a terminal task status',
+    timeoutMs,
+    200,
+  );
 }

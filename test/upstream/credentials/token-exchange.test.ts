@@ -35,6 +35,8 @@ const exp = (msFromNow: number) => (clock + msFromNow) / 1000;
 
 function setup(overrides: Partial<TokenExchangeOptions> = {}) {
   const subjects = new SubjectTokens({ now });
+  /** The subject token of each exchange started, in order: recorded as the request is sent. */
+  const started: string[] = [];
   const exchange = tokenExchange({
     server: 'crm',
     upstreamUrl: 'https://crm.example.com/mcp',
@@ -42,11 +44,14 @@ function setup(overrides: Partial<TokenExchangeOptions> = {}) {
     issuer: ISSUER,
     subjects,
     readEnv: (name) => (name === 'SECRET_VAR' ? SECRET : undefined),
-    fetch: (url, init) => fetch(url, init),
+    fetch: (url, init) => {
+      started.push(new URLSearchParams(String(init?.body)).get('subject_token') ?? '');
+      return fetch(url, init);
+    },
     now,
     ...overrides,
   });
-  return { subjects, exchange };
+  return { subjects, exchange, started };
 }
 
 beforeEach(() => {
@@ -77,12 +82,13 @@ describe('tokenExchange', () => {
   });
 
   it('makes one exchange however many requests of a principal wait for it', async () => {
-    const { subjects, exchange } = setup();
+    const { subjects, exchange, started } = setup();
     remember(subjects, 'alice', 'subject-alice', { exp: exp(3_600_000), iss: ISSUER });
     let release!: () => void;
     endpoint.hold = new Promise((resolve) => (release = resolve));
     const waiting = Array.from({ length: 10 }, () => exchange.forPrincipal('alice').token());
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    // All ten asked while the one exchange is in flight (its answer held): one request sent.
+    expect(started).toEqual(['subject-alice']);
     release();
     expect(new Set(await Promise.all(waiting)).size).toBe(1);
     expect(requests).toHaveLength(1);
@@ -104,15 +110,18 @@ describe('tokenExchange', () => {
   });
 
   it('renews ahead of expiry in the background, and a dropped token once per cooldown', async () => {
-    const { subjects, exchange } = setup();
+    const { subjects, exchange, started } = setup();
     remember(subjects, 'alice', 'subject-alice', { exp: exp(3_600_000), iss: ISSUER });
     const alice = exchange.forPrincipal('alice');
     const first = await alice.token();
     clock += 600_000 - 30_000; // inside the last minute of its life: still served, renewed meanwhile
     expect(await alice.token()).toBe(first);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    const renewed = await alice.token();
-    expect(renewed).not.toBe(first);
+    expect(started).toHaveLength(2);
+    // The renewal's answer lands in a cache nothing outside observes: polled, bounded.
+    const renewed = await waitUntil(async () => {
+      const token = await alice.token();
+      return token !== first && token;
+    }, 'the renewed token being served', 5_000);
     expect(requests).toHaveLength(2);
     alice.invalidate(renewed);
     const replaced = await alice.token();
@@ -186,13 +195,14 @@ describe('the subject of a call', () => {
 
 describe('exchange bookkeeping', () => {
   it("is not renewed ahead when its expiry is its subject's (no renewal could outlive it)", async () => {
-    const { subjects, exchange } = setup();
+    const { subjects, exchange, started } = setup();
     remember(subjects, 'alice', 'subject-alice', { exp: exp(40_000), iss: ISSUER });
     const alice = exchange.forPrincipal('alice');
     const first = await alice.token();
     clock += 35_000; // inside what would be its last quarter
     expect(await alice.token()).toBe(first);
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    // A renewal would have been started (its request sent) by the call that found it due.
+    expect(started).toEqual(['subject-alice']);
     expect(requests).toHaveLength(1);
   });
 
