@@ -28,6 +28,7 @@ import type { OAuthAuthConfig } from './config/auth-schema.js';
 import { compileResourceRoutes, type ResourceRoutes } from './inbound/auth/oauth/resource-routes.js';
 import type { RequestLimiter } from './policy/request-limits.js';
 import type { CompiledAccess } from './policy/access-policy.js';
+import { adminGuard } from './admin/admin-access.js';
 import { mountAdmin, type AdminRoutesOptions } from './admin/admin-routes.js';
 import { readiness } from './admin/readiness.js';
 import type { AuditLog } from './observability/audit-log.js';
@@ -69,7 +70,11 @@ export interface AppOptions {
   access?: CompiledAccess;
   /** A clustered replica's check of the principal proof a forwarded request carries. */
   forwarded?: AuthMiddlewareOptions['forwarded'];
-  /** `admin.principals`: they see every server in /readyz whatever the access rules hide (admin page on or off). */
+  /**
+   * The policy's `admins`, the one list of admins: they alone read `/metrics` (with auth on;
+   * without it, loopback clients — admin/admin-access.ts) and see every server in /readyz
+   * whatever the access rules hide (admin page on or off).
+   */
   admins?: readonly string[];
   /** The admin page at `<path>/admin` (admin/admin-routes.ts); absent: not served. */
   admin?: Omit<AdminRoutesOptions, 'base'>;
@@ -155,7 +160,9 @@ export function createApp(options: AppOptions): Hono {
     };
     for (const route of ['/readyz', '/metrics', `${base}/customizations`, `${base}/customizations/*`]) app.use(route, spend);
   }
-  const admins: ReadonlySet<string> = new Set(options.admins ?? options.admin?.admins ?? []);
+  const adminList = options.admins ?? options.admin?.admins ?? [];
+  const admins: ReadonlySet<string> = new Set(adminList);
+  const adminRefusal = adminGuard({ authOn: options.authenticator !== undefined, admins: adminList });
   app.get('/readyz', (c) => {
     const principal = principalOf(c);
     const answer = readiness({
@@ -175,7 +182,10 @@ export function createApp(options: AppOptions): Hono {
     return endpoint.fetch(stripAuthorization(c.req.raw, incoming !== undefined), callerOf(c), incoming);
   };
   if (metrics !== undefined) {
-    app.get('/metrics', async () => {
+    // Every server's name and state, hidden ones included: for admins only, like the admin page.
+    app.get('/metrics', async (c) => {
+      const refusal = adminRefusal(c, '/metrics');
+      if (refusal !== undefined) return refusal;
       const { body, contentType } = await metrics.render();
       return new Response(body, { status: 200, headers: { 'content-type': contentType, 'cache-control': 'no-store' } });
     });

@@ -323,10 +323,10 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
         return brought === undefined ? undefined : sessionPlugin(sessionId, brought, customizations.list);
       },
       metrics,
-      admins: config.admin.principals,
+      admins: config.policy.admins,
       ...(admin === undefined
         ? {}
-        : { admin: { sources: admin, reload: () => reload('admin'), authOn: authenticator !== undefined, admins: config.admin.principals } }),
+        : { admin: { sources: admin, reload: () => reload('admin'), authOn: authenticator !== undefined, admins: config.policy.admins } }),
       ...(telemetry.audit === undefined ? {} : { audit: telemetry.audit }),
       ...(subjectTokens === undefined ? {} : { subjectTokens }),
       ...(config.auth?.kind === 'oauth' ? { oauth: config.auth } : {}),

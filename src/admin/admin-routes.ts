@@ -19,7 +19,7 @@ import type { Context, Hono } from 'hono';
 import { errorResponse, GatewayError } from '../errors.js';
 import { accessOf, principalOf } from '../inbound/auth/auth-middleware.js';
 import type { ReloadOutcome } from '../lifecycle/reload.js';
-import { checkAdminAccess } from './admin-access.js';
+import { adminGuard } from './admin-access.js';
 import { renderAdminPage } from './admin-page.js';
 import type { AdminSources } from './admin-status.js';
 import { chartAssets } from './chart-assets.js';
@@ -32,13 +32,8 @@ export interface AdminRoutesOptions {
   /** Runs a hot reload (the gateway notes its outcome for the page). */
   readonly reload: () => Promise<ReloadOutcome>;
   readonly authOn: boolean;
+  /** The policy's `admins`. */
   readonly admins: readonly string[];
-}
-
-function remoteAddressOf(c: Context): string | undefined {
-  const env: unknown = c.env;
-  if (typeof env !== 'object' || env === null || !('incoming' in env)) return undefined;
-  return (env as { incoming: { socket?: { remoteAddress?: string } } }).incoming.socket?.remoteAddress;
 }
 
 const NO_STORE = { 'cache-control': 'no-store' };
@@ -54,11 +49,7 @@ function auditAfterOf(c: Context): number | GatewayError {
 
 export function mountAdmin(app: Hono, options: AdminRoutesOptions): void {
   const path = `${options.base}/admin`;
-  const admins = new Set(options.admins);
-  const refused = (c: Context): Response | undefined => {
-    const access = checkAdminAccess({ authOn: options.authOn, principal: principalOf(c), remoteAddress: remoteAddressOf(c), admins });
-    return access.ok ? undefined : errorResponse(new GatewayError('ADMIN_REFUSED', access.message));
-  };
+  const refused = adminGuard(options);
 
   const assets = chartAssets();
   app.get(path, async (c) => {

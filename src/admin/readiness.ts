@@ -4,7 +4,7 @@
  * balancer's probe reads the status code and `status`, which never depend on who asks; the
  * server list is the part that names things, so a caller the policy's access rules narrow sees
  * only the servers its profile shows (`serverParts`, as every other listing of servers judges it),
- * while an admin (`admin.principals`), a caller nothing is hidden from, and every caller of a
+ * while an admin (the policy's `admins`), a caller nothing is hidden from, and every caller of a
  * gateway without auth (loopback, or acknowledged open) see them all. Pure.
  */
 import { seesAll, showsServer, type AccessProfile } from '../policy/access-policy.js';
@@ -16,7 +16,7 @@ export interface ReadinessInput {
   readonly servers: readonly ServerStatus[];
   /** The caller's access profile; undefined: nothing is hidden from it. */
   readonly access: AccessProfile | undefined;
-  /** The caller is one of `admin.principals`: it sees every server whatever the access rules say. */
+  /** The caller is one of the policy's `admins`: it sees every server whatever the access rules say. */
   readonly admin: boolean;
 }
 

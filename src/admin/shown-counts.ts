@@ -39,7 +39,7 @@ interface Kept {
 }
 
 export class ShownCountsMemo {
-  /** One entry per caller view: admins are few (`admin.principals`, or the one anonymous caller). */
+  /** One entry per caller view: admins are few (the policy's `admins`, or the one anonymous caller). */
   private readonly kept = new LRUCache<string, Kept>({ max: 32 });
   private readonly linkIds = new WeakMap<UpstreamLink, number>();
   private nextLinkId = 1;

@@ -81,9 +81,21 @@ function describePath(path: readonly PropertyKey[]): string {
   return path.map(String).join('.');
 }
 
+/** Keys that moved out of the config: where they went, instead of zod's "unrecognized key". */
+const MOVED_KEYS: ReadonlyMap<string, string> = new Map([
+  [
+    'admin.principals',
+    "admin.principals: the list of admins is the policy's \"admins\" (one list for the admin page, /metrics, /readyz and workspace and global toggles); move these principals there",
+  ],
+]);
+
 /** Turns zod issues into diagnostics; zod 4 messages state expectations, not received values. */
 function schemaProblems(error: z.ZodError): string[] {
-  return error.issues.map((issue) => {
+  return error.issues.flatMap((issue) => {
+    if (issue.code === 'unrecognized_keys') {
+      const moved = issue.keys.map((key) => MOVED_KEYS.get(describePath([...issue.path, key])));
+      if (moved.every((message) => message !== undefined)) return moved;
+    }
     if (issue.code === 'invalid_union' && issue.path.at(-1) !== undefined && issue.path[0] === 'servers') {
       // The union's discriminator: zod reports it at the entry or at its `transport` key.
       const at = issue.path.at(-1) === 'transport' ? issue.path : [...issue.path, 'transport'];

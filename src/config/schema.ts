@@ -189,13 +189,12 @@ export const gatewayConfigSchema = z.strictObject({
     })
     .prefault({}),
   /**
-   * The admin page (`<path>/admin`, docs/operations.md). With `auth`, only the principals listed
-   * here may open it; without `auth`, only clients on a loopback address may.
+   * The admin page (`<path>/admin`, docs/operations.md). With `auth`, only the policy's `admins`
+   * may open it (the one list of admins); without `auth`, only clients on a loopback address may.
    */
   admin: z
     .strictObject({
       enabled: z.boolean().default(true),
-      principals: z.array(z.string().min(1).max(256)).max(256).default(() => []),
     })
     .prefault({}),
   /** Stopping and reconfiguring a running gateway (docs/operations.md, "Graceful drain", "Hot reload"). */

@@ -1,13 +1,13 @@
 /**
  * The admin page's access rule (pure) and its routes' refusals over real HTTP: an authenticated
- * principal outside `admin.principals` is refused 403 `ADMIN_REFUSED` (the page, its status and
+ * principal outside the policy's `admins` is refused 403 `ADMIN_REFUSED` (the page, its status and
  * its chart library alike), a listed one gets the page with its CSP; a reload needs a JSON body;
  * an escaped value never becomes markup, embedded JSON never closes its script block.
  */
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { checkAdminAccess } from '../../src/admin/admin-access.js';
 import { escapeHtml, scriptJson } from '../../src/admin/admin-page.js';
-import { assertBuilt, bearerPrincipals, Cleanup, rawRequest, startGatewayFor, stdioServer, newMarker, killPids, processesWithMarker } from '../integration/harness.js';
+import { assertBuilt, bearerPrincipals, Cleanup, rawRequest, startGatewayFor, stdioServer, newMarker, killPids, processesWithMarker, policyFile, gatewayConfig } from '../integration/harness.js';
 
 const perTest = new Cleanup();
 const perFile = new Cleanup();
@@ -47,13 +47,22 @@ describe('escapeHtml and scriptJson', () => {
   });
 });
 
+describe('one list of admins', () => {
+  it("refuses a config that still lists admin.principals, saying the list is the policy's admins", () => {
+    expect(() => gatewayConfig({}, { admin: { principals: ['ops'] } })).toThrow(
+      /admin\.principals: the list of admins is the policy's "admins" \(one list for the admin page, \/metrics, \/readyz and workspace and global toggles\)/,
+    );
+    expect(() => gatewayConfig({}, { admin: { enabled: true, colour: 'red' } })).toThrow(/admin: Unrecognized key/i);
+  });
+});
+
 describe('the admin routes with auth on', () => {
   it('refuse a principal not listed as admin (403 ADMIN_REFUSED) and serve a listed one', async () => {
     assertBuilt();
     const marker = newMarker();
     perTest.add(() => killPids(processesWithMarker(marker)));
     const principals = bearerPrincipals('ops', 'dev');
-    const gateway = await startGatewayFor(perTest, principals, { local: stdioServer(marker) }, { admin: { principals: ['ops'] } });
+    const gateway = await startGatewayFor(perTest, principals, { local: stdioServer(marker) }, { policy: policyFile({ admins: ['ops'] }) });
     const admin = `${gateway.url}/admin`;
 
     const dev = await rawRequest(admin, { method: 'GET', headers: principals.headers('dev') });

@@ -41,7 +41,7 @@ beforeAll(async () => {
   const dir = mkdtempSync(join(tmpdir(), 'portcullis-admin-status-'));
   cleanup.add(() => rmSync(dir, { recursive: true, force: true }));
   cleanup.add(() => killPids([...processesWithMarker(markers.local), ...processesWithMarker(markers.other)]));
-  writeFileSync(join(dir, 'policy.json'), JSON.stringify({ access: { default: 'allow', rules: [{ principals: ['ops'], effect: 'deny', tools: ['local__echo'] }] } }));
+  writeFileSync(join(dir, 'policy.json'), JSON.stringify({ admins: ['ops', 'root'], access: { default: 'allow', rules: [{ principals: ['ops'], effect: 'deny', tools: ['local__echo'] }] } }));
   gateway = await startGatewayFor(
     cleanup,
     principals,
@@ -49,7 +49,7 @@ beforeAll(async () => {
       local: stdioServer(markers.local, { isolation: 'shared', disabledTools: ['slow'] }),
       other: stdioServer(markers.other, { isolation: 'shared', defer: true, env: { FIXTURE_SERVER_TITLE: 'T'.repeat(10_000) } }),
     },
-    { policy: join(dir, 'policy.json'), admin: { principals: ['ops', 'root'] } },
+    { policy: join(dir, 'policy.json') },
   );
 }, 60_000);
 afterAll(() => cleanup.run());

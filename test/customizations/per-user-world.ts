@@ -2,7 +2,7 @@
  * A gateway with bearer principals `alice` and `bob` in front of real per-user upstreams
  * (per-user-upstream.ts), and the HTTP helpers of the `perUser` tests: 2025 sessions that
  * collect `tools/list_changed`, the caller's customisation list, the authenticate route, and the
- * count of tokens held (from `/metrics`).
+ * count of tokens held (from `/metrics`, read as `ops`, the policy's one admin).
  */
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -49,16 +49,18 @@ export function defaultServers(upstream: PerUserUpstream): Record<string, unknow
 export async function perUserWorld(cleanup: Cleanup, options: WorldOptions = {}): Promise<World> {
   const upstream = await startPerUserUpstream();
   cleanup.add(() => upstream.close());
-  const principals = bearerPrincipals('alice', 'bob');
+  const principals = bearerPrincipals('alice', 'bob', 'ops');
   const { logger, lines } = capturingLogger();
   const dir = mkdtempSync(path.join(tmpdir(), 'portcullis-peruser-'));
-  if (options.policy !== undefined) writeFileSync(path.join(dir, 'policy.json'), JSON.stringify(options.policy));
+  // `/metrics` is for the policy's admins: `ops` reads it, and is nobody the tests act as.
+  const policy = { ...options.policy, admins: [...((options.policy?.admins as string[] | undefined) ?? []), 'ops'] };
+  writeFileSync(path.join(dir, 'policy.json'), JSON.stringify(policy));
   const raw = (servers: Record<string, unknown>): Record<string, unknown> => ({
     listen: { host: '127.0.0.1', port: 0 },
     stateDir: path.join(dir, 'state'),
     auth: principals.auth,
     servers,
-    ...(options.policy === undefined ? {} : { policy: './policy.json' }),
+    policy: './policy.json',
     ...options.extra,
   });
   const parse = (config: Record<string, unknown>): Readonly<GatewayConfig> => parseConfig(config, { baseDir: dir });
@@ -106,7 +108,7 @@ export function authenticate(w: World, as: { principal: string; id: string | und
 }
 
 export async function heldTokens(w: World): Promise<number> {
-  const response = await fetch(`${w.gateway.url.replace(/\/mcp$/, '')}/metrics`, { headers: w.principals.headers('alice') });
+  const response = await fetch(`${w.gateway.url.replace(/\/mcp$/, '')}/metrics`, { headers: w.principals.headers('ops') });
   const line = (await response.text()).split('\n').find((l) => l.startsWith('portcullis_upstream_user_credentials '));
   return Number(line!.split(' ')[1]);
 }

@@ -30,6 +30,7 @@ let issuer: LocalJwtIssuer;
 let gateway: RunningGateway;
 
 const POLICY = {
+  admins: ['root'],
   access: {
     default: 'deny',
     rules: [
@@ -54,7 +55,6 @@ beforeAll(async () => {
   gateway = await startTestGateway(perFile, upstreams.servers(), {
     policy: join(dir, 'policy.json'),
     auth: issuer.auth,
-    admin: { principals: ['root'] },
   });
 });
 afterEach(() => perTest.run());

@@ -9,7 +9,7 @@ import { killAllStdioChildren } from '../../src/upstream/stdio-transport.js';
 import type { RunningGateway } from '../../src/gateway.js';
 import { connectClient, errorOf, sideChannelUrl, startTestGateway, textOf } from '../integration/harness/clients.js';
 import { newMarker } from '../integration/harness/paths.js';
-import { bearerPrincipals, startGatewayFor } from '../integration/harness/principals.js';
+import { bearerPrincipals, policyFile, startGatewayFor } from '../integration/harness/principals.js';
 import { openRawSession, rawRequest } from '../integration/harness/raw-http.js';
 import { stdioServer } from '../integration/harness/upstreams.js';
 import { Cleanup, waitUntil } from '../integration/harness/wait.js';
@@ -102,17 +102,29 @@ describe('/metrics', () => {
   });
 
   it('needs the bearer token when authentication is on, and counts the refusals by reason', async () => {
-    const principals = bearerPrincipals('alice');
-    const gateway = await startGatewayFor(cleanup, principals, {});
+    const principals = bearerPrincipals('scraper');
+    const gateway = await startGatewayFor(cleanup, principals, {}, { policy: policyFile({ admins: ['scraper'] }) });
     const anonymous = await rawRequest(metricsUrl(gateway), { method: 'GET' });
     expect(anonymous.status).toBe(401);
     expect(anonymous.headers['www-authenticate']).toContain('Bearer');
     expect(anonymous.body).not.toContain('process_cpu');
     const wrong = await rawRequest(metricsUrl(gateway), { method: 'GET', headers: { authorization: 'Bearer not-the-token' } });
     expect(wrong.status).toBe(401);
-    const { parsed } = await scrape(gateway, principals.headers('alice'));
+    const { parsed } = await scrape(gateway, principals.headers('scraper'));
     expect(parsed.value('portcullis_auth_failures_total', { reason: 'AUTH_MISSING' })).toBe(1);
     expect(parsed.value('portcullis_auth_failures_total', { reason: 'AUTH_INVALID' })).toBe(1);
+  });
+
+  it("serves only the policy's admins: a principal whose access rules hide a server gets 403 and no server name", async () => {
+    const principals = bearerPrincipals('alice', 'ops');
+    const policy = policyFile({ admins: ['ops'], access: { default: 'allow', rules: [{ principals: ['alice'], effect: 'deny', servers: ['secretive'] }] } });
+    const gateway = await startGatewayFor(cleanup, principals, { secretive: stdioServer(newMarker(), { isolation: 'shared' }) }, { policy });
+    const alice = await rawRequest(metricsUrl(gateway), { method: 'GET', headers: principals.headers('alice') });
+    expect(alice.status).toBe(403);
+    expect(alice.json().error).toMatchObject({ data: { code: 'ADMIN_REFUSED' } });
+    expect(alice.body).not.toContain('secretive');
+    const { parsed } = await scrape(gateway, principals.headers('ops'));
+    expect(parsed.value('portcullis_upstream_state', { server: 'secretive', state: 'ready' })).toBe(1);
   });
 
   it('keeps each gateway of a process to its own series', async () => {

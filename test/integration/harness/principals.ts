@@ -4,6 +4,9 @@
  * client as exactly one of them (`auth: { kind: "bearer" }`).
  */
 import { randomUUID } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { startGateway, type RunningGateway } from '../../../src/gateway.js';
 import { silentLogger } from '../../../src/observability/logger.js';
 import { gatewayConfig } from './clients.js';
@@ -46,4 +49,11 @@ export async function startGatewayFor(
   });
   cleanup.add(() => within(gateway.close(), 15_000, 'gateway close'));
   return gateway;
+}
+
+/** A policy file in a fresh temporary directory (config `policy` takes a path); returns its path. */
+export function policyFile(policy: Record<string, unknown>): string {
+  const file = path.join(mkdtempSync(path.join(tmpdir(), 'portcullis-policy-')), 'policy.json');
+  writeFileSync(file, JSON.stringify(policy));
+  return file;
 }
