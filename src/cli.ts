@@ -16,8 +16,7 @@ import { dropStdioWriteErrors } from './observability/log-sink.js';
 import { createLogger, flushLogSync, parseLogFormat, parseLogLevel, Redactor, type Logger } from './observability/logger.js';
 import { gatewayUrls, startBanner } from './composition/start-banner.js';
 import { killAllStdioChildren } from './upstream/stdio-transport.js';
-import { systemResolve } from './net/resolve-once.js';
-import { blockedUpstreamWarnings } from './net/upstream-reachability.js';
+import { runCheck } from './composition/check.js';
 import { gatewayJsonSchemaText } from './config/json-schema.js';
 import { runImport } from './config/import-command.js';
 import { ReloadTriggers } from './lifecycle/reload-triggers.js';
@@ -191,11 +190,9 @@ async function startCommand(options: StartOptions): Promise<number> {
 async function checkCommand(options: ConfigOptions & { resolve?: boolean }): Promise<number> {
   const config = await loadForCommand(options);
   if (typeof config === 'number') return config;
-  // Warnings, not problems: the config is valid, but these upstreams will be refused when dialled.
-  const warnings = await blockedUpstreamWarnings(config, options.resolve === true ? { resolve: systemResolve } : {});
-  for (const warning of warnings) process.stderr.write(`portcullis: warning: ${warning}\n`);
-  process.stdout.write(`configuration ok: ${Object.keys(config.servers).length} server(s)${warnings.length > 0 ? `, ${warnings.length} warning(s)` : ''}\n`);
-  return 0;
+  // The start's own rules (composition/preflight.ts), then with --resolve the network ones.
+  const write = (stream: NodeJS.WriteStream) => (text: string) => void stream.write(text);
+  return runCheck(config, process.env, { resolve: options.resolve === true, out: write(process.stdout), err: write(process.stderr) });
 }
 
 async function reloadCommand(options: ConfigOptions): Promise<number> {

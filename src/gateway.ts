@@ -9,7 +9,7 @@
  * limits, session bounds, and the bind rule (a non-loopback address needs authentication or
  * `acknowledgedNoAuth`).
  */
-import { isIP, type AddressInfo } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import type { Server as HttpServer } from 'node:http';
 import { createApp } from './app.js';
 import { loadAgents } from './plugins/agent-set.js';
@@ -41,7 +41,8 @@ import { serverSetChanges } from './composition/server-set-changes.js';
 import { allowedEnvNames, compileAuthentication, compileVisibility, logPlugins, refuseBind } from './composition/gateway-policy.js';
 import { listen } from './composition/listener.js';
 import { loadConfigFile } from './config/load.js';
-import { GatewayError } from './errors.js';
+import { ConfigError, GatewayError } from './errors.js';
+import { preflight } from './composition/preflight.js';
 import type { VisibilityFilter } from './catalogue/merge.js';
 import { DrainGate } from './lifecycle/drain-gate.js';
 import { drainGateway, type DrainOutcome } from './lifecycle/drain.js';
@@ -89,14 +90,20 @@ export interface RunningGateway {
   close(): Promise<void>;
 }
 
+/** The config after the preflight rules: its warnings logged, its problems thrown as one `ConfigError`. */
+function preflighted(config: Readonly<GatewayConfig>, env: GatewayOptions['env'], logger: Logger): Readonly<GatewayConfig> {
+  const checked = preflight(config, env);
+  if (checked.problems.length > 0) throw new ConfigError([...checked.problems]);
+  for (const warning of checked.warnings) logger.warn({ warning }, 'configuration warning');
+  return checked.config;
+}
+
 export async function startGateway(options: GatewayOptions): Promise<RunningGateway> {
-  const { config, logger, env } = options;
-  // Fail fast on a literal non-loopback host, before anything opens; the authoritative check
-  // runs on the address actually bound, below.
-  if (isIP(config.listen.host) !== 0) {
-    const refused = refuseBind(config.listen.host, config);
-    if (refused !== undefined) throw refused;
-  }
+  const { logger, env } = options;
+  // The rules `check` runs too (composition/preflight.ts), before anything opens: the variables
+  // server entries read are set, a `url` reference filled in and judged, a literal non-loopback
+  // host refused (the authoritative bind check runs on the address actually bound, below).
+  const config = preflighted(options.config, env, logger);
   // Traces and audit (composition/telemetry.ts): a bad block or OTEL_* variable stops here, before anything opens.
   const telemetrySettings = resolveTelemetry(config, env);
   const closers = new Closers(logger);
@@ -262,9 +269,10 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     let stopping = false;
     const configFile = config.configFile;
     const reloader = new Reloader(config, {
-      load:
-        options.reloadConfig ??
-        (() => (configFile === undefined ? Promise.reject(new GatewayError('CONFIG_UNREADABLE', 'this gateway was not started from a config file')) : loadConfigFile(configFile))),
+      load: async () => {
+        const read = options.reloadConfig ?? (() => (configFile === undefined ? Promise.reject(new GatewayError('CONFIG_UNREADABLE', 'this gateway was not started from a config file')) : loadConfigFile(configFile)));
+        return preflighted(await read(), env, logger);
+      },
       serversOf: (next) => ({ ...plugins.servers, ...next.servers }),
       swap: (next, nextServers) => {
         visibility = compileVisibility(next, nextServers);

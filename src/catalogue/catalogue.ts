@@ -228,6 +228,10 @@ export class Catalogue {
       const merged = mergeResources(
         lists.map((l) => ({ server: l.server, resources: (l.items as Resource[]).map((resource) => exposeResource(resource, l.server, ui)) })),
       );
+      if (merged.collisions.length > 0) {
+        // The dropped server's resource is unreachable here: the operator renames or disables one.
+        this.options.logger.warn({ collisions: merged.collisions }, 'resource URI collisions: the first server keeps each URI; the other server\'s resource is not listed or readable');
+      }
       return { resources: merged.resources, index: merged.index, ui };
     });
   }

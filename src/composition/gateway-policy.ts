@@ -28,15 +28,16 @@ export function compileVisibility(config: Readonly<GatewayConfig>, servers: Read
 }
 
 /**
- * The variables `envHeaders` may read at run time: those the config names that the policy
- * allows (parseConfig refused any other). The connector never reads a variable not listed here.
+ * The variables `envHeaders` and `${env:NAME}` header references may read at run time: those the
+ * config names that the policy allows (parseConfig refused any other). The connector never reads
+ * a variable not listed here.
  */
 export function allowedEnvNames(config: Readonly<GatewayConfig>): string[] {
   const rules = compilePolicyRules(config.policy);
   const names = new Set<string>();
   for (const server of Object.values(config.servers)) {
     if (server.transport === 'stdio') continue;
-    for (const variable of Object.values(server.envHeaders)) {
+    for (const variable of [...Object.values(server.envHeaders), ...(server.envReferences?.variables ?? []).map((use) => use.variable)]) {
       if (rules.envHeaderAllowed(variable)) names.add(variable);
     }
   }

@@ -31,11 +31,23 @@ function stdioProblems(at: string, server: StdioServerConfig, rules: StdioRules)
   return problems;
 }
 
+/**
+ * A `${env:NAME}` reference sends the gateway's variable out of the process (to an upstream, or
+ * into a child): the rule `envHeaders` obeys, `envHeaderNames`, decides which it may read.
+ */
+function referenceProblems(server: ServerConfig, rules: PolicyRules): string[] {
+  return (server.envReferences?.variables ?? [])
+    .filter(({ variable }) => !rules.envHeaderAllowed(variable))
+    .map(({ variable, field }) => `${field}: the policy does not allow reading the variable ${variable} (policy envHeaderNames)`);
+}
+
 /** Problems of one server entry under the policy's rules. */
 export function serverPolicyProblems(name: string, server: ServerConfig, rules: PolicyRules): string[] {
   const at = `servers.${name}`;
-  if (server.transport === 'stdio') return stdioProblems(at, server, rules.stdio);
-  const problems = egressTargetProblems(serverEgressTarget(name, server)!, rules);
+  if (server.transport === 'stdio') return [...stdioProblems(at, server, rules.stdio), ...referenceProblems(server, rules)];
+  // A URL with a reference is judged once it is filled in (environment.ts), before anything dials it.
+  const problems = server.envReferences?.url === undefined ? egressTargetProblems(serverEgressTarget(name, server)!, rules) : [];
+  problems.push(...referenceProblems(server, rules));
   if (server.transport === 'sse' && !rules.sseUpstreamAllowed) {
     problems.push(`${at}.transport: the policy does not allow "sse" upstreams (policy legacySse.upstream is false)`);
   }

@@ -1,42 +1,36 @@
 /**
  * `portcullis import`: converts the MCP server list of another host into a gateway config —
  * Claude Desktop and Cursor (`mcpServers`), VS Code's `.vscode/mcp.json` (`servers` with `type`,
- * and `inputs` whose `${input:…}` references it resolves) and an Agent Plugins `mcp.json`
- * (`mcpServers`). Pure: text in, config and notes out.
+ * and `inputs`), an Agent Plugins `mcp.json` (`mcpServers`) — or an MCP registry `server.json`
+ * (import-registry.ts). Pure: text in, config and notes out.
  *
- * Secrets never stay literal in the output: a header whose name or value looks like a credential,
- * or that references an input or a variable, becomes an `envHeaders` entry reading a variable the
- * operator exports (the notes list each, with the value to give it). stdio servers take literal
- * `env` values only, so a secret-looking or referenced stdio variable is left out and named in the
- * notes for the operator to set by hand.
+ * Secrets never stay literal in the output: they become `${env:NAME}` references, which the
+ * gateway fills in from its environment (env-references.ts), and the operator is told what to
+ * export. A reference the source already makes keeps its variable — `${env:NAME}` as Cursor and
+ * VS Code write it, Claude Code's `${NAME}` — and a VS Code `${input:ID}` reads a variable named
+ * after the input. A header or stdio variable whose name or value looks like a credential is
+ * replaced by a reference (a header keeps its `Bearer ` scheme). A placeholder the gateway never
+ * expands (`${workspaceFolder}`) is kept and named in the notes: `check` refuses it until it is
+ * replaced, so it is never passed through.
+ *
+ * A `url` without a `type` is classified by its path: one ending in `/sse` is the HTTP+SSE
+ * transport's stream (MCP 2024-11-05), anything else Streamable HTTP.
  */
 import { parseConfigText } from './config-text.js';
+import { importRegistryServer, isRegistryServer } from './import-registry.js';
+import { ImportVariables, SECRET_NAME, serverName, variableName, type ImportResult } from './import-result.js';
 
-export interface ImportResult {
-  /** The gateway config (JSON-serialisable). */
-  config: { $schema?: string; servers: Record<string, Record<string, unknown>> };
-  /** Variables to export before running, each with what to give it: a reference rewritten (`Bearer $TOKEN`) or a `<…>` hint, never a literal secret. */
-  exports: Array<{ name: string; value: string; why: string }>;
-  /** Everything else the operator must know: skipped entries, values left out. */
-  notes: string[];
-}
+export type { ImportResult } from './import-result.js';
 
-const SECRET_NAME = /(auth|token|secret|passw|pass$|api[-_]?key|apikey|key$|credential|cookie|session)/i;
-const REFERENCE = /\$\{(input|env):([^}]+)\}|\$\{([A-Za-z_][A-Za-z0-9_]*)\}/;
+const PLACEHOLDER = /\$\{([^}]*)\}/g;
+const VARIABLE = /^[A-Za-z_][A-Za-z0-9_]*$/;
+/** Claude Code's `${VAR}`; VS Code's own variables (`${workspaceFolder}`, `${userHome}`) are camelCase. */
+const BARE_VARIABLE = /^[A-Z_][A-Z0-9_]*$/;
+const SCHEME = /^(bearer|basic|token)\s+/i;
 const TRANSPORTS: Record<string, string> = { stdio: 'stdio', http: 'streamableHttp', 'streamable-http': 'streamableHttp', streamableHttp: 'streamableHttp', sse: 'sse' };
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function variableName(...parts: string[]): string {
-  const name = parts.join('_').toUpperCase().replace(/[^A-Z0-9]+/g, '_').replace(/^_+|_+$/g, '');
-  return /^[A-Z_]/.test(name) ? name : `MCP_${name}`;
-}
-
-function serverName(name: string): string {
-  const clean = name.replace(/[^A-Za-z0-9_.-]+/g, '-').replace(/^[^A-Za-z0-9]+/, '').slice(0, 48);
-  return clean === '' ? 'server' : clean;
 }
 
 function strings(value: unknown): string[] | undefined {
@@ -54,26 +48,54 @@ function stringRecord(value: unknown): Record<string, string> | undefined {
   return out;
 }
 
-/** Converts one host config's text; throws `ConfigError` on a syntax error (with line and column). */
+/** The transport of an entry with a `url` and no `type`. */
+function transportOfUrl(url: string): 'sse' | 'streamableHttp' {
+  try {
+    return /\/sse\/?$/i.test(new URL(url).pathname) ? 'sse' : 'streamableHttp';
+  } catch {
+    return 'streamableHttp';
+  }
+}
+
+/** Converts one host config's (or registry server.json's) text; throws `ConfigError` on a syntax error (with line and column). */
 export function importMcpJson(text: string): ImportResult {
   const raw = parseConfigText(text);
-  const notes: string[] = [];
-  const exports: ImportResult['exports'] = [];
   if (!isRecord(raw)) throw new TypeError('the file holds no JSON object');
+  if (isRegistryServer(raw)) return importRegistryServer(raw);
+  const notes: string[] = [];
+  const variables = new ImportVariables();
   const block = isRecord(raw.mcpServers) ? raw.mcpServers : isRecord(raw.servers) ? raw.servers : undefined;
-  if (block === undefined) throw new TypeError('the file has no "mcpServers" or "servers" object');
-  const inputs = new Map<string, { description?: string; password?: boolean }>();
+  if (block === undefined) throw new TypeError('the file has no "mcpServers" or "servers" object (nor is it a registry server.json)');
+  const inputs = new Map<string, string | undefined>();
   for (const input of Array.isArray(raw.inputs) ? raw.inputs : []) {
-    if (isRecord(input) && typeof input.id === 'string') {
-      inputs.set(input.id, { ...(typeof input.description === 'string' ? { description: input.description } : {}), password: input.password === true });
-    }
+    if (isRecord(input) && typeof input.id === 'string') inputs.set(input.id, typeof input.description === 'string' ? input.description : undefined);
   }
-  const describeReference = (value: string): string => {
-    const match = REFERENCE.exec(value);
-    if (match === null) return '<the value>';
-    if (match[1] === 'input') return `<${inputs.get(match[2]!)?.description ?? `input "${match[2]}"`}>`;
-    return `$${match[2] ?? match[3]}`;
+
+  /** The value with each reference rewritten to the `${env:NAME}` the gateway reads; `referenced` when it held one. */
+  const rewrite = (value: string, server: string, why: string): { value: string; referenced: boolean } => {
+    let referenced = false;
+    const out = value.replace(PLACEHOLDER, (match, body: string) => {
+      const colon = body.indexOf(':');
+      const kind = colon === -1 ? '' : body.slice(0, colon);
+      const name = body.slice(colon + 1);
+      if (kind === 'env' && VARIABLE.test(name)) {
+        referenced = true;
+        return variables.use(name, server, `<the value of ${name} the source read>`, why);
+      }
+      if (kind === 'input' && inputs.has(name)) {
+        referenced = true;
+        return variables.use(variableName(name), server, `<${inputs.get(name) ?? `input "${name}"`}>`, why);
+      }
+      if (kind === '' && BARE_VARIABLE.test(body)) {
+        referenced = true;
+        return variables.use(body, server, `<the value of ${body} the source read>`, why);
+      }
+      notes.push(`${why}: ${match.slice(0, 64)} is not expanded by the gateway; replace it with its value (check refuses it until then)`);
+      return match;
+    });
+    return { value: out, referenced };
   };
+
   const servers: Record<string, Record<string, unknown>> = {};
   for (const [originalName, entry] of Object.entries(block)) {
     const name = serverName(originalName);
@@ -87,7 +109,9 @@ export function importMcpJson(text: string): ImportResult {
       notes.push(`servers.${name}: skipped (unsupported type)`);
       continue;
     }
-    const transport = type ?? (typeof entry.command === 'string' ? 'stdio' : typeof entry.url === 'string' ? 'streamableHttp' : undefined);
+    const classified = type === undefined && typeof entry.url === 'string' && typeof entry.command !== 'string' ? transportOfUrl(entry.url) : undefined;
+    if (classified === 'sse') notes.push(`servers.${name}: its url ends in /sse: imported as "transport": "sse" (HTTP+SSE, MCP 2024-11-05); use "streamableHttp" if the server speaks Streamable HTTP there`);
+    const transport = type ?? (typeof entry.command === 'string' ? 'stdio' : classified);
     if (transport === undefined) {
       notes.push(`servers.${name}: skipped (needs "command" or "url")`);
       continue;
@@ -102,16 +126,15 @@ export function importMcpJson(text: string): ImportResult {
         continue;
       }
       out.command = entry.command;
-      if (args.length > 0) out.args = args;
-      const kept: Record<string, string> = {};
+      if (args.length > 0) out.args = args.map((arg, index) => rewrite(arg, name, `servers.${name}.args[${index}]`).value);
+      const written: Record<string, string> = {};
       for (const [key, value] of Object.entries(env)) {
-        if (REFERENCE.test(value) || SECRET_NAME.test(key)) {
-          notes.push(
-            `servers.${name}.env.${key}: left out (${REFERENCE.test(value) ? `it references ${describeReference(value)}` : 'it looks like a secret'}); stdio servers take literal env values only: set it in the config by hand, and keep that file private`,
-          );
-        } else kept[key] = value;
+        const why = `servers.${name}.env.${key}`;
+        const rewritten = rewrite(value, name, why);
+        // A literal credential: the child reads it from a variable of the same name the operator exports.
+        written[key] = rewritten.referenced || !SECRET_NAME.test(key) ? rewritten.value : variables.use(key, name, `<the ${key} value from the imported file>`, why);
       }
-      if (Object.keys(kept).length > 0) out.env = kept;
+      if (Object.keys(written).length > 0) out.env = written;
       if (entry.envFile !== undefined) notes.push(`servers.${name}.envFile: not supported; set the variables in env`);
     } else {
       const headers = stringRecord(entry.headers);
@@ -119,29 +142,22 @@ export function importMcpJson(text: string): ImportResult {
         notes.push(`servers.${name}: skipped (url or headers of the wrong type)`);
         continue;
       }
-      out.url = entry.url;
-      const literal: Record<string, string> = {};
-      const fromEnv: Record<string, string> = {};
+      out.url = rewrite(entry.url, name, `servers.${name}.url`).value;
+      const written: Record<string, string> = {};
       for (const [header, value] of Object.entries(headers)) {
-        const referenced = REFERENCE.test(value);
-        if (!referenced && !SECRET_NAME.test(header) && !/^(bearer|basic|token)\s/i.test(value)) {
-          literal[header] = value;
+        const why = `servers.${name} header ${header}`;
+        const rewritten = rewrite(value, name, why);
+        if (rewritten.referenced || (!SECRET_NAME.test(header) && !SCHEME.test(value))) {
+          written[header] = rewritten.value;
           continue;
         }
-        const variable = variableName(name, header);
-        fromEnv[header] = variable;
-        exports.push({
-          name: variable,
-          // A literal secret is never printed back: the operator copies it from the source file.
-          value: referenced ? value.replace(new RegExp(REFERENCE.source, 'g'), (m) => describeReference(m)) : `<the ${header} value from the imported file>`,
-          why: `servers.${name} header ${header}`,
-        });
+        // A literal credential is never printed back: the operator copies it from the source file.
+        const scheme = SCHEME.exec(value)?.[0] ?? '';
+        written[header] = `${scheme}${variables.use(variableName(name, header), name, `<the ${header} ${scheme === '' ? 'value' : 'credential'} from the imported file>`, why)}`;
       }
-      if (Object.keys(literal).length > 0) out.headers = literal;
-      if (Object.keys(fromEnv).length > 0) out.envHeaders = fromEnv;
-      if (REFERENCE.test(entry.url)) notes.push(`servers.${name}.url: references ${describeReference(entry.url)}; replace it with the real URL`);
+      if (Object.keys(written).length > 0) out.headers = written;
     }
     servers[name] = out;
   }
-  return { config: { servers }, exports, notes };
+  return { config: { servers }, exports: variables.exports, notes };
 }

@@ -20,6 +20,19 @@ export function gatewayJsonSchema(): Record<string, unknown> {
     ...generated,
     properties: {
       $schema: { type: 'string', description: 'Where editors find this schema; ignored by the gateway.' },
+      inputs: {
+        type: 'array',
+        description: 'VS Code\'s inputs. The gateway cannot prompt: an ${input:ID} reads the environment variable its entry names in "portcullis": { "env": "NAME" }, and is refused without one.',
+        maxItems: 256,
+        items: {
+          type: 'object',
+          required: ['id'],
+          properties: {
+            id: { type: 'string', minLength: 1 },
+            portcullis: { type: 'object', required: ['env'], additionalProperties: false, properties: { env: { type: 'string', pattern: '^[A-Za-z_][A-Za-z0-9_]*$' } } },
+          },
+        },
+      },
       ...properties,
     },
   };

@@ -17,6 +17,8 @@ import { parseConfigText } from './config-text.js';
 import { gatewayConfigSchema, type GatewayConfig } from './schema.js';
 import { serverSchema } from './server-schema.js';
 import { semanticProblems, serverProblems } from './semantic-checks.js';
+import { compileEnvReferences, parseInputs, type InputVariables } from './env-references.js';
+import type { ServerConfig } from './server-schema.js';
 
 /** `type` values of the VS Code / Cursor / Claude Desktop formats and what they mean here. */
 const hostTransportAliases: Record<string, string> = {
@@ -39,8 +41,9 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 export function normaliseServers(raw: unknown): { value: unknown; problems: string[] } {
   if (!isRecord(raw)) return { value: raw, problems: [] };
   const problems: string[] = [];
-  // `$schema` points editors at schema/gateway.schema.json; it configures nothing.
-  const { mcpServers, $schema, ...rest } = raw;
+  // `$schema` points editors at schema/gateway.schema.json; it configures nothing. `inputs` (VS
+  // Code's) is read by parseConfig for `${input:ID}` (env-references.ts).
+  const { mcpServers, $schema, inputs: _inputs, ...rest } = raw;
   if ($schema !== undefined && typeof $schema !== 'string') problems.push('$schema: must be a string (the URL or path of the JSON Schema)');
   let servers = rest.servers;
   if (mcpServers !== undefined) {
@@ -151,11 +154,15 @@ export function parseConfig(raw: unknown, options: ParseConfigOptions = {}): Rea
   if (loaded !== undefined && !loaded.ok) problems.push(...loaded.problems);
   const policy = loaded?.ok ? loaded.policy : undefined;
 
+  const inputs = parseInputs(isRecord(raw) ? raw.inputs : undefined);
+  problems.push(...inputs.problems);
+
   let config: GatewayConfig | undefined;
   if (parsed.success) {
     problems.push(...semanticProblems(parsed.data));
+    const servers = Object.fromEntries(Object.entries(parsed.data.servers).map(([name, server]) => [name, withReferences(name, server, inputs.inputs, problems)]));
     if (policy !== undefined) {
-      const applied = applyPolicy(parsed.data, policy);
+      const applied = applyPolicy({ ...parsed.data, servers }, policy);
       problems.push(...applied.problems);
       config = applied.config;
     }
@@ -167,17 +174,26 @@ export function parseConfig(raw: unknown, options: ParseConfigOptions = {}): Rea
     for (const [name, entry] of isRecord(servers) ? Object.entries(servers) : []) {
       const server = serverSchema.safeParse(entry);
       if (!server.success) continue;
-      problems.push(...serverProblems(name, server.data));
-      if (rules !== undefined) problems.push(...serverPolicyProblems(name, server.data, rules));
+      const compiled = withReferences(name, server.data, inputs.inputs, problems);
+      problems.push(...serverProblems(name, compiled));
+      if (rules !== undefined) problems.push(...serverPolicyProblems(name, compiled, rules));
     }
   }
   if (problems.length > 0 || config === undefined) {
     // Belt and braces: the diagnostics above are built from paths and zod's expectation messages,
     // which do not echo input; still, no configured server value may survive in them.
-    const redactor = new Redactor(serverValues(raw).filter((v) => v.length >= 6));
+    // A value that is nothing but placeholders (`${workspaceFolder}`) holds no secret, and a problem names it.
+    const redactor = new Redactor(serverValues(raw).filter((v) => v.length >= 6 && !/^(\$\{[^}]*\})+$/.test(v)));
     throw new ConfigError(problems.map((p) => redactor.redact(p)));
   }
   return deepFreeze(withAbsolutePaths(config, options.baseDir ?? process.cwd(), options.file));
+}
+
+/** The entry with its `${env:NAME}` references compiled (the operator's file only: env-references.ts). */
+function withReferences(name: string, server: ServerConfig, inputs: InputVariables, problems: string[]): ServerConfig {
+  const compiled = compileEnvReferences(name, server, inputs);
+  problems.push(...compiled.problems);
+  return compiled.references === undefined ? server : { ...server, envReferences: compiled.references };
 }
 
 const ENUM_FIELDS = new Set(['transport', 'type', 'mode', 'isolation', 'framing']);

@@ -10,7 +10,7 @@ import { authConfigSchema } from './auth-schema.js';
 import { auditConfigSchema, tracingConfigSchema } from './telemetry-schema.js';
 import { checkCluster, clusterSchema } from './cluster-schema.js';
 import { checkTokenExchange, checkUpstreamAuth } from './upstream-auth-schema.js';
-import { serverNameSchema, serverSchema } from './server-schema.js';
+import { serverNameSchema, serverSchema, type ServerConfig } from './server-schema.js';
 import type { Policy } from '../policy/policy-schema.js';
 
 /** One `plugins` entry: a directory path, or the path with an explicit global enablement. */
@@ -234,7 +234,10 @@ export const gatewayConfigSchema = z.strictObject({
 });
 
 /** The config file as the schema parses it, before the policy is applied. */
-export type GatewayConfigFile = z.infer<typeof gatewayConfigSchema>;
+export type GatewayConfigFile = Omit<z.infer<typeof gatewayConfigSchema>, 'servers'> & {
+  /** Each entry as parsed, with its `${env:NAME}` references compiled (env-references.ts). */
+  servers: Record<string, ServerConfig>;
+};
 
 /** Inbound limits in force: the config's where it set them, else the policy's. */
 export interface EffectiveLimits {

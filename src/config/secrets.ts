@@ -1,18 +1,26 @@
 /**
  * Every secret value the configuration knows about, for redaction by value: configured header
- * values, the current values of the environment variables `envHeaders` name, and those values of
- * stdio servers' explicit `env` that look like credentials (and the trace exporter's header values) (by name, or long enough to be a
- * token; masking `debug` or `1` everywhere would only ruin the logs). Read once at start; a value
- * that rotates later is still masked by path (header fields) but not by value.
+ * values, the current values of the environment variables `envHeaders` name, those values of
+ * stdio servers' explicit `env` that look like credentials (by name, or long enough to be a
+ * token; masking `debug` or `1` everywhere would only ruin the logs), the values of the variables
+ * an operator's server entry references with `${env:NAME}` (headers, url, env, args; from six
+ * characters on, for the same reason), and the trace exporter's header values. Read once at start;
+ * a value that rotates later is still masked by path (header fields) but not by value.
  */
 
 const SECRET_NAME = /TOKEN|KEY|SECRET|PASS|AUTH|CRED|COOKIE|SESSION|PRIVATE/i;
+/** A referenced value shorter than this (a port, a flag) is not masked everywhere. */
+const MIN_REFERENCED_SECRET = 6;
 import type { GatewayConfig } from './schema.js';
 import { gatewayClientOf } from './gateway-client.js';
 
 export function configSecrets(config: Readonly<GatewayConfig>, env: Readonly<Record<string, string | undefined>>): string[] {
   const secrets: string[] = [];
   for (const server of Object.values(config.servers)) {
+    for (const { variable } of server.envReferences?.variables ?? []) {
+      const value = env[variable];
+      if (value !== undefined && value.length >= MIN_REFERENCED_SECRET) secrets.push(value);
+    }
     if (server.transport !== 'stdio') {
       secrets.push(...Object.values(server.headers));
       const client = gatewayClientOf(server);

@@ -7,6 +7,7 @@
  */
 import { z } from 'zod';
 import { upstreamAuthSchema } from './upstream-auth-schema.js';
+import type { EnvReferences } from './env-references.js';
 
 /** Config keys double as namespaces and URL path segments: keep them plain. */
 const serverName = z
@@ -83,9 +84,18 @@ export const sseServerSchema = z.strictObject({ transport: z.literal('sse'), ...
 
 export const serverSchema = z.discriminatedUnion('transport', [stdioServerSchema, httpServerSchema, sseServerSchema]);
 
-export type ServerConfig = z.infer<typeof serverSchema>;
-export type StdioServerConfig = z.infer<typeof stdioServerSchema>;
-export type HttpServerConfig = z.infer<typeof httpServerSchema>;
-export type SseServerConfig = z.infer<typeof sseServerSchema>;
+/**
+ * Set by the operator's config loader only (load.ts): the entry's `${env:NAME}` references,
+ * compiled. No input can set it (the schemas are strict), so plugin and session servers never
+ * have one and their values stay literal (env-references.ts).
+ */
+interface OperatorFields {
+  readonly envReferences?: EnvReferences;
+}
+
+export type StdioServerConfig = z.infer<typeof stdioServerSchema> & OperatorFields;
+export type HttpServerConfig = z.infer<typeof httpServerSchema> & OperatorFields;
+export type SseServerConfig = z.infer<typeof sseServerSchema> & OperatorFields;
+export type ServerConfig = StdioServerConfig | HttpServerConfig | SseServerConfig;
 /** Every server reached over HTTP (through the egress guard), whichever wire it speaks. */
 export type RemoteServerConfig = HttpServerConfig | SseServerConfig;

@@ -3,7 +3,10 @@
  * protocol headers the SDK client transport sets on its own request, then the server's configured
  * `headers`, then its `envHeaders` (read from the environment when each request is built, so a
  * rotated secret is picked up without a restart; an env-sourced value wins over a configured one
- * of the same name).
+ * of the same name). A configured value written with `${env:NAME}` references (an operator's
+ * config file only: config/env-references.ts) is filled in the same way, when each request is
+ * built; when one of its variables is unset or not allowed, the header is left out whole and
+ * reported, never sent short.
  *
  * Why an allowlist: whatever is on the transport's request that we did not choose must not reach
  * the upstream. In particular `Authorization` is never passed through (a downstream client's token
@@ -16,6 +19,8 @@
  * A value with CR, LF, NUL or another control character is refused without being echoed:
  * `new Headers()` would throw with the value (a secret) in its message.
  */
+
+import { expandTemplate, templateVariables, type Template } from '../config/env-references.js';
 
 /** Protocol headers the SDK client transport sets and the upstream needs (SDK 2.4 client). */
 const PASS_THROUGH = new Set([
@@ -63,6 +68,8 @@ export interface OutboundHeadersOptions {
   headers: Record<string, string>;
   /** Header name → environment variable name. */
   envHeaders: Record<string, string>;
+  /** Header name (as in `headers`) → its compiled `${env:NAME}` template, for the values that hold references. */
+  templates?: Readonly<Record<string, Template>>;
   /** Environment variable names the policy lets servers read; `undefined` allows any. */
   allowedEnvNames?: readonly string[];
 }
@@ -133,6 +140,7 @@ function connectionNamed(incoming: Headers | Record<string, string>): Set<string
 export function compileOutboundHeaders(options: OutboundHeadersOptions): OutboundHeaderBuilder {
   const allowedEnv = options.allowedEnvNames === undefined ? undefined : new Set(options.allowedEnvNames);
   const configured: [string, string][] = [];
+  const templated: { header: string; template: Template; refused: string | undefined }[] = [];
   const seen = new Set<string>();
 
   const claim = (name: string, field: string): string => {
@@ -148,6 +156,13 @@ export function compileOutboundHeaders(options: OutboundHeadersOptions): Outboun
 
   for (const [name, value] of Object.entries(options.headers)) {
     const lower = claim(name, 'headers');
+    const template = options.templates?.[name];
+    if (template !== undefined) {
+      // A variable the policy does not grant is never read, not even to see whether it is set.
+      const refused = templateVariables(template).find((variable) => allowedEnv !== undefined && !allowedEnv.has(variable));
+      templated.push({ header: lower, template, refused });
+      continue;
+    }
     if (typeof value !== 'string' || !isSafeHeaderValue(value)) {
       throw new TypeError(`headers: the value of header "${lower}" contains a character not allowed in a header value`);
     }
@@ -172,6 +187,16 @@ export function compileOutboundHeaders(options: OutboundHeadersOptions): Outboun
         headers[name] = value;
       }
       for (const [name, value] of configured) headers[name] = value;
+      for (const { header, template, refused } of templated) {
+        if (refused !== undefined) {
+          skipped.push({ header, variable: refused, reason: 'not-allowed' });
+          continue;
+        }
+        const filled = expandTemplate(template, readEnv);
+        if (!filled.ok) skipped.push({ header, variable: filled.variable, reason: 'missing' });
+        else if (!isSafeHeaderValue(filled.value)) skipped.push({ header, variable: templateVariables(template).join(','), reason: 'unsafe-value' });
+        else headers[header] = filled.value;
+      }
       for (const { header, variable, allowed } of fromEnv) {
         // A variable the policy does not grant is never read, not even to see whether it is set.
         if (!allowed) {

@@ -63,6 +63,7 @@ function createUpstreamHttp(server: string, config: RemoteServerConfig, deps: Ht
   const outbound = compileOutboundHeaders({
     headers: config.headers,
     envHeaders: config.envHeaders,
+    ...(config.envReferences === undefined ? {} : { templates: config.envReferences.headers }),
     allowedEnvNames: deps.allowedEnvNames,
   });
   const maxMessageBytes = deps.maxMessageBytes ?? DEFAULT_BODY_LIMITS.maxMessageBytes;

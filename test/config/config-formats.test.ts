@@ -62,7 +62,7 @@ describe('the JSON Schema', () => {
 });
 
 describe('portcullis import', () => {
-  it('converts a VS Code mcp.json with inputs, turning referenced and literal secrets into envHeaders', () => {
+  it('converts a VS Code mcp.json with inputs, turning referenced and literal secrets into ${env:NAME} references', () => {
     const text = `{
       // .vscode/mcp.json
       "inputs": [{ "type": "promptString", "id": "gh", "description": "GitHub token", "password": true }],
@@ -73,14 +73,14 @@ describe('portcullis import', () => {
       },
     }`;
     const result = importMcpJson(text);
-    expect(result.config.servers['github']).toEqual({ transport: 'streamableHttp', url: 'https://api.example.com/mcp/', headers: { 'X-Team': 'core' }, envHeaders: { Authorization: 'GITHUB_AUTHORIZATION' } });
-    expect(result.config.servers['docs']).toEqual({ transport: 'sse', url: 'https://docs.example.com/sse', envHeaders: { 'X-Api-Key': 'DOCS_X_API_KEY' } });
-    expect(result.config.servers['files']).toEqual({ transport: 'stdio', command: 'npx', args: ['-y', 'server-filesystem'], env: { LOG_LEVEL: 'debug' } });
+    expect(result.config.servers['github']).toEqual({ transport: 'streamableHttp', url: 'https://api.example.com/mcp/', headers: { Authorization: 'Bearer ${env:GH}', 'X-Team': 'core' } });
+    expect(result.config.servers['docs']).toEqual({ transport: 'sse', url: 'https://docs.example.com/sse', headers: { 'X-Api-Key': '${env:DOCS_X_API_KEY}' } });
+    expect(result.config.servers['files']).toEqual({ transport: 'stdio', command: 'npx', args: ['-y', 'server-filesystem'], env: { LOG_LEVEL: 'debug', GITHUB_TOKEN: '${env:GITHUB_TOKEN}' } });
     expect(result.exports).toEqual([
-      { name: 'GITHUB_AUTHORIZATION', value: 'Bearer <GitHub token>', why: 'servers.github header Authorization' },
+      { name: 'GH', value: '<GitHub token>', why: 'servers.github header Authorization' },
       { name: 'DOCS_X_API_KEY', value: '<the X-Api-Key value from the imported file>', why: 'servers.docs header X-Api-Key' },
+      { name: 'GITHUB_TOKEN', value: '<the value of GITHUB_TOKEN the source read>', why: 'servers.files.env.GITHUB_TOKEN' },
     ]);
-    expect(result.notes.join('\n')).toContain('servers.files.env.GITHUB_TOKEN: left out (it references $GITHUB_TOKEN)');
     expect(JSON.stringify(result)).not.toContain('s3cr3t');
     // What it writes is a config the gateway loads.
     expect(Object.keys(parseConfig(result.config).servers)).toEqual(['github', 'docs', 'files']);
@@ -97,15 +97,15 @@ describe('portcullis import', () => {
       }),
     );
     expect(Object.keys(result.config.servers)).toEqual(['my-notes', 'remote']);
-    expect(result.config.servers['my-notes']).toEqual({ transport: 'stdio', command: 'node', args: ['notes.js'], env: { NOTES_DIR: '/tmp/notes' } });
-    expect(result.config.servers['remote']?.['envHeaders']).toEqual({ Authorization: 'REMOTE_AUTHORIZATION' });
+    expect(result.config.servers['my-notes']).toEqual({ transport: 'stdio', command: 'node', args: ['notes.js'], env: { NOTES_DIR: '/tmp/notes', OPENAI_API_KEY: '${env:OPENAI_API_KEY}' } });
+    expect(result.config.servers['remote']?.['headers']).toEqual({ Authorization: 'Bearer ${env:REMOTE_AUTHORIZATION}' });
     expect(result.notes).toContain('servers.broken: skipped (needs "command" or "url")');
     expect(JSON.stringify(result)).not.toContain('s3cr3t');
     expect(Object.keys(parseConfig(result.config).servers)).toEqual(['my-notes', 'remote']);
   });
 
   it('refuses a file with no server list, and reports syntax errors with line and column', () => {
-    expect(() => importMcpJson('{ "other": 1 }')).toThrow('the file has no "mcpServers" or "servers" object');
+    expect(() => importMcpJson('{ "other": 1 }')).toThrow('the file has no "mcpServers" or "servers" object (nor is it a registry server.json)');
     expect(() => importMcpJson('{\n  "mcpServers": {,\n}')).toThrow(ConfigError);
   });
 });
@@ -126,8 +126,8 @@ describe('the CLI', () => {
       writeFileSync(file, JSON.stringify({ mcpServers: { remote: { url: 'https://mcp.example.com/mcp', headers: { Authorization: 'Bearer s3cr3t' } } } }));
       const run = cli(['import', file]);
       expect(run.status).toBe(0);
-      expect(JSON.parse(run.stdout)).toEqual({ servers: { remote: { transport: 'streamableHttp', url: 'https://mcp.example.com/mcp', envHeaders: { Authorization: 'REMOTE_AUTHORIZATION' } } } });
-      expect(run.stderr).toContain('export REMOTE_AUTHORIZATION=<the Authorization value from the imported file>');
+      expect(JSON.parse(run.stdout)).toEqual({ servers: { remote: { transport: 'streamableHttp', url: 'https://mcp.example.com/mcp', headers: { Authorization: 'Bearer ${env:REMOTE_AUTHORIZATION}' } } } });
+      expect(run.stderr).toContain('export REMOTE_AUTHORIZATION=<the Authorization credential from the imported file>');
       expect(run.stdout + run.stderr).not.toContain('s3cr3t');
       expect(cli(['import', join(dir, 'missing.json')]).stderr).toBe('portcullis import: cannot read the file (ENOENT)\n');
     } finally {
