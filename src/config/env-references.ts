@@ -1,6 +1,6 @@
 /**
  * `${env:NAME}` and `${input:ID}` in an operator's config file, written as Cursor, VS Code and
- * Claude Desktop files write them (docs/configuration.md, "Variables in server entries"). Only the
+ * Claude Desktop files write them (docs/reference.md, "Variables in server entries"). Only the
  * operator's own file is read this way: plugin manifests and servers a client brings keep their
  * values literal (plugins/placeholders.ts, session-servers.ts), so nothing of the gateway's
  * environment ever reaches a place an outsider chose.

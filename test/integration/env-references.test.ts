@@ -132,8 +132,10 @@ describe('a stdio child gets the args and env an operator wrote with ${env:NAME}
   });
 });
 
+let checks = 0;
+
 function check(config: unknown, env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const path = join(dir, `gateway-${Math.random().toString(36).slice(2)}.json`);
+  const path = join(dir, `gateway-${++checks}.json`);
   writeFileSync(path, JSON.stringify(config));
   return within(
     new Promise((resolve) => {
