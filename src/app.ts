@@ -121,7 +121,7 @@ export function createApp(options: AppOptions): Hono {
 
   // Every route is behind the Host and Origin guards: a DNS-rebinding page must not read
   // /readyz (server names and states) any more than it may call a tool.
-  app.use('*', hostGuard({ allowedHosts: options.allowedHosts }), originGuard({ allowedOrigins: options.allowedOrigins }));
+  app.use('*', hostGuard({ allowedHosts: options.allowedHosts, logger: options.logger }), originGuard({ allowedOrigins: options.allowedOrigins }));
 
   app.get('/healthz', (c) => c.json({ status: 'ok' }));
   const resources: ResourceRoutes | undefined =

@@ -17,11 +17,20 @@ import { refusal } from '../errors.js';
 import { DEFAULT_ALLOWED_HOSTS, checkRequestTarget, compileHostCheck } from '../policy/host-check.js';
 import { compileOriginCheck } from '../policy/origin-check.js';
 import { headerLines, nodeRequest } from './header-lines.js';
+import type { Logger } from '../observability/logger.js';
 
 export interface HostGuardOptions {
   /** Hostnames a request may name in Host (default `127.0.0.1`, `localhost`, `[::1]`). */
   allowedHosts?: readonly string[];
+  /** Where a refused host is logged: the first refusal of each host, for at most `LOGGED_REFUSED_HOSTS` hosts. */
+  logger?: Logger;
 }
+
+/**
+ * Distinct refused hosts logged per process. A client choosing Host values (a rebinding page, a
+ * scanner) cannot grow the log or this set beyond it; past it, one line says further ones go unlogged.
+ */
+export const LOGGED_REFUSED_HOSTS = 32;
 
 export interface OriginGuardOptions {
   /** Canonical origins admitted (default none: only requests without Origin pass). */
@@ -40,6 +49,16 @@ const ORIGIN_HEADER_NAMES: ReadonlySet<string> = new Set(['origin']);
  */
 export function hostGuard(options: HostGuardOptions = {}): MiddlewareHandler {
   const check = compileHostCheck(options.allowedHosts ?? DEFAULT_ALLOWED_HOSTS);
+  const logged = new Set<string>();
+  const logRefusal = (host: string) => {
+    if (options.logger === undefined || logged.has(host) || logged.size > LOGGED_REFUSED_HOSTS) return;
+    logged.add(host);
+    if (logged.size > LOGGED_REFUSED_HOSTS) {
+      options.logger.warn({ hosts: LOGGED_REFUSED_HOSTS }, 'more requests for hosts not in allowedHosts; further hosts are not logged');
+      return;
+    }
+    options.logger.warn({ host }, "refused a request for a host not in the policy's allowedHosts (add it there if clients reach the gateway by this name)");
+  };
   return async function hostGuard(c, next) {
     const target = nodeRequest(c)?.url;
     if (target !== undefined) {
@@ -47,7 +66,10 @@ export function hostGuard(options: HostGuardOptions = {}): MiddlewareHandler {
       if (!targetResult.ok) return refusal('HOST_INVALID', targetResult.message);
     }
     const result = check(headerLines(c, HOST_HEADER_NAMES));
-    if (!result.ok) return refusal(result.code === 'HOST_NOT_ALLOWED' ? 'HOST_NOT_ALLOWED' : 'HOST_INVALID', result.message);
+    if (!result.ok) {
+      if (result.host !== undefined) logRefusal(result.host);
+      return refusal(result.code === 'HOST_NOT_ALLOWED' ? 'HOST_NOT_ALLOWED' : 'HOST_INVALID', result.message);
+    }
     await next();
   };
 }

@@ -9,7 +9,10 @@
  *
  * The check is strict on form because the header is attacker-controlled and other code (URL
  * building, logs) may read it later: exactly one Host line, no userinfo, path, whitespace or
- * percent-encoding, a valid port if any. Messages never echo the received value.
+ * percent-encoding, a valid port if any. Messages never echo a value that failed the form check;
+ * a well-formed host that is not allowed is named (lower-cased, without its port — by then it is
+ * a DNS name or an IP literal of letters, digits, dots, hyphens and colons only, at most 253
+ * characters) so the operator sees which name clients use and can add it to `allowedHosts`.
  */
 import { isIPv6 } from 'node:net';
 
@@ -18,7 +21,10 @@ export const DEFAULT_ALLOWED_HOSTS: readonly string[] = Object.freeze(['127.0.0.
 
 export type HostCheckCode = 'HOST_MISSING' | 'HOST_DUPLICATED' | 'HOST_MALFORMED' | 'HOST_NOT_ALLOWED';
 
-export type HostCheckResult = { ok: true } | { ok: false; code: HostCheckCode; message: string };
+export type HostCheckResult = { ok: true } | { ok: false; code: HostCheckCode; message: string; host?: string };
+
+/** The longest DNS name (RFC 1035): a longer Host is refused without being named. */
+const MAX_NAMED_HOST = 253;
 
 /** Judges every Host header line of one request, as received (raw, not joined). */
 export type HostCheck = (rawHostHeaderValues: readonly string[]) => HostCheckResult;
@@ -78,7 +84,15 @@ export function compileHostCheck(allowedHosts: readonly string[] = DEFAULT_ALLOW
     if (value.includes(',')) return failure('HOST_DUPLICATED', 'Host header duplicated');
     const parsed = comparableHost(value);
     if (parsed === undefined) return failure('HOST_MALFORMED', 'Host header malformed');
-    if (!allowed.has(parsed.host)) return failure('HOST_NOT_ALLOWED', 'Host header not allowed');
+    if (!allowed.has(parsed.host)) {
+      if (parsed.host.length > MAX_NAMED_HOST) return failure('HOST_NOT_ALLOWED', 'Host header not allowed (a name longer than any DNS name)');
+      return {
+        ok: false,
+        code: 'HOST_NOT_ALLOWED',
+        message: `Host header not allowed: "${parsed.host}" is not in the policy's allowedHosts (add it there if clients reach the gateway by this name)`,
+        host: parsed.host,
+      };
+    }
     return OK;
   };
 }

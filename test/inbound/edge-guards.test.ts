@@ -4,7 +4,8 @@ import { once } from 'node:events';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Hono, type MiddlewareHandler } from 'hono';
 import { serve, type ServerType } from '@hono/node-server';
-import { hostGuard, originGuard, type HostGuardOptions, type OriginGuardOptions } from '../../src/inbound/edge-guards.js';
+import { hostGuard, LOGGED_REFUSED_HOSTS, originGuard, type HostGuardOptions, type OriginGuardOptions } from '../../src/inbound/edge-guards.js';
+import { createLogger } from '../../src/observability/logger.js';
 import { loopbackOrigins } from '../../src/policy/origin-check.js';
 
 interface Guarded {
@@ -87,10 +88,10 @@ describe('hostGuard and originGuard through app.request()', () => {
     expect(reached()).toBe(1);
   });
 
-  it('never echoes the Host or Origin value in the response', async () => {
+  it('never echoes an Origin value or a malformed Host in the response', async () => {
     const { app } = guardedApp();
     const cases: Record<string, string>[] = [
-      { host: 'secret-7f3a.example' },
+      { host: 'secret-7f3a.example/x' },
       { host: 'localhost', origin: 'https://secret-7f3a.example' },
     ];
     for (const headers of cases) {
@@ -244,5 +245,43 @@ describe('hostGuard and originGuard under @hono/node-server on 127.0.0.1', () =>
     const response = await rawRequest(port, request);
     expectRawRejection(response, 403);
     expect(reached()).toBe(before);
+  });
+});
+
+describe('a Host not on the allowlist, as the operator and the client see it', () => {
+  /** A logger whose lines are kept as parsed records. */
+  function capturingLogger() {
+    const records: Array<Record<string, unknown>> = [];
+    const logger = createLogger({ destination: { write: (line: string) => void records.push(JSON.parse(line) as Record<string, unknown>) } });
+    return { logger, records };
+  }
+
+  it('names the host and allowedHosts in the 403 and logs it once per host', async () => {
+    const { logger, records } = capturingLogger();
+    const { app } = guardedApp({ logger });
+    for (let i = 0; i < 3; i++) {
+      const response = await app.request('/mcp', { headers: { host: 'Gateway.Example.com:8787' } });
+      expect(response.status).toBe(403);
+      const body = (await response.json()) as { error: { message: string } };
+      expect(body.error.message).toBe(`Host header not allowed: "gateway.example.com" is not in the policy's allowedHosts (add it there if clients reach the gateway by this name)`);
+    }
+    const refusals = records.filter((record) => record.host !== undefined);
+    expect(refusals).toEqual([expect.objectContaining({ level: 40, host: 'gateway.example.com', msg: expect.stringContaining('allowedHosts') })]);
+  });
+
+  it('never echoes a malformed or overlong Host, and logs at most 32 distinct hosts then one line saying so', async () => {
+    const { logger, records } = capturingLogger();
+    const { app } = guardedApp({ logger });
+    const malformed = await app.request('/mcp', { headers: { host: 'evil<script>' } });
+    expect(malformed.status).toBe(400);
+    expect(await malformed.text()).not.toContain('script');
+    const long = `${'a'.repeat(60)}.`.repeat(5) + 'example';
+    const overlong = await app.request('/mcp', { headers: { host: long } });
+    expect(overlong.status).toBe(403);
+    expect(await overlong.text()).not.toContain('aaaa');
+    for (let i = 0; i < 100; i++) expect((await app.request('/mcp', { headers: { host: `h${i}.example` } })).status).toBe(403);
+    expect(records.filter((record) => record.host !== undefined)).toHaveLength(LOGGED_REFUSED_HOSTS);
+    expect(records.filter((record) => record.hosts === LOGGED_REFUSED_HOSTS)).toHaveLength(1);
+    expect(records).toHaveLength(LOGGED_REFUSED_HOSTS + 1);
   });
 });

@@ -100,14 +100,28 @@ describe('compileHostCheck with the default allowlist', () => {
     expect(outcome(checkDefault(['localhost:8787', 'evil.example.com']))).toBe('HOST_DUPLICATED');
   });
 
-  it('never echoes the received value in its message', () => {
+  it('never echoes a value that failed the form check, or a repeated one', () => {
     const secret = 'attacker-chosen-value-7f3a';
-    for (const value of [secret, `${secret}:1`, `${secret}, x`, `${secret}/x`, `[${secret}]`]) {
-      for (const lines of [[value], [value, value]]) {
-        const result = checkDefault(lines);
-        expect(result.ok).toBe(false);
-        if (!result.ok) expect(result.message).not.toContain(secret);
-      }
+    for (const value of [secret, `${secret}:1`, `${secret}, x`, `${secret}/x`, `[${secret}]`, `${secret}\u0000`, `${secret}"`]) {
+      const result = checkDefault([value, value]);
+      expect(result.ok).toBe(false);
+      if (!result.ok) expect(result.message).not.toContain(secret);
+    }
+    for (const value of [`${secret}, x`, `${secret}/x`, `[${secret}]`, `${secret}"`]) {
+      const result = checkDefault([value]);
+      expect(result.ok).toBe(false);
+      if (!result.ok) expect(result.message).not.toContain(secret);
+    }
+  });
+
+  it('names a well-formed host that is not allowed, in its compared form, and where to allow it', () => {
+    for (const value of ['Attacker-Chosen.Example:8787', 'attacker-chosen.example.']) {
+      expect(checkDefault([value])).toEqual({
+        ok: false,
+        code: 'HOST_NOT_ALLOWED',
+        host: 'attacker-chosen.example',
+        message: `Host header not allowed: "attacker-chosen.example" is not in the policy's allowedHosts (add it there if clients reach the gateway by this name)`,
+      });
     }
   });
 });
