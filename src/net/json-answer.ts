@@ -1,5 +1,5 @@
 /**
- * The lean read of an upstream's answer (src/upstream/lean-http-transport.ts): a 2xx JSON body
+ * The fast read of an upstream's answer (src/upstream/streamable-http.ts): a 2xx JSON body
  * sent without content coding, read whole with plain listeners up to the message cap; anything
  * else is left untouched for `answerAsResponse` (dispatch-hop.ts).
  */

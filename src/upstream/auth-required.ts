@@ -44,19 +44,29 @@ export interface AuthChallengeOptions {
 }
 
 /**
- * `fetchUpstream` with authorization refusals read: an answer that is one (see
- * `authChallengeOf`) is released and becomes an {@link UpstreamAuthRequired} once its metadata
- * is fetched; every other answer is returned as it came.
+ * The refusal an answer is when it asks for authorization (see `authChallengeOf`): an
+ * {@link UpstreamAuthRequired} once the metadata it names is fetched; undefined for any other
+ * answer. The caller releases the answer's body.
+ */
+export async function authRefusal(status: number, wwwAuthenticate: string | null | undefined, options: AuthChallengeOptions): Promise<UpstreamAuthRequired | undefined> {
+  if (status !== 401 && status !== 403) return undefined;
+  const challenge = authChallengeOf(status, wwwAuthenticate ?? null);
+  if (challenge === undefined) return undefined;
+  const resource = await fetchProtectedResourceMetadata(challenge.resourceMetadata, options);
+  options.logger.warn({ server: options.server, reason: challenge.reason }, 'upstream asks for authorization');
+  return new UpstreamAuthRequired(options.server, challenge, resource);
+}
+
+/**
+ * `fetchUpstream` with authorization refusals read: an answer that is one (`authRefusal`) is
+ * released and rejects as an {@link UpstreamAuthRequired}; every other answer is returned as it came.
  */
 export function readingAuthChallenges(fetchUpstream: GuardedFetch, options: AuthChallengeOptions): GuardedFetch {
   return async function fetchReadingChallenges(url, init) {
     const response = await fetchUpstream(url, init);
     if (response.status !== 401 && response.status !== 403) return response;
-    const challenge = authChallengeOf(response.status, response.headers.get('www-authenticate'));
-    if (challenge === undefined) return response;
+    if (authChallengeOf(response.status, response.headers.get('www-authenticate')) === undefined) return response;
     await response.body?.cancel().catch(() => undefined);
-    const resource = await fetchProtectedResourceMetadata(challenge.resourceMetadata, options);
-    options.logger.warn({ server: options.server, reason: challenge.reason }, 'upstream asks for authorization');
-    throw new UpstreamAuthRequired(options.server, challenge, resource);
+    throw await authRefusal(response.status, response.headers.get('www-authenticate'), options);
   };
 }

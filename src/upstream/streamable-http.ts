@@ -1,31 +1,39 @@
 /**
- * Streamable HTTP connector: the SDK client transport over our own `fetch`, with a lean path for
- * a 2025-era request answered with one JSON body (`lean-http-transport.ts`). Each request's
- * headers are rebuilt from an allowlist of what the SDK set plus the configured `headers` and
- * `envHeaders` (read when each request is built, so a rotated secret is picked up without a
- * restart), and it goes out through the server's egress dispatcher, which checks the address
- * actually dialled; redirects are followed same-origin only, each hop checked (src/net). Every
- * answer is read bounded: a JSON answer or SSE event up to `maxMessageBytes` (over it the call
- * fails with `UPSTREAM_MESSAGE_TOO_LARGE` naming the server, and the connection is reset), an
- * error body up to 64 KiB. Inside a traced call, the `traceparent` (and `tracestate`) of its
- * client span is added (observability/tracing.ts).
+ * The Streamable HTTP wire of the gateway's own (MCP 2025-11-25 and 2026-07-28, Transports,
+ * "Streamable HTTP"): every message is one POST sent with undici's `Dispatcher.request()` on the
+ * server's egress dispatcher; its answer is read as what it is — one JSON body (read whole, up to
+ * the message cap, and handed up with no schema parse), an event stream (read with
+ * `eventsource-parser`, each event bounded), or 202 — and a 2025 session's standalone GET stream
+ * carries what the server sends outside any request.
+ *
+ * Each request's headers are rebuilt from an allowlist of protocol headers plus the configured
+ * `headers` and `envHeaders` (read when each request is built, so a rotated secret is picked up
+ * without a restart) and, for a server with `upstreamAuth`, the gateway's own token; redirects are
+ * followed same-origin only, each hop checked (src/net). A 401/403 that asks for authorization
+ * (naming protected resource metadata) fails as `UpstreamAuthRequired` (auth-required.ts). An
+ * answer or event over `maxMessageBytes` fails its call with `UPSTREAM_MESSAGE_TOO_LARGE` naming
+ * the server, and the connection is reset; an error body is read up to 64 KiB. Inside a traced
+ * call, the `traceparent` (and `tracestate`) of its client span is added (observability/tracing.ts).
  */
-import { SdkHttpError, StreamableHTTPClientTransport, type Transport } from '@modelcontextprotocol/client';
+import { PROTOCOL_VERSION_META_KEY, SdkErrorCode, SdkHttpError, type JSONRPCMessage } from '@modelcontextprotocol/client';
+import { createParser } from 'eventsource-parser';
 import type { Dispatcher } from 'undici';
 import type { HttpServerConfig, RemoteServerConfig } from '../config/schema.js';
-import { DEFAULT_BODY_LIMITS } from '../net/bounded-body.js';
-import { answerAsResponse, withFetchDefaults } from '../net/dispatch-hop.js';
-import { createGuardedFetch, createGuardedRequest, type GuardedFetch } from '../net/guarded-fetch.js';
+import { DEFAULT_BODY_LIMITS, type BodyLimits } from '../net/bounded-body.js';
+import { answerAsResponse, headerValue, withFetchDefaults, type HopAnswer } from '../net/dispatch-hop.js';
+import { createGuardedFetch, createGuardedRequest, type GuardedFetch, type GuardedRequest } from '../net/guarded-fetch.js';
+import { readJsonAnswer } from '../net/json-answer.js';
+import { isEventStreamContentType } from '../net/media-type.js';
 import type { Logger } from '../observability/logger.js';
 import { compileOutboundHeaders } from '../policy/outbound-headers.js';
-import { authRequiredIn, readingAuthChallenges } from './auth-required.js';
+import { authRefusal, authRequiredIn, readingAuthChallenges, type AuthChallengeOptions } from './auth-required.js';
 import type { UpstreamTokenSource } from './credentials/token-source.js';
 import { outsideAnyRequest } from './credentials/subject-tokens.js';
 import type { CredentialOwner } from './credentials/credential-owner.js';
-import { LeanHttpTransport, type LeanPost } from './lean-http-transport.js';
 import { oversizedAnswers } from './oversized-answer.js';
 import { currentUpstreamHeaders } from '../observability/tracing.js';
-import { findCause } from '../errors.js';
+import { findCause, UpstreamError } from '../errors.js';
+import { classifyInbound, isRpcMessage, type Wire, type WireSendOptions } from './peer.js';
 
 export interface HttpConnectorDeps {
   /** The egress dispatcher for this server (one per server: the guard is per-server policy). */
@@ -45,19 +53,25 @@ export interface HttpConnectorDeps {
 /** Bodies read only for an error message (an error status, an unexpected type) are cut here. */
 const MAX_ERROR_BODY_BYTES = 64 * 1024;
 
+/** One HTTP exchange as the upstream kinds send it: every header and credential rule applied. */
+export interface UpstreamExchange {
+  (url: URL, init: { method: 'GET' | 'POST' | 'DELETE'; headers: Record<string, string>; body: string | null; signal: AbortSignal }): Promise<HopAnswer>;
+}
+
 interface UpstreamHttp {
-  /** The `fetch` the SDK's transports send through. */
+  /** A `fetch` with the same rules, for the HTTP+SSE kind (sse.ts). */
   fetch: GuardedFetch;
-  /** The same policy for the lean exchange (`lean-http-transport.ts`). */
-  lean: LeanPost;
+  exchange: UpstreamExchange;
+  /** The answer as a WHATWG `Response`, body bounded (an event stream's events too). */
+  response(url: URL, method: string, body: string | null, signal: AbortSignal, answer: HopAnswer): Promise<Response>;
+  limits: BodyLimits;
 }
 
 /**
  * What every HTTP upstream kind sends through: the request's headers rebuilt from what the
  * transport set plus `headers` and `envHeaders`, then the redirect policy over the server's egress
- * dispatcher (`dispatcher`, default `deps.dispatcherFor`); as a `fetch`, and as raw hops. A 401/403
- * that asks for authorization (naming protected resource metadata) rejects with
- * `UpstreamAuthRequired` (auth-required.ts), on either.
+ * dispatcher (`dispatcher`, default `deps.dispatcherFor`). A 401/403 that asks for authorization
+ * (naming protected resource metadata) rejects with `UpstreamAuthRequired` (auth-required.ts).
  */
 function createUpstreamHttp(server: string, config: RemoteServerConfig, deps: HttpConnectorDeps, logger: Logger, dispatcher: Dispatcher): UpstreamHttp {
   const outbound = compileOutboundHeaders({
@@ -70,9 +84,11 @@ function createUpstreamHttp(server: string, config: RemoteServerConfig, deps: Ht
   const limits = { maxMessageBytes, maxOtherBodyBytes: MAX_ERROR_BODY_BYTES };
   const oversizedEvent = (body: RequestInit['body']) => oversizedAnswers(server, maxMessageBytes, body);
   const guardOptions = { server, dispatcher, logger, limits, oversizedEvent };
-  const guarded = createGuardedFetch(guardOptions);
+  const request: GuardedRequest = createGuardedRequest(guardOptions);
   const reported = new Set<string>();
   const tokens = deps.tokenSourceFor?.(server, config, deps.credentialOwner);
+  const challenges: AuthChallengeOptions = { server, upstreamUrl: config.url, dispatcher, logger };
+  const https = new URL(config.url).protocol === 'https:';
 
   const outboundHeaders = (given: Headers | Record<string, string>): Record<string, string> => {
     const built = outbound.build(given, deps.readEnv);
@@ -83,46 +99,51 @@ function createUpstreamHttp(server: string, config: RemoteServerConfig, deps: Ht
       // Names only: the value of a variable is a secret, even a malformed one.
       logger.warn({ server, header: skip.header, variable: skip.variable, reason: skip.reason }, 'upstream header skipped');
     }
-    // A traced call's context (W3C Trace Context): the header beside `params._meta` (tracing.ts),
-    // on the lean exchange and the SDK's path alike.
+    // A traced call's context (W3C Trace Context): the header beside `params._meta` (tracing.ts).
     const trace = currentUpstreamHeaders();
     if (trace !== undefined) Object.assign(built.headers, trace);
     return built.headers;
   };
 
-  const https = new URL(config.url).protocol === 'https:';
+  const guarded = createGuardedFetch(guardOptions);
+  const fetchUpstream: GuardedFetch = readingAuthChallenges(async function fetchUpstream(url, init) {
+    const given = init?.headers;
+    const headers = outboundHeaders(given instanceof Headers ? given : new Headers(given));
+    if (tokens === undefined) return guarded(url, { ...init, headers });
+    // A GET is the connection's own stream, not a call: a per-principal token is the principal's
+    // latest, not that of the request during which it happened to open (subject-tokens.ts).
+    const context = init?.method === 'GET' ? outsideAnyRequest : <T>(work: () => T) => work();
+    const token = await context(() => tokens.token());
+    headers.authorization = `Bearer ${token}`;
+    const response = await guarded(url, { ...init, headers });
+    // Refused: the next request fetches a fresh token.
+    if (response.status === 401) context(() => tokens.invalidate(token));
+    return response;
+  }, challenges);
+
+  const exchange: UpstreamExchange = async (url, init) => {
+    const headers = withFetchDefaults(outboundHeaders(init.headers), https, null);
+    const context = init.method === 'GET' ? outsideAnyRequest : <T>(work: () => T) => work();
+    const token = tokens === undefined ? undefined : await context(() => tokens.token());
+    if (token !== undefined) headers.authorization = `Bearer ${token}`;
+    const answer = await request(url, { method: init.method, headers, body: init.body, signal: init.signal });
+    if (answer.statusCode !== 401 && answer.statusCode !== 403) return answer;
+    if (answer.statusCode === 401 && token !== undefined) context(() => tokens?.invalidate(token));
+    const refusal = await authRefusal(answer.statusCode, headerValue(answer.headers, 'www-authenticate'), challenges);
+    if (refusal === undefined) return answer;
+    answer.body.dump().catch(() => undefined);
+    throw refusal;
+  };
+
   return {
-    // Outermost, so a refused token is invalidated before the refusal becomes `UpstreamAuthRequired`.
-    fetch: readingAuthChallenges(async function fetchUpstream(url: string | URL, init?: RequestInit): Promise<Response> {
-      // The SDK hands a `Headers` already; it is only read here, never changed.
-      const given = init?.headers;
-      const headers = outboundHeaders(given instanceof Headers ? given : new Headers(given));
-      // The SDK passes its transport-long signal to every request. WHATWG fetch left a listener on
-      // it per request until garbage collection (profile: 4.5% in addEventListener); each hop is a
-      // `Dispatcher.request()` now, which removes its listener when the answer completes (tested
-      // in guarded-fetch.test.ts), so the signal is passed as it is.
-      if (tokens === undefined) return guarded(url, { ...init, headers });
-      // A GET is the connection's own stream, not a call: a per-principal token is the principal's
-      // latest, not that of the request during which the SDK happened to open it (subject-tokens.ts).
-      const context = init?.method === 'GET' ? outsideAnyRequest : <T>(work: () => T) => work();
-      const token = await context(() => tokens.token());
-      headers.authorization = `Bearer ${token}`;
-      const response = await guarded(url, { ...init, headers });
-      // Refused: the next request fetches a fresh token (this one's 401 reaches the SDK as it is).
-      if (response.status === 401) context(() => tokens.invalidate(token));
-      return response;
-    }, { server, upstreamUrl: config.url, dispatcher, logger }),
-    lean: {
-      server,
-      request: createGuardedRequest(guardOptions),
-      headers: (sdkHeaders) => withFetchDefaults(outboundHeaders(sdkHeaders), https, null),
-      response: (url, init, answer) => answerAsResponse({ server, url, method: 'POST', init, limits, oversizedEvent }, answer),
-      limits,
-    },
+    fetch: fetchUpstream,
+    exchange,
+    response: (url, method, body, signal, answer) => answerAsResponse({ server, url, method, init: { body, signal }, limits, oversizedEvent }, answer),
+    limits,
   };
 }
 
-/** The `fetch` every HTTP upstream kind sends through (`createUpstreamHttp`). */
+/** The `fetch` the HTTP+SSE kind sends through (`createUpstreamHttp`). */
 export function createUpstreamFetch(
   server: string,
   config: RemoteServerConfig,
@@ -133,12 +154,260 @@ export function createUpstreamFetch(
   return createUpstreamHttp(server, config, deps, logger, dispatcher).fetch;
 }
 
-export function createHttpTransport(server: string, config: HttpServerConfig, deps: HttpConnectorDeps, logger: Logger): Transport {
-  const http = createUpstreamHttp(server, config, deps, logger, deps.dispatcherFor(server, config));
-  // A server with credentials of the gateway's own takes the SDK's path: its token is fetched
-  // asynchronously per request, which the lean exchange's header step does not do.
-  if (config.upstreamAuth !== undefined) return new StreamableHTTPClientTransport(new URL(config.url), { fetch: http.fetch, redirectPolicy: 'follow' });
-  return new LeanHttpTransport(new URL(config.url), http.fetch, http.lean);
+export function createHttpTransport(server: string, config: HttpServerConfig, deps: HttpConnectorDeps, logger: Logger): StreamableHttpWire {
+  return new StreamableHttpWire(server, new URL(config.url), createUpstreamHttp(server, config, deps, logger, deps.dispatcherFor(server, config)), logger);
+}
+
+/** MCP 2026-07-28 (SEP-2243): the request field each method's `Mcp-Name` header mirrors. */
+const NAME_FIELD: Readonly<Record<string, string>> = {
+  'tools/call': 'name',
+  'prompts/get': 'name',
+  'resources/read': 'uri',
+  'tasks/get': 'taskId',
+  'tasks/update': 'taskId',
+  'tasks/cancel': 'taskId',
+};
+
+/** Header names the per-request `headers` may not set: the wire derives them itself. */
+const RESERVED = new Set(['authorization', 'content-type', 'mcp-protocol-version', 'mcp-method', 'mcp-name', 'mcp-session-id']);
+
+/** A header value as SEP-2243 carries it: as it is when printable ASCII, else base64 in a sentinel. */
+function headerSafe(value: string): string {
+  // eslint-disable-next-line no-control-regex
+  const plain = value !== '' && value === value.trim() && /^[\t\x20-\x7e]*$/.test(value) && !(value.startsWith('=?base64?') && value.endsWith('?='));
+  return plain ? value : `=?base64?${Buffer.from(value, 'utf8').toString('base64')}?=`;
+}
+
+/** Standalone-stream reconnects in a row that may fail before the wire stops trying. */
+const MAX_STREAM_RETRIES = 2;
+const STREAM_RETRY_MS = 1_000;
+
+interface StreamRead {
+  /** The request the POST carried, whose answer the stream owes; undefined for the standalone GET. */
+  requestId?: string | number | undefined;
+  onRequestStreamEnd?: (() => void) | undefined;
+  signal: AbortSignal;
+}
+
+export class StreamableHttpWire implements Wire {
+  readonly hasPerRequestStream = true;
+  onmessage?: ((message: JSONRPCMessage) => void) | undefined;
+  onclose?: (() => void) | undefined;
+  onerror?: ((error: Error) => void) | undefined;
+
+  private readonly server: string;
+  private readonly url: URL;
+  private readonly http: UpstreamHttp;
+  private readonly logger: Logger;
+  private readonly closing = new AbortController();
+  private sessionId: string | undefined;
+  private protocolVersion: string | undefined;
+  private closed = false;
+
+  constructor(server: string, url: URL, http: UpstreamHttp, logger: Logger) {
+    this.server = server;
+    this.url = url;
+    this.http = http;
+    this.logger = logger;
+  }
+
+  async start(): Promise<void> {}
+
+  setProtocolVersion(version: string): void {
+    this.protocolVersion = version;
+  }
+
+  async send(message: JSONRPCMessage, options: WireSendOptions = {}): Promise<void> {
+    if (this.closed) throw new UpstreamError('UPSTREAM_UNAVAILABLE', this.server, 'connection closed');
+    const { method, id, params } = message as { method?: unknown; id?: string | number; params?: Record<string, unknown> };
+    const request = typeof method === 'string' && id !== undefined;
+    const initialize = request && method === 'initialize';
+    const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+    if (this.sessionId !== undefined && !initialize) headers['mcp-session-id'] = this.sessionId;
+    if (this.protocolVersion !== undefined) headers['mcp-protocol-version'] = this.protocolVersion;
+    const enveloped = request ? envelopeVersion(params) : undefined;
+    if (enveloped !== undefined) {
+      // MCP 2026-07-28 (SEP-2243): the version, method and name are mirrored from the body.
+      headers['mcp-protocol-version'] = enveloped;
+      headers['mcp-method'] = method as string;
+      const field = NAME_FIELD[method as string];
+      const name = field === undefined ? undefined : params?.[field];
+      if (typeof name === 'string') headers['mcp-name'] = headerSafe(name);
+    }
+    if (options.headers !== undefined) {
+      for (const [name, value] of Object.entries(options.headers)) if (!RESERVED.has(name.toLowerCase())) headers[name.toLowerCase()] = value;
+    }
+    const signal = options.requestSignal === undefined ? this.closing.signal : AbortSignal.any([this.closing.signal, options.requestSignal]);
+    const body = JSON.stringify(message);
+    const answer = await this.http.exchange(this.url, { method: 'POST', headers, body, signal });
+    const status = answer.statusCode;
+    if (status >= 200 && status <= 299) {
+      if (initialize) this.sessionId = headerValue(answer.headers, 'mcp-session-id') || undefined;
+      if (status === 202 || status === 204) {
+        answer.body.dump().catch(() => undefined);
+        if (method === 'notifications/initialized') this.openStandaloneStream(0, undefined);
+        return;
+      }
+      const json = await readJsonAnswer(answer, this.server, this.http.limits, signal);
+      if (json !== undefined) {
+        this.deliverJson(json);
+        return;
+      }
+    }
+    const response = await this.http.response(this.url, 'POST', body, signal, answer);
+    if (response.ok) {
+      if (request && isEventStreamContentType(response.headers.get('content-type')) && response.body !== null) {
+        void this.readStream(response.body, { requestId: id, onRequestStreamEnd: options.onRequestStreamEnd, signal });
+        return;
+      }
+      await response.body?.cancel().catch(() => undefined);
+      if (request) throw new UpstreamError('UPSTREAM_UNAVAILABLE', this.server, 'answered with a content type that is neither JSON nor an event stream');
+      return;
+    }
+    const text = await response.text().catch(() => '');
+    // A 2026 server answers a request it refuses with its JSON-RPC error on a 400.
+    if (status === 400 && enveloped !== undefined) {
+      const error = parseJson(text);
+      const refusal = classifyInbound(error);
+      if (refusal?.kind === 'error' && refusal.id === id) {
+        this.onmessage?.(error as JSONRPCMessage);
+        return;
+      }
+    }
+    // No body in the message: an upstream's error page may quote anything.
+    throw new SdkHttpError(SdkErrorCode.ClientHttpNotImplemented, `upstream answered HTTP ${status}`, { status, statusText: response.statusText });
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.closing.abort(new UpstreamError('UPSTREAM_UNAVAILABLE', this.server, 'connection closed'));
+    this.onclose?.();
+  }
+
+  private deliverJson(bytes: Buffer): void {
+    const data = parseJson(bytes.toString('utf8'));
+    for (const value of Array.isArray(data) ? data : [data]) this.deliver(value);
+  }
+
+  private deliver(value: unknown): void {
+    if (this.closed) return;
+    if (!isRpcMessage(value)) {
+      this.onerror?.(new UpstreamError('UPSTREAM_UNAVAILABLE', this.server, 'sent a message that is not JSON-RPC'));
+      return;
+    }
+    this.onmessage?.(value);
+  }
+
+  /**
+   * Reads one event stream to its end. A POST's stream that ends before the answer it owes, after
+   * the server gave its events ids, is resumed with a GET (`Last-Event-ID`: MCP 2025-11-25,
+   * Transports, "Resumability and Redelivery"); the standalone GET stream is reopened.
+   */
+  private async readStream(body: ReadableStream<Uint8Array>, read: StreamRead, attempt = 0): Promise<void> {
+    let lastEventId: string | undefined;
+    let answered = false;
+    const parser = createParser({
+      onEvent: (event) => {
+        if (event.id !== undefined) lastEventId = event.id;
+        if ((event.event !== undefined && event.event !== 'message') || event.data === '') return;
+        const value = parseJson(event.data);
+        const message = classifyInbound(value);
+        if (message !== undefined && (message.kind === 'result' || message.kind === 'error') && message.id === read.requestId) answered = true;
+        this.deliver(value);
+      },
+    });
+    let failure: unknown;
+    const reader = body.getReader();
+    const decoder = new TextDecoder();
+    try {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        parser.feed(decoder.decode(value, { stream: true }));
+      }
+    } catch (error) {
+      failure = error;
+    } finally {
+      reader.releaseLock();
+    }
+    if (this.closed || read.signal.aborted) return;
+    const tooLarge = findCause(failure, (value): value is UpstreamError => value instanceof UpstreamError && value.code === 'UPSTREAM_MESSAGE_TOO_LARGE');
+    if (tooLarge !== undefined) this.onerror?.(tooLarge);
+    if (read.requestId === undefined) {
+      this.openStandaloneStream(lastEventId === undefined ? attempt + 1 : 0, lastEventId);
+      return;
+    }
+    if (!answered && lastEventId !== undefined && attempt < MAX_STREAM_RETRIES) {
+      void this.resume(read, lastEventId, attempt + 1);
+      return;
+    }
+    read.onRequestStreamEnd?.();
+  }
+
+  private async resume(read: StreamRead, lastEventId: string, attempt: number): Promise<void> {
+    try {
+      const body = await this.openGet(lastEventId, read.signal);
+      if (body !== undefined) return await this.readStream(body, read, attempt);
+    } catch (error) {
+      this.logger.debug({ server: this.server, code: (error as { code?: unknown }).code }, 'upstream stream could not be resumed');
+    }
+    read.onRequestStreamEnd?.();
+  }
+
+  /** The GET stream of what the server sends outside any request (2025-era sessions). */
+  private openStandaloneStream(failures: number, lastEventId: string | undefined): void {
+    if (this.closed || failures > MAX_STREAM_RETRIES) return;
+    const open = async () => {
+      if (this.closed) return;
+      try {
+        const body = await this.openGet(lastEventId, this.closing.signal);
+        if (body !== undefined) await this.readStream(body, { signal: this.closing.signal }, failures);
+      } catch (error) {
+        if (this.closed) return;
+        this.logger.debug({ server: this.server, code: (error as { code?: unknown }).code }, 'upstream GET stream failed');
+        this.openStandaloneStream(failures + 1, lastEventId);
+      }
+    };
+    if (failures === 0 && lastEventId === undefined) void open();
+    else setTimeout(() => void open(), STREAM_RETRY_MS).unref();
+  }
+
+  /** A GET for the server's stream; undefined when it offers none (405). */
+  private async openGet(lastEventId: string | undefined, signal: AbortSignal): Promise<ReadableStream<Uint8Array> | undefined> {
+    const headers: Record<string, string> = { accept: 'text/event-stream' };
+    if (this.sessionId !== undefined) headers['mcp-session-id'] = this.sessionId;
+    if (this.protocolVersion !== undefined) headers['mcp-protocol-version'] = this.protocolVersion;
+    if (lastEventId !== undefined) headers['last-event-id'] = lastEventId;
+    const answer = await this.http.exchange(this.url, { method: 'GET', headers, body: null, signal });
+    const response = await this.http.response(this.url, 'GET', null, signal, answer);
+    if (response.status === 405) {
+      await response.body?.cancel().catch(() => undefined);
+      return undefined;
+    }
+    if (!response.ok || response.body === null || !isEventStreamContentType(response.headers.get('content-type'))) {
+      await response.body?.cancel().catch(() => undefined);
+      throw new SdkHttpError(SdkErrorCode.ClientHttpFailedToOpenStream, `upstream answered its GET stream with HTTP ${response.status}`, {
+        status: response.status,
+        statusText: response.statusText,
+      });
+    }
+    return response.body;
+  }
+}
+
+function envelopeVersion(params: Record<string, unknown> | undefined): string | undefined {
+  const meta = params?._meta as Record<string, unknown> | undefined;
+  const version = meta?.[PROTOCOL_VERSION_META_KEY];
+  return typeof version === 'string' ? version : undefined;
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
 }
 
 /**

@@ -1,10 +1,10 @@
 /**
- * The lean exchange of the Streamable HTTP connector (src/upstream/lean-http-transport.ts): a
- * 2025-era request answered with one JSON body is sent once, with the SDK's headers plus the
- * configured and environment ones; every other answer to it (an event stream, an error status,
- * a redirect, an over-long body) is judged as the SDK's transport judges it, from the answer
- * already received, so no request is ever sent twice. The upstream is a small hand-written
- * 2025-11-25 server on 127.0.0.1 that records every POST. NETWORK SAFETY: loopback only.
+ * The Streamable HTTP wire (src/upstream/streamable-http.ts): every request is sent once, with
+ * the protocol headers plus the configured and environment ones; its answer is read as what it
+ * is (one JSON body, an event stream, an error status, a redirect, an over-long body), and a 2025
+ * session's standalone GET stream carries what the server sends outside any request. The upstream
+ * is a small hand-written server on 127.0.0.1 that records every request. NETWORK SAFETY:
+ * loopback only.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -25,6 +25,11 @@ interface Seen {
 
 let mode: Mode = 'json';
 const posts: Seen[] = [];
+/** Answer `server/discover` as a 2026-07-28 server. */
+let modern = false;
+/** Offer the standalone GET stream, and send this on it once opened. */
+let getStreamSends: object | undefined;
+const gets: IncomingMessage['headers'][] = [];
 let upstream: ListeningProxy;
 
 function answerCall(res: ServerResponse, id: unknown, text: string): void {
@@ -55,12 +60,23 @@ function answerCall(res: ServerResponse, id: unknown, text: string): void {
 
 beforeAll(async () => {
   const server = createServer((req, res) => {
+    if (req.method === 'GET' && getStreamSends !== undefined) {
+      gets.push(req.headers);
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write(`event: message\ndata: ${JSON.stringify(getStreamSends)}\n\n`);
+      return;
+    }
     if (req.method !== 'POST') return void res.writeHead(405).end();
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const message = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { method?: string; id?: unknown; params?: { arguments?: { text?: string } } };
       posts.push({ method: message.method ?? '(response)', id: message.id, headers: req.headers });
+      if (message.method === 'server/discover' && modern) {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ jsonrpc: '2.0', id: message.id, result: { resultType: 'complete', supportedVersions: ['2026-07-28'], capabilities: { tools: {} } } }));
+        return;
+      }
       if (message.method === 'initialize') {
         res.writeHead(200, { 'content-type': 'application/json', 'mcp-session-id': 'upstream-session-1' });
         res.end(JSON.stringify({ jsonrpc: '2.0', id: message.id, result: { protocolVersion: '2025-11-25', capabilities: { tools: {} }, serverInfo: { name: 'lean', version: '1' } } }));
@@ -77,8 +93,21 @@ afterAll(() => upstream.close());
 
 let link: UpstreamLink;
 
+function webConfig() {
+  return serverConfigs({
+    web: { transport: 'streamableHttp', url: upstream.url, allowPrivateNetwork: true, headers: { 'x-static': 'configured' }, envHeaders: { 'x-token': 'LEAN_TEST_TOKEN' } },
+  }).web!;
+}
+
+function connectWeb(negotiation: 'auto' | 'legacy'): Promise<UpstreamLink> {
+  const connector = createConnector('web', webConfig(), { ...deps, allowedEnvNames: undefined, maxMessageBytes: 1024, dispatcherFor: () => createEgressDispatcher({ server: 'web', allowPrivateNetwork: true, connectTimeoutMs: 5_000, logger }) }, logger);
+  return UpstreamLink.connect({ server: 'web', transport: connector.transport, negotiation, requestTimeoutMs: 10_000, logger, clientCapabilities: {}, exclusive: true });
+}
+
 beforeEach(async () => {
   mode = 'json';
+  modern = false;
+  getStreamSends = undefined;
   process.env.LEAN_TEST_TOKEN = 'first-token';
   const config = serverConfigs({
     web: { transport: 'streamableHttp', url: upstream.url, allowPrivateNetwork: true, headers: { 'x-static': 'configured' }, envHeaders: { 'x-token': 'LEAN_TEST_TOKEN' } },
@@ -92,7 +121,7 @@ beforeEach(async () => {
 const call = (text: string, sink = recordingSink()) => link.request('tools/call', { name: 'echo', arguments: { text } }, { sink });
 const callsSent = () => posts.filter((p) => p.method === 'tools/call');
 
-describe('the lean exchange', () => {
+describe('the Streamable HTTP wire', () => {
   it('sends a JSON-answered call once, with the session, version, configured and environment headers', async () => {
     await expect(call('hello')).resolves.toEqual({ content: [{ type: 'text', text: 'hello' }] });
     const [sent] = callsSent();
@@ -114,7 +143,7 @@ describe('the lean exchange', () => {
     expect(callsSent().map((p) => p.headers['x-token'])).toEqual(['first-token', 'rotated-token']);
   });
 
-  it('hands an event-stream answer to the SDK: the notification before the result is relayed, the call sent once', async () => {
+  it('reads an event-stream answer: the notification before the result is relayed, the call sent once', async () => {
     mode = 'sse';
     const sink = recordingSink();
     await expect(call('streamed', sink)).resolves.toEqual({ content: [{ type: 'text', text: 'streamed' }] });
@@ -122,7 +151,7 @@ describe('the lean exchange', () => {
     expect(callsSent()).toHaveLength(1);
   });
 
-  it('fails a call answered with an error status as the SDK does, without sending it again', async () => {
+  it('fails a call answered with an error status, without sending it again', async () => {
     mode = 'status500';
     await expect(call('broken')).rejects.toBeInstanceOf(UpstreamError);
     expect(callsSent()).toHaveLength(1);
@@ -160,4 +189,39 @@ describe('the lean exchange', () => {
     expect(outcomes.every((o) => o === 'answered' || o === 'failed')).toBe(true);
     await expect(call('after')).rejects.toBeInstanceOf(UpstreamError);
   });
+
+  it('mirrors a 2026 request’s version, method and name into headers, a name that is not plain ASCII in base64', async () => {
+    modern = true;
+    const modernLink = await connectWeb('auto');
+    try {
+      expect(modernLink.modern).toBe(true);
+      posts.length = 0;
+      await modernLink.request('tools/call', { name: 'echo', arguments: { text: 'a' } }, { sink: recordingSink() });
+      await modernLink.request('tools/call', { name: 'café', arguments: { text: 'b' } }, { sink: recordingSink() });
+      const [plain, encoded] = callsSent();
+      expect(plain!.headers).toMatchObject({ 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'echo' });
+      expect(encoded!.headers['mcp-name']).toBe(`=?base64?${Buffer.from('café').toString('base64')}?=`);
+      expect(plain!.headers['mcp-session-id']).toBeUndefined();
+    } finally {
+      await modernLink.close();
+    }
+  });
+
+  it('opens the standalone GET stream of a 2025 session and hears the server’s list change on it', async () => {
+    getStreamSends = { jsonrpc: '2.0', method: 'notifications/tools/list_changed' };
+    gets.length = 0;
+    const heard = new Promise<string>((resolve) => {
+      void connectWeb('legacy').then((opened) => {
+        opened.on((event) => {
+          if (event.kind === 'listChanged') resolve(event.list);
+        });
+        cleanupLinks.push(opened);
+      });
+    });
+    await expect(heard).resolves.toBe('tools');
+    expect(gets[0]).toMatchObject({ 'mcp-session-id': 'upstream-session-1', accept: 'text/event-stream', 'x-static': 'configured' });
+  });
 });
+
+const cleanupLinks: UpstreamLink[] = [];
+afterAll(() => Promise.all(cleanupLinks.map((l) => l.close())));
