@@ -219,9 +219,10 @@ export function createApp(options: AppOptions): Hono {
   });
   const agents = options.agents;
   if (agents !== undefined) {
-    app.all(`${base}/agents/:name`, (c) => {
+    app.all(`${base}/agents/:name`, async (c) => {
+      // An agent whose every tool the caller's rules hide does not exist for that caller.
       const endpoint = agents.get(c.req.param('name'));
-      return endpoint === undefined ? notFound() : serve(endpoint, c);
+      return endpoint === undefined || !(await endpoint.existsFor(callerOf(c))) ? notFound() : serve(endpoint, c);
     });
   }
   mountLegacySse(app, { base, aggregate: options.aggregate, sideChannels: options.sideChannels, enabled: options.legacySse ?? false });

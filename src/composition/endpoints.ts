@@ -89,7 +89,7 @@ export interface Endpoints {
 }
 
 /** What one endpoint adds to the shared options: an agent's name, body and allowlist; the aggregate's persona and entries. */
-type EndpointExtras = Partial<Pick<EndpointOptions, 'name' | 'instructions' | 'persona' | 'entries' | 'handshakeMeta' | 'instructionsLead'>> & {
+type EndpointExtras = Partial<Pick<EndpointOptions, 'name' | 'instructions' | 'persona' | 'entries' | 'handshakeMeta' | 'instructionsLead' | 'hiddenWithoutTools'>> & {
   toolFilter?: VisibilityFilter;
   gatewayResources?: GatewayResources;
   /** A side channel's one server: its names are unprefixed (for the audit's hidden-name reason). */
@@ -194,6 +194,7 @@ export function buildEndpoints(deps: EndpointsDeps): Endpoints {
       instructionsLead: true,
       handshakeMeta: { ...announcedServer(agent.declaration.name, urls.agent(agent.declaration.name)), ...agentMeta(agent) },
       toolFilter: agentToolFilter(deps.toolFilter, agent),
+      hiddenWithoutTools: true,
       sessionServers: judgedBy(agentEndpointGate),
     }),
   );

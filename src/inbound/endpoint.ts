@@ -77,6 +77,11 @@ export interface EndpointOptions extends EndpointExtrasOptions {
   refuseRequests?: () => GatewayError | undefined;
   /** A side channel's one server: the endpoint exists only for callers shown that server. */
   server?: string;
+  /**
+   * An agent endpoint: it does not exist for a caller whose access rules hide every tool it
+   * offers (its servers are the ones its allowlist reaches). Absent: it exists for every caller.
+   */
+  hiddenWithoutTools?: boolean;
   /** Bounds of 2026 listens (modern-listens.ts, routing/resource-listens.ts); absent: their defaults. */
   listens?: { maxListensPerPrincipal?: number; maxUrisTotal?: number; maxUrisPerPrincipal?: number };
 }
@@ -228,6 +233,24 @@ export class McpEndpoint {
   shownTo(access: AccessProfile | undefined): boolean {
     const server = this.options.server;
     return server === undefined || accessView(access).showsServer(server);
+  }
+
+  /**
+   * {@link shownTo}, and for an agent endpoint (`hiddenWithoutTools`) whether the caller's rules
+   * leave it any of the tools the agent offers: one whose every tool they hide answers exactly
+   * like an unknown agent. Judged from the lists (cached per access profile); while the agent
+   * offers nobody anything (its servers down), nothing is hidden by answering, so it exists.
+   */
+  async existsFor({ principal, access }: Caller): Promise<boolean> {
+    if (!this.shownTo(access)) return false;
+    if (this.options.hiddenWithoutTools !== true || accessView(access).seesAll) return true;
+    try {
+      const offered = await this.listingView(principal, undefined).catalogue.tools();
+      if (offered.tools.length === 0) return true;
+      return (await this.listingView(principal, access).catalogue.tools()).tools.length > 0;
+    } catch {
+      return true;
+    }
   }
 
   /**

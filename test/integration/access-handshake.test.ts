@@ -3,8 +3,9 @@
  * fixtures, each with its own instructions, and a gateway agent), two bearer principals — `wide`
  * sees everything, `narrow` is denied the server `http` — driven by SDK clients of both eras and by
  * raw requests. The aggregate's and an agent endpoint's `initialize` / `server/discover` carry only
- * the instructions of servers the caller sees, and the hidden server's side channel answers
- * `narrow` exactly like a server that is not configured, on both transports.
+ * the instructions of servers the caller sees; the hidden server's side channel answers `narrow`
+ * exactly like a server that is not configured, on both transports, and so does an agent endpoint
+ * that offers `narrow` none of its tools.
  *
  * Also the two handshake and wire defects found from outside: the aggregate declares `prompts`
  * (and `resources`) when the gateway's own agent prompt exists beside tools-only upstreams, and a
@@ -54,6 +55,8 @@ beforeAll(async () => {
   const agents = join(dir, 'agents');
   mkdirSync(agents);
   writeFileSync(join(agents, 'helper.md'), '---\nname: helper\ndescription: Helps\n---\nYou help.\n');
+  // Offers the hidden server's tools only.
+  writeFileSync(join(agents, 'http-only.md'), '---\nname: http-only\ntools: http__*\n---\nYou use http.\n');
   const upstreams = await startUpstreams(perFile);
   gateway = await startGatewayFor(perFile, principals, upstreams.servers(), { policy: join(dir, 'policy.json'), agents });
   const catalogue = await startCatalogueUpstream(perFile, ['brave']);
@@ -112,6 +115,19 @@ describe.each(ERAS)('the side channel of a hidden server, %s era', (era) => {
   });
 });
 
+describe.each(ERAS)('an agent endpoint whose every tool the caller cannot see, %s era', (era) => {
+  it('answers that caller exactly like an agent that does not exist, and serves one that sees them', async () => {
+    const hidden = await handshake(`${gateway.url}/agents/http-only`, 'narrow', era);
+    const unknown = await handshake(`${gateway.url}/agents/no-such-agent`, 'narrow', era);
+    expect(hidden.status).toBe(404);
+    expect({ status: hidden.status, body: hidden.body }).toEqual({ status: unknown.status, body: unknown.body });
+    expect(hidden.body).not.toContain('You use http.');
+    expect((await handshake(`${gateway.url}/agents/http-only`, 'wide', era)).status).toBe(200);
+    // An agent offering tools the caller does see exists for it.
+    expect((await handshake(`${gateway.url}/agents/helper`, 'narrow', era)).status).toBe(200);
+  });
+});
+
 describe('the side channel of a hidden server over HTTP+SSE (2024-11-05)', () => {
   it('is not found for the caller it is hidden from, and opens for one that sees it', async () => {
     const headers = (principal: string) => ({ accept: 'text/event-stream', authorization: principals.headers(principal).Authorization! });
@@ -133,7 +149,7 @@ describe.each(ERAS)('the gateway’s own entries beside tools-only upstreams, %s
     const { client } = await connectClient(perTest, toolsOnly.url, era, as('wide'));
     expect(client.getServerCapabilities()?.prompts).toBeDefined();
     expect(client.getServerCapabilities()?.resources).toBeDefined();
-    expect((await client.listPrompts()).prompts.map((prompt) => prompt.name)).toEqual(['agent:helper']);
+    expect((await client.listPrompts()).prompts.map((prompt) => prompt.name).sort()).toEqual(['agent:helper', 'agent:http-only']);
     expect((await client.listResources()).resources.map((resource) => resource.uri)).toContain('portcullis://agents');
   });
 });
