@@ -2,7 +2,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { CLI_JS, ROOT } from './paths.js';
 import { waitForExit } from './processes.js';
-import { waitUntil, type Cleanup } from './wait.js';
+import { Changes, type Cleanup } from './wait.js';
 
 export interface CliProcess {
   readonly child: ChildProcess;
@@ -27,8 +27,18 @@ export function spawnCli(cleanup: Cleanup, args: readonly string[], env: NodeJS.
   });
   let stdout = '';
   let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+  /** Set once the process exited and its output was read to the end. */
+  let closed = false;
+  const output = new Changes();
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+    stdout += chunk;
+    output.changed();
+  });
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  child.once('close', () => {
+    closed = true;
+    output.changed();
+  });
   cleanup.add(() => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   });
@@ -37,16 +47,14 @@ export function spawnCli(cleanup: Cleanup, args: readonly string[], env: NodeJS.
       const found = pattern.exec(line);
       if (found !== null) return found[1] ?? found[0];
     }
-    if (child.exitCode !== null || child.signalCode !== null) {
-      throw new Error(`the CLI exited (${child.exitCode ?? child.signalCode}) before printing ${pattern}`);
-    }
+    if (closed) throw new Error(`the CLI exited (${child.exitCode ?? child.signalCode}) before printing ${pattern}`);
     return undefined;
   };
   return {
     child,
     stdout: () => stdout,
     stderr: () => stderr,
-    waitForLine: (pattern, timeoutMs = 20_000) => waitUntil(() => findLine(pattern), `stdout line ${pattern}`, timeoutMs),
+    waitForLine: (pattern, timeoutMs = 20_000) => output.until(() => findLine(pattern), `stdout line ${pattern}`, timeoutMs),
     exited: (timeoutMs = 20_000) => waitForExit(child, timeoutMs),
   };
 }

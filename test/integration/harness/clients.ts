@@ -6,7 +6,7 @@ import { Client, StreamableHTTPClientTransport, type ClientCapabilities } from '
 import { parseConfig } from '../../../src/config/load.js';
 import { startGateway, type RunningGateway } from '../../../src/gateway.js';
 import { silentLogger } from '../../../src/observability/logger.js';
-import { waitUntil, within, type Cleanup } from './wait.js';
+import { Changes, within, type Cleanup } from './wait.js';
 
 /** A parsed gateway config listening on 127.0.0.1 port 0 (the schema fills every other default). */
 export function gatewayConfig(servers: Record<string, unknown>, extra: Record<string, unknown> = {}) {
@@ -78,13 +78,15 @@ export function textOf(result: { content?: unknown }): string {
 /** Collects the params of notifications of one method that reach `client`. */
 export function collectNotifications<P = Record<string, unknown>>(client: Client, method: string) {
   const items: P[] = [];
+  const arrivals = new Changes();
   client.setNotificationHandler(method as never, ((notification: { params?: unknown }) => {
     items.push((notification.params ?? {}) as P);
+    arrivals.changed();
   }) as never);
   return {
     items,
     /** Resolves once `count` have arrived (hang guard `timeoutMs`). */
-    waitFor: (count = 1, timeoutMs = 10_000) => waitUntil(() => items.length >= count && items, `${count} × ${method}`, timeoutMs),
+    waitFor: (count = 1, timeoutMs = 10_000) => arrivals.until(() => items.length >= count && items, `${count} × ${method}`, timeoutMs),
   };
 }
 

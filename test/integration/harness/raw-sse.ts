@@ -6,7 +6,7 @@
  */
 import { request as httpRequest, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
 import { rawRequest, type RawResponse } from './raw-http.js';
-import { waitUntil, within } from './wait.js';
+import { Changes, within } from './wait.js';
 
 export interface WireEvent {
   type: string;
@@ -24,6 +24,8 @@ export interface RawSseStream {
   ended(): boolean;
   /** The `message` events parsed as JSON-RPC. */
   messages(): Array<Record<string, unknown>>;
+  /** Resolves with what `check` returns once it is something, re-checked as events arrive (hang guard). */
+  until<T>(check: () => T | undefined | false, what: string): Promise<T>;
   /** Resolves with the first message matching `match` (hang guard). */
   waitForMessage(match: (message: Record<string, unknown>) => boolean, what: string): Promise<Record<string, unknown>>;
   /** Hangs up (what a client that goes away does). */
@@ -42,6 +44,7 @@ export function openRawSse(url: string, headers: Record<string, string> = {}): P
         let text = '';
         let pending = '';
         let ended = false;
+        const arrivals = new Changes();
         res.setEncoding('utf8');
         res.on('data', (chunk: string) => {
           text += chunk;
@@ -58,8 +61,12 @@ export function openRawSse(url: string, headers: Record<string, string> = {}): P
             }
             if (data.length > 0) events.push({ type, data: data.join('\n') });
           }
+          arrivals.changed();
         });
-        const end = () => (ended = true);
+        const end = () => {
+          ended = true;
+          arrivals.changed();
+        };
         res.on('end', end);
         res.on('close', end);
         res.on('error', end);
@@ -71,7 +78,8 @@ export function openRawSse(url: string, headers: Record<string, string> = {}): P
           body: () => text,
           ended: () => ended,
           messages,
-          waitForMessage: (match, what) => waitUntil(() => messages().find(match), what),
+          until: (check, what) => arrivals.until(check, what),
+          waitForMessage: (match, what) => arrivals.until(() => messages().find(match), what),
           close: () => req.destroy(),
         });
       },
@@ -84,7 +92,7 @@ export function openRawSse(url: string, headers: Record<string, string> = {}): P
 
 /** The message URL the stream announced, made absolute against the stream's URL. */
 export async function announcedEndpoint(stream: RawSseStream, sseUrl: string): Promise<string> {
-  const event = await waitUntil(() => stream.events[0], 'the endpoint event');
+  const event = await stream.until(() => stream.events[0], 'the endpoint event');
   if (event.type !== 'endpoint') throw new Error(`the first event is "${event.type}", not "endpoint"`);
   return new URL(event.data, sseUrl).href;
 }

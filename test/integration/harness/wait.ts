@@ -37,7 +37,52 @@ export async function within<T>(promise: Promise<T>, ms: number, what: string): 
   }
 }
 
-/** Polls `check` until it returns something other than `undefined`/`false`; rejects after `timeoutMs`. */
+/**
+ * A condition over data that events change: `until` checks it at once and again each time the
+ * event handler that changed the data calls `changed()`, with no timer but the hang guard. A
+ * check that throws rejects at once (e.g. "the process exited before printing it").
+ */
+export class Changes {
+  private readonly waiters = new Set<() => void>();
+
+  changed(): void {
+    for (const check of [...this.waiters]) check();
+  }
+
+  until<T>(check: () => T | undefined | false, what: string, timeoutMs = 10_000): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      const settle = (): void => {
+        this.waiters.delete(test);
+        clearTimeout(timer);
+      };
+      const test = (): void => {
+        let value: T | undefined | false;
+        try {
+          value = check();
+        } catch (error) {
+          settle();
+          reject(error as Error);
+          return;
+        }
+        if (value === undefined || value === false) return;
+        settle();
+        resolve(value);
+      };
+      const timer = setTimeout(() => {
+        settle();
+        reject(new Error(`hang guard: ${what} did not happen within ${timeoutMs} ms`));
+      }, timeoutMs);
+      this.waiters.add(test);
+      test();
+    });
+  }
+}
+
+/**
+ * Polls `check` until it returns something other than `undefined`/`false`; rejects after
+ * `timeoutMs`. Only for a condition no event reports (a grandchild's death, a cache nothing outside
+ * reads); where an event changes the data, {@link Changes} waits on it instead.
+ */
 export async function waitUntil<T>(
   check: () => T | undefined | false | Promise<T | undefined | false>,
   what: string,
