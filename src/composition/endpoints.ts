@@ -16,6 +16,7 @@ import { ToolSurface } from '../catalogue/surface/tool-surface.js';
 import { McpEndpoint, type EndpointOptions } from '../inbound/endpoint.js';
 import { AgentEndpoints } from '../agents/agent-endpoints.js';
 import { agentItems, agentPrompts } from '../agents/agent-entries.js';
+import { customizationsFor } from '../customizations/access-filter.js';
 import { agentMeta, agentToolFilter } from '../agents/agent-scope.js';
 import { announcedServer, type canonicalUrls } from '../inbound/announced-server.js';
 import type { loadAgents } from '../plugins/agent-set.js';
@@ -175,7 +176,7 @@ export function buildEndpoints(deps: EndpointsDeps): Endpoints {
       dataMode,
       ...(agents.agents.length === 0
         ? {}
-        : { agentPrompts: () => agentPrompts(agents), agentsResource: () => JSON.stringify({ items: agentItems(customizations.snapshot().items, agents) }) }),
+        : { agentPrompts: () => agentPrompts(agents), agentsResource: (access) => JSON.stringify({ items: agentItems(customizationsFor(customizations.snapshot().items, access), agents) }) }),
     },
   });
   const sideChannel = (name: string) =>

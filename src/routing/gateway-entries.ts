@@ -14,6 +14,7 @@
  */
 import type { Prompt, Resource } from '@modelcontextprotocol/server';
 import { GatewayError } from '../errors.js';
+import type { AccessProfile } from '../policy/access-policy.js';
 import type { InitOptions } from '../rpc/init-options.js';
 import { callDataTool, dataToolsOf } from './data-tools.js';
 import { routeRequest, type CallContext, type RouteScope } from './router.js';
@@ -34,8 +35,12 @@ export interface AgentPrompt {
 export interface GatewayEntries {
   /** The agents users may invoke now (enabled, `disableUserInvocation` not true). */
   agentPrompts?(): readonly AgentPrompt[];
-  /** The JSON text of `portcullis://agents` now (`{ "items": AgentCustomization[] }`). */
-  agentsResource?(): string;
+  /**
+   * The JSON text of `portcullis://agents` now (`{ "items": AgentCustomization[] }`), as the
+   * caller's access profile sees it — the same view as its customisation list (an agent's `tools`
+   * left out for a caller the rules narrow, since a tool name may belong to a hidden server).
+   */
+  agentsResource?(access: AccessProfile | undefined): string;
   /** The data mode when the client chose none (config `catalogue.dataMode`). */
   readonly dataMode: 'resources' | 'tools';
 }
@@ -92,7 +97,7 @@ export async function routeWithEntries(
     }
     case 'resources/read':
       if (entries.agentsResource === undefined || p.uri !== AGENTS_RESOURCE_URI) return next(method, params);
-      return { contents: [{ uri: AGENTS_RESOURCE_URI, mimeType: 'application/json', text: entries.agentsResource() }] };
+      return { contents: [{ uri: AGENTS_RESOURCE_URI, mimeType: 'application/json', text: entries.agentsResource(scope.access) }] };
     case 'tools/list': {
       if ((options.dataMode ?? entries.dataMode) !== 'tools') return next(method, params);
       const result = await next(method, params);

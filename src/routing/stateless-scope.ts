@@ -109,6 +109,7 @@ export class StatelessScope {
     return {
       servers: this.servers,
       catalogue: this.catalogueFor(key, access, set),
+      ...(access === undefined ? {} : { access }),
       // Not for a caller the access rules narrow: the customisation list names what they hide.
       ...(this.options.gatewayResources === undefined || !seesAll(access)
         ? {}

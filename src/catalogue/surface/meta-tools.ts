@@ -22,7 +22,7 @@ export interface MetaToolContext {
    * caller's (kept per principal and workspace, seen in its next `tools/list`), or nowhere (no `load`).
    */
   readonly loads: 'session' | 'caller' | undefined;
-  /** Servers with deferred tools, for the `server` argument's description. */
+  /** Deferred servers with at least one tool the caller may see, for the `server` argument's enum. */
   readonly servers: readonly string[];
 }
 

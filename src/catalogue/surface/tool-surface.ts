@@ -296,7 +296,8 @@ export class ToolSurface {
         if (mine) callerLoaded = true;
         return mine;
       });
-      const deferredServers = this.deps.servers.filter((s) => decision.deferred.has(s));
+      // The caller's own view: a server none of whose tools it may see is not offered (nor named).
+      const deferredServers = snapshot.counts.filter(({ name, visibleTools }) => visibleTools > 0 && decision.deferred.has(name)).map(({ name }) => name);
       const loads = owner === undefined ? undefined : owner.kind === 'session' ? 'session' : 'caller';
       tools = [...metaTools({ loads, servers: deferredServers }), ...shown];
     }
