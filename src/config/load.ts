@@ -15,6 +15,7 @@ import { compilePolicyRules } from '../policy/policy-rules.js';
 import { applyPolicy, serverPolicyProblems } from './apply-policy.js';
 import { parseConfigText } from './config-text.js';
 import { gatewayConfigSchema, type GatewayConfig } from './schema.js';
+import { closestKey, keysAt } from './key-suggestions.js';
 import { serverSchema } from './server-schema.js';
 import { semanticProblems, serverProblems } from './semantic-checks.js';
 import { compileEnvReferences, parseInputs, type InputVariables } from './env-references.js';
@@ -92,12 +93,25 @@ const MOVED_KEYS: ReadonlyMap<string, string> = new Map([
   ],
 ]);
 
+/** `; did you mean "servers"?` for unknown keys close to one the schema takes at that place (the root also takes `mcpServers`). */
+function didYouMean(path: readonly PropertyKey[], keys: readonly string[]): string {
+  const candidates = [...keysAt(gatewayConfigSchema, path), ...(path.length === 0 ? ['mcpServers'] : [])];
+  const guesses = keys.flatMap((key) => {
+    const guess = closestKey(key, candidates);
+    return guess === undefined ? [] : [{ key, guess }];
+  });
+  if (guesses.length === 0) return '';
+  if (keys.length === 1) return `; did you mean "${guesses[0]!.guess}"?`;
+  return `; did you mean ${guesses.map(({ key, guess }) => `"${guess}" (for "${key}")`).join(', ')}?`;
+}
+
 /** Turns zod issues into diagnostics; zod 4 messages state expectations, not received values. */
 function schemaProblems(error: z.ZodError): string[] {
   return error.issues.flatMap((issue) => {
     if (issue.code === 'unrecognized_keys') {
       const moved = issue.keys.map((key) => MOVED_KEYS.get(describePath([...issue.path, key])));
       if (moved.every((message) => message !== undefined)) return moved;
+      return `${describePath(issue.path)}: ${issue.message}${didYouMean(issue.path, issue.keys)}`;
     }
     if (issue.code === 'invalid_union' && issue.path.at(-1) !== undefined && issue.path[0] === 'servers') {
       // The union's discriminator: zod reports it at the entry or at its `transport` key.
@@ -228,7 +242,10 @@ export async function loadConfigFile(path: string): Promise<Readonly<GatewayConf
     text = await readFile(path, 'utf8');
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code ?? 'unknown error';
-    throw new GatewayError('CONFIG_UNREADABLE', `cannot read config file (${code})`, { cause: error });
+    // The path is the operator's own argument: naming it shows which file was looked for, and where.
+    const where = resolve(path);
+    const hint = code === 'ENOENT' ? ': no such file' : code === 'EACCES' ? ': permission denied' : code === 'EISDIR' ? ': a directory, not a file' : '';
+    throw new GatewayError('CONFIG_UNREADABLE', `cannot read config file ${where} (${code}${hint})`, { cause: error });
   }
   return parseConfig(parseConfigText(text), { baseDir: dirname(resolve(path)), file: path });
 }
