@@ -23,6 +23,7 @@ import { clusterKeys } from './cluster/cluster-keys.js';
 import { sessionSharingFromConfig } from './cluster/from-config.js';
 import type { Logger } from './observability/logger.js';
 import { warnAboutMissingEnabledTools } from './upstream/enabled-tools-check.js';
+import { warnAboutShadowedResources } from './upstream/resource-shadowing.js';
 import { UpstreamRegistry } from './upstream/registry.js';
 import { loadPlugins } from './plugins/plugin-servers.js';
 import { customizationsFor, readEnablement } from './customizations/from-gateway.js';
@@ -211,6 +212,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     }
     await eventStore.start();
     void warnAboutMissingEnabledTools(registry, logger); // once each tool list is known
+    void warnAboutShadowedResources(registry, logger); // once each resource list is known
 
     // Replicas of a cluster share sessions through the redis store; a gateway alone shares none.
     const sharing = await sessionSharingFromConfig(config, keys, env, logger);
