@@ -10,10 +10,11 @@ import type { RunningGateway } from '../../src/gateway.js';
 import { connectClient, errorOf, sideChannelUrl, startTestGateway, textOf } from '../integration/harness/clients.js';
 import { newMarker } from '../integration/harness/paths.js';
 import { bearerPrincipals, policyFile, startGatewayFor } from '../integration/harness/principals.js';
-import { openRawSession, rawRequest } from '../integration/harness/raw-http.js';
+import { MCP_POST_HEADERS, messagesOf, openRawSession, rawRequest } from '../integration/harness/raw-http.js';
+import { startPluginGateway } from '../customizations/plugin-test-gateway.js';
 import { stdioServer } from '../integration/harness/upstreams.js';
 import { Cleanup, waitUntil } from '../integration/harness/wait.js';
-import { killPids, processesWithMarker } from '../integration/harness/processes.js';
+import { killPids, MARKER_VAR, processesWithMarker } from '../integration/harness/processes.js';
 import { seededRandom } from '../setup/random.js';
 import { parseExposition, promtoolCheck, type Exposition } from './exposition.js';
 
@@ -202,5 +203,38 @@ describe('/metrics', () => {
     const { parsed } = await scrape(gateway);
     expect(parsed.value('portcullis_egress_refusals_total', { server: 'far', reason: 'loopback' })).toBeGreaterThanOrEqual(1);
     expect(parsed.value('portcullis_upstream_state', { server: 'far', state: 'ready' })).toBe(0);
+  });
+});
+
+describe('servers a client brings, in /metrics', () => {
+  it('name no series, during the session or after it ends: their server and tools are unknown', async () => {
+    const { gateway } = await startPluginGateway(cleanup, {}, { sessionServers: { allow: true, stdio: true, maxPerSession: 2 } });
+    const chosen = `chosen-${Math.random().toString(36).slice(2, 10)}`;
+    const server = stdioServer(newMarker(), { isolation: 'shared' });
+    const init = await rawRequest(gateway.url, {
+      headers: { ...MCP_POST_HEADERS },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' }, _meta: { 'portcullis/servers': { [chosen]: { ...server, env: { [MARKER_VAR]: newMarker() } } } } },
+      }),
+    });
+    const id = init.headers['mcp-session-id'] as string;
+    expect(init.status).toBe(200);
+    const headers = { ...MCP_POST_HEADERS, 'mcp-session-id': id, 'mcp-protocol-version': '2025-11-25' };
+    const post = (message: Record<string, unknown>) => rawRequest(gateway.url, { headers, body: JSON.stringify({ jsonrpc: '2.0', ...message }) });
+    await post({ method: 'notifications/initialized' });
+    const listed = messagesOf(await post({ id: 2, method: 'tools/list' })).find((m) => 'result' in m) as { result: { tools: Array<{ name: string }> } };
+    const own = listed.result.tools.map((t) => t.name).filter((name) => name.includes(chosen));
+    expect(own.length).toBeGreaterThan(0);
+    for (const [i, name] of own.slice(0, 3).entries()) await post({ id: 10 + i, method: 'tools/call', params: { name, arguments: {} } });
+    await post({ id: 20, method: 'prompts/list' });
+    const during = await scrape(gateway);
+    expect(during.body).not.toContain(chosen);
+    expect(during.parsed.value(`${DURATION}_count`, { mcp_method_name: 'tools/call', server: 'unknown', gen_ai_tool_name: 'unknown', outcome: 'ok' })).toBeGreaterThanOrEqual(1);
+    await rawRequest(gateway.url, { method: 'DELETE', headers: { 'mcp-session-id': id, 'mcp-protocol-version': '2025-11-25' } });
+    const after = await scrape(gateway);
+    expect(after.body).not.toContain(chosen);
   });
 });
