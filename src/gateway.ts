@@ -183,6 +183,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
         parentEnv: env,
         readEnv: (name) => env[name],
         allowedEnvNames: allowedEnvNames(config),
+        sseFallbackAllowed: config.policy.legacySse.upstream,
         maxMessageBytes: config.limits.maxUpstreamMessageBytes,
         tokenSourceFor: (name, server, owner) => credentials.tokenSourceFor(name, server, owner),
         dispatcherFor: (name, server) =>

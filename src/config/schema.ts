@@ -279,4 +279,4 @@ export interface SessionLimits {
 }
 
 /** A server's entry and its kinds (server-schema.ts), named here with the rest of the config. */
-export type { HttpServerConfig, RemoteServerConfig, ServerConfig, SseServerConfig, StdioServerConfig } from './server-schema.js';
+export type { AutoServerConfig, HttpServerConfig, RemoteServerConfig, ServerConfig, SseServerConfig, StdioServerConfig } from './server-schema.js';

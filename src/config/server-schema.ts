@@ -1,5 +1,5 @@
 /**
- * One `servers` entry: a closed union on `transport` (`stdio`, `streamableHttp`, `sse`) with
+ * One `servers` entry: a closed union on `transport` (`stdio`, `streamableHttp`, `sse`, `auto`) with
  * what every kind shares (mode, isolation, tool filters, deferral, timeouts). The same schema
  * parses configured servers, plugin servers (plugins/server-config.ts) and servers a 2025 client
  * brings (session-servers.ts). Claude Desktop / VS Code / Cursor `mcpServers` blocks (no
@@ -82,7 +82,14 @@ export const httpServerSchema = z.strictObject({ transport: z.literal('streamabl
  */
 export const sseServerSchema = z.strictObject({ transport: z.literal('sse'), ...remote });
 
-export const serverSchema = z.discriminatedUnion('transport', [stdioServerSchema, httpServerSchema, sseServerSchema]);
+/**
+ * A URL whose transport is not known (a bare `url` imported from a client config): Streamable HTTP
+ * is tried first, and HTTP+SSE when the URL answers the first POST with 404 or 405 and the policy
+ * allows HTTP+SSE upstreams (`legacySse.upstream`); the log says which one each connection chose.
+ */
+export const autoServerSchema = z.strictObject({ transport: z.literal('auto'), ...remote });
+
+export const serverSchema = z.discriminatedUnion('transport', [stdioServerSchema, httpServerSchema, sseServerSchema, autoServerSchema]);
 
 /**
  * Set by the operator's config loader only (load.ts): the entry's `${env:NAME}` references,
@@ -96,6 +103,7 @@ interface OperatorFields {
 export type StdioServerConfig = z.infer<typeof stdioServerSchema> & OperatorFields;
 export type HttpServerConfig = z.infer<typeof httpServerSchema> & OperatorFields;
 export type SseServerConfig = z.infer<typeof sseServerSchema> & OperatorFields;
-export type ServerConfig = StdioServerConfig | HttpServerConfig | SseServerConfig;
+export type AutoServerConfig = z.infer<typeof autoServerSchema> & OperatorFields;
+export type ServerConfig = StdioServerConfig | HttpServerConfig | SseServerConfig | AutoServerConfig;
 /** Every server reached over HTTP (through the egress guard), whichever wire it speaks. */
-export type RemoteServerConfig = HttpServerConfig | SseServerConfig;
+export type RemoteServerConfig = HttpServerConfig | SseServerConfig | AutoServerConfig;

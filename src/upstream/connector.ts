@@ -8,6 +8,7 @@ import type { Logger } from '../observability/logger.js';
 import { createSseTransport } from './sse.js';
 import { createHttpTransport, httpSessionExpired, preferLegacyHandshake, type HttpConnectorDeps } from './streamable-http.js';
 import { createStdioTransport } from './stdio.js';
+import { AutoWire } from './auto-http.js';
 import type { Wire } from './peer.js';
 
 export interface ConnectorDeps extends HttpConnectorDeps {
@@ -15,6 +16,8 @@ export interface ConnectorDeps extends HttpConnectorDeps {
   parentEnv: Readonly<Record<string, string | undefined>>;
   /** Counts live stdio children (the gateway's metrics). */
   census?: ChildCensus;
+  /** The policy allows HTTP+SSE upstreams (`legacySse.upstream`): `auto` may fall back to it. */
+  sseFallbackAllowed?: boolean;
 }
 
 export interface Connector {
@@ -32,6 +35,16 @@ export function createConnector(server: string, config: ServerConfig, deps: Conn
     case 'sse':
       // The transport of 2024-11-05: there is no 2026 era to probe for.
       return { transport: createSseTransport(server, config, deps, logger), negotiation: 'legacy' };
+    case 'auto':
+      return {
+        transport: new AutoWire({
+          server,
+          http: createHttpTransport(server, config, deps, logger),
+          sse: deps.sseFallbackAllowed === true ? () => createSseTransport(server, config, deps, logger) : undefined,
+          logger,
+        }),
+        negotiation: 'auto',
+      };
     default: {
       const unreachable: never = config;
       throw new TypeError(`unknown transport ${(unreachable as { transport: string }).transport}`);
@@ -50,6 +63,7 @@ export function connectLegacyEra<T>(config: ServerConfig, open: (negotiation?: '
     case 'sse':
       return open();
     case 'streamableHttp':
+    case 'auto':
       return preferLegacyHandshake(open, logger);
     default: {
       const unreachable: never = config;
@@ -69,6 +83,7 @@ export function upstreamSessionLost(config: ServerConfig, error: unknown): boole
       return false;
     case 'streamableHttp':
     case 'sse':
+    case 'auto':
       return httpSessionExpired(error);
     default: {
       const unreachable: never = config;

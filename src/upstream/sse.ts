@@ -16,22 +16,16 @@
  * the transport (the link reconnects and initialises anew, see slot.ts), and no event may exceed
  * `MAX_MESSAGE_BYTES`.
  */
-import {
-  parseJSONRPCMessage,
-  SdkError,
-  SdkErrorCode,
-  SdkHttpError,
-  type JSONRPCMessage,
-  type Transport,
-} from '@modelcontextprotocol/client';
+import { SdkError, SdkErrorCode, SdkHttpError, type JSONRPCMessage } from '@modelcontextprotocol/client';
 import type { Dispatcher } from 'undici';
-import type { SseServerConfig } from '../config/schema.js';
+import type { RemoteServerConfig } from '../config/schema.js';
 import { UpstreamError } from '../errors.js';
 import { discardBody } from '../net/discard-body.js';
 import { messageTooLarge } from '../net/dispatch-hop.js';
 import type { GuardedFetch } from '../net/guarded-fetch.js';
 import type { Logger } from '../observability/logger.js';
 import { createSseEventReader, type SseEvent } from './sse-events.js';
+import { isRpcMessage, type Wire } from './peer.js';
 import { createUpstreamFetch, type HttpConnectorDeps } from './streamable-http.js';
 
 /** The default per-message cap (policy `limits.maxUpstreamMessageBytes`): the most one SSE event may hold. */
@@ -47,7 +41,7 @@ const quietStreams: Dispatcher.DispatcherComposeInterceptor = (dispatch) =>
     return dispatch(options.method === 'GET' ? { ...options, bodyTimeout: 0 } : options, handler);
   };
 
-export function createSseTransport(server: string, config: SseServerConfig, deps: HttpConnectorDeps, logger: Logger): Transport {
+export function createSseTransport(server: string, config: RemoteServerConfig, deps: HttpConnectorDeps, logger: Logger): SseClientTransport {
   const dispatcher = deps.dispatcherFor(server, config).compose(quietStreams);
   const fetch = createUpstreamFetch(server, config, deps, logger, dispatcher);
   return new SseClientTransport({
@@ -77,11 +71,11 @@ function isEventStream(contentType: string | null): boolean {
   return (contentType ?? '').split(';')[0]!.trim().toLowerCase() === 'text/event-stream';
 }
 
-/** The client side of one HTTP+SSE session: a dumb pipe under the SDK `Client`. */
-export class SseClientTransport implements Transport {
-  onclose?: () => void;
-  onerror?: (error: Error) => void;
-  onmessage?: (message: JSONRPCMessage) => void;
+/** The client side of one HTTP+SSE session: a dumb pipe under the link's peer (peer.ts). */
+export class SseClientTransport implements Wire {
+  onclose?: (() => void) | undefined;
+  onerror?: ((error: Error) => void) | undefined;
+  onmessage?: ((message: JSONRPCMessage) => void) | undefined;
 
   private readonly options: SseClientTransportOptions;
   private readonly abort = new AbortController();
@@ -201,10 +195,14 @@ export class SseClientTransport implements Transport {
       return;
     }
     if (event.type !== 'message') return; // other event types are not MCP's
-    let message: JSONRPCMessage;
+    let message: unknown;
     try {
-      message = parseJSONRPCMessage(JSON.parse(event.data));
+      message = JSON.parse(event.data);
     } catch {
+      message = undefined;
+    }
+    // The JSON-RPC envelope only: params and results are the upstream's and the client's to judge.
+    if (!isRpcMessage(message)) {
       this.onerror?.(new UpstreamError('UPSTREAM_UNAVAILABLE', this.options.server, 'sent an SSE message that is not JSON-RPC'));
       return;
     }

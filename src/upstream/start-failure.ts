@@ -3,6 +3,7 @@
  * own messages are safe by construction (they name servers, fields and error codes, never a
  * command, an argument, a URL or a header value); a child's stderr lines reach here redacted.
  */
+import { SdkHttpError } from '@modelcontextprotocol/client';
 import { findCause, GatewayError, UpstreamError } from '../errors.js';
 import { blockedAdvice } from '../net/blocked-advice.js';
 import { safeReason } from './failure.js';
@@ -25,6 +26,9 @@ const isBlocked = (value: unknown): value is GatewayError => value instanceof Ga
  * - an egress-guard refusal found anywhere along the cause chain, even under the SDK's
  *   version-negotiation error, with the setting that would allow it when one would;
  * - the gateway's own refusal to send a request (no token to be had for it) found there too;
+ * - a network failure (refused, unknown host, timed out, reset, unreachable, a refused TLS
+ *   certificate) or an HTTP status that says the URL is no MCP endpoint, named as such with what
+ *   to check;
  * - otherwise `could not connect (CODE)`.
  */
 export function describeStartFailure(server: string, error: unknown, transport: unknown): string {
@@ -35,8 +39,34 @@ export function describeStartFailure(server: string, error: unknown, transport: 
   // The gateway's own refusal on the way out (no credential for the upstream: credentials/).
   const refused = findCause(error, (value): value is UpstreamError => value instanceof UpstreamError && value.server === server && value.code === 'UPSTREAM_UNAVAILABLE');
   if (refused !== undefined) return refused.message.slice(`upstream "${server}": `.length);
+  const network = findCause(error, (value): value is { code: string } => typeof (value as { code?: unknown } | null)?.code === 'string' && NETWORK_FAILURES.has((value as { code: string }).code));
+  if (network !== undefined) return NETWORK_FAILURES.get(network.code)!(server, network.code);
+  const status = findCause(error, (value): value is SdkHttpError => value instanceof SdkHttpError)?.status;
+  if (status === 404 || status === 405) {
+    return `the URL answered HTTP ${status} to the MCP handshake: check servers.${server}.url (a server that speaks only HTTP+SSE needs "transport": "sse", or "auto" to try both)`;
+  }
   return `could not connect (${safeReason(error)})`;
 }
+
+const urlOf = (server: string) => `servers.${server}.url`;
+
+/** What a network error code at start means, and what to do about it. */
+const NETWORK_FAILURES: ReadonlyMap<string, (server: string, code: string) => string> = new Map([
+  ['ECONNREFUSED', (s: string) => `connection refused (ECONNREFUSED): nothing accepts connections at the host and port of ${urlOf(s)}; start the server, or correct the URL`],
+  ['ENOTFOUND', (s: string) => `host not found (ENOTFOUND): the host name in ${urlOf(s)} does not resolve; check its spelling and DNS`],
+  ['EAI_AGAIN', (s: string) => `host lookup failed (EAI_AGAIN): DNS did not answer for the host in ${urlOf(s)}; check the network, then it is retried`],
+  ['ETIMEDOUT', (s: string, c: string) => `connection timed out (${c}): nothing answered at ${urlOf(s)} within servers.${s}.connectTimeoutMs; check firewalls and the port`],
+  ['UND_ERR_CONNECT_TIMEOUT', (s: string, c: string) => `connection timed out (${c}): nothing answered at ${urlOf(s)} within servers.${s}.connectTimeoutMs; check firewalls and the port`],
+  ['ECONNRESET', (s: string, c: string) => `connection reset (${c}): the server at ${urlOf(s)} hung up during the handshake; check the URL's scheme (http or https) and path`],
+  ['UND_ERR_SOCKET', (s: string, c: string) => `connection reset (${c}): the server at ${urlOf(s)} hung up during the handshake; check the URL's scheme (http or https) and path`],
+  ['EHOSTUNREACH', (s: string, c: string) => `host unreachable (${c}): no route to the host in ${urlOf(s)}; check the network`],
+  ['ENETUNREACH', (s: string, c: string) => `network unreachable (${c}): no route to the host in ${urlOf(s)}; check the network`],
+  ['DEPTH_ZERO_SELF_SIGNED_CERT', (s: string, c: string) => `TLS certificate refused (${c}): the server at ${urlOf(s)} presents a certificate Node does not trust; use a trusted certificate or NODE_EXTRA_CA_CERTS`],
+  ['SELF_SIGNED_CERT_IN_CHAIN', (s: string, c: string) => `TLS certificate refused (${c}): the server at ${urlOf(s)} presents a certificate Node does not trust; use a trusted certificate or NODE_EXTRA_CA_CERTS`],
+  ['UNABLE_TO_VERIFY_LEAF_SIGNATURE', (s: string, c: string) => `TLS certificate refused (${c}): the server at ${urlOf(s)} presents a certificate Node does not trust; use a trusted certificate or NODE_EXTRA_CA_CERTS`],
+  ['CERT_HAS_EXPIRED', (s: string, c: string) => `TLS certificate refused (${c}): the certificate of the server at ${urlOf(s)} has expired`],
+  ['ERR_TLS_CERT_ALTNAME_INVALID', (s: string, c: string) => `TLS certificate refused (${c}): the certificate of the server at ${urlOf(s)} does not name its host`],
+]);
 
 /** What a child's start error code means, and what to do about it. */
 export function spawnFailure(server: string, code: string): string {

@@ -18,7 +18,7 @@
 import { PROTOCOL_VERSION_META_KEY, SdkErrorCode, SdkHttpError, type JSONRPCMessage } from '@modelcontextprotocol/client';
 import { createParser } from 'eventsource-parser';
 import type { Dispatcher } from 'undici';
-import type { HttpServerConfig, RemoteServerConfig } from '../config/schema.js';
+import type { RemoteServerConfig } from '../config/schema.js';
 import { DEFAULT_BODY_LIMITS, type BodyLimits } from '../net/bounded-body.js';
 import { answerAsResponse, headerValue, withFetchDefaults, type HopAnswer } from '../net/dispatch-hop.js';
 import { createGuardedFetch, createGuardedRequest, type GuardedFetch, type GuardedRequest } from '../net/guarded-fetch.js';
@@ -154,7 +154,7 @@ export function createUpstreamFetch(
   return createUpstreamHttp(server, config, deps, logger, dispatcher).fetch;
 }
 
-export function createHttpTransport(server: string, config: HttpServerConfig, deps: HttpConnectorDeps, logger: Logger): StreamableHttpWire {
+export function createHttpTransport(server: string, config: RemoteServerConfig, deps: HttpConnectorDeps, logger: Logger): StreamableHttpWire {
   return new StreamableHttpWire(server, new URL(config.url), createUpstreamHttp(server, config, deps, logger, deps.dispatcherFor(server, config)), logger);
 }
 

@@ -34,7 +34,8 @@ describe('config text', () => {
     const example = /```jsonc\n([\s\S]*?)\n```/.exec(readme)?.[1];
     expect(example).toBeDefined();
     const config = parseConfig(parseConfigText(example!));
-    expect(Object.keys(config.servers)).toEqual(['files', 'docs', 'old']);
+    expect(Object.keys(config.servers)).toEqual(['files', 'docs', 'old', 'either']);
+    expect(config.servers.either?.transport).toBe('auto');
   });
 
   it('accepts a $schema key and refuses one that is not a string', () => {

@@ -85,6 +85,21 @@ describe('operator errors at start', () => {
     expect(stderr).not.toContain(secret);
   });
 
+  it('says a refused connection is refused, naming the server and what to do, not a negotiation failure', async () => {
+    // A loopback port that was just free: nothing listens there now.
+    const probe = createServer();
+    await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+    const port = (probe.address() as { port: number }).port;
+    await new Promise<void>((resolve) => probe.close(() => resolve()));
+    const cli = spawnCli(cleanup, ['--config', configFile({ listen: { port: 0 }, servers: { down: { transport: 'streamableHttp', url: `http://127.0.0.1:${port}/mcp`, allowPrivateNetwork: true } } })]);
+    expect((await cli.exited()).code).toBe(1);
+    expect(cli.stderr()).toContain(
+      'upstream "down": connection refused (ECONNREFUSED): nothing accepts connections at the host and port of servers.down.url; start the server, or correct the URL',
+    );
+    expect(cli.stderr()).not.toContain('ERA_NEGOTIATION_FAILED');
+    expect(cli.stderr()).not.toContain(String(port));
+  });
+
   it('says an HTTP upstream is blocked by the egress guard and which setting allows it, and never dials it', async () => {
     const target = await loopbackListener();
     const cli = spawnCli(cleanup, ['--config', configFile({ listen: { port: 0 }, servers: { intranet: { transport: 'streamableHttp', url: `https://127.0.0.1:${target.port}/mcp` } } })]);

@@ -28,6 +28,17 @@ describe('start failure messages', () => {
     );
   });
 
+  it('names a refused, unknown or timed-out connection as such, with what to check, never the URL', () => {
+    const refused = new TypeError('fetch failed', { cause: Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:4999'), { code: 'ECONNREFUSED' }) });
+    const described = describeStartFailure('crm', refused, {});
+    expect(described).toBe('connection refused (ECONNREFUSED): nothing accepts connections at the host and port of servers.crm.url; start the server, or correct the URL');
+    expect(described).not.toContain('4999');
+    const unknown = new TypeError('fetch failed', { cause: Object.assign(new Error('getaddrinfo ENOTFOUND crm.internal'), { code: 'ENOTFOUND' }) });
+    expect(describeStartFailure('crm', unknown, {})).toMatch(/^host not found \(ENOTFOUND\): the host name in servers\.crm\.url does not resolve/);
+    const slow = new TypeError('fetch failed', { cause: Object.assign(new Error('Connect Timeout'), { code: 'UND_ERR_CONNECT_TIMEOUT' }) });
+    expect(describeStartFailure('crm', slow, {})).toMatch(/^connection timed out \(UND_ERR_CONNECT_TIMEOUT\): .*servers\.crm\.connectTimeoutMs/);
+  });
+
   it('explains spawn codes without quoting the command', () => {
     expect(spawnFailure('files', 'ENOENT')).toMatch(/^command not found \(ENOENT\): .*servers\.files\.command/);
     expect(spawnFailure('files', 'EACCES')).toMatch(/^command is not executable \(EACCES\)/);
