@@ -12,6 +12,8 @@ import { ConfigError } from '../../src/errors.js';
 import { preflight } from '../../src/composition/preflight.js';
 import { compileSessionServersGate } from '../../src/config/session-servers.js';
 import { compileOutboundHeaders } from '../../src/policy/outbound-headers.js';
+import { configSecrets } from '../../src/config/secrets.js';
+import { Redactor } from '../../src/observability/logger.js';
 
 const NO_INPUTS = new Map<string, string | undefined>();
 
@@ -181,5 +183,22 @@ describe('the environment stage shared by check and the start', () => {
     const checked = preflight(parseConfig({ listen: { host: '0.0.0.0' }, servers: { old: { url: 'https://old.example.com/sse' } } }), {});
     expect(checked.problems).toEqual([expect.stringMatching(/^listen\.host: refusing to serve on 0\.0\.0\.0: it is not a loopback address/)]);
     expect(checked.warnings).toEqual([expect.stringMatching(/^servers\.old\.url: ends in \/sse, .* set "transport": "sse"/)]);
+  });
+});
+
+describe('the values references read', () => {
+  it('join the secrets masked in every log line, whichever field reads them (short ones excepted)', () => {
+    const config = parseConfig({
+      servers: {
+        remote: { url: 'https://${env:HOST}/mcp', headers: { Authorization: 'Bearer ${env:REMOTE_TOKEN}' } },
+        local: { command: 'node', args: ['--key=${env:ARG_SECRET}'], env: { LEVEL: '${env:LEVEL}' } },
+      },
+    });
+    const env = { HOST: 'tenant-7.example.com', REMOTE_TOKEN: 'tok-remote-0a1b2c', ARG_SECRET: 'arg-secret-3d4e5f', LEVEL: '1' };
+    const secrets = configSecrets(config, env);
+    expect(secrets).toEqual(expect.arrayContaining(['tenant-7.example.com', 'tok-remote-0a1b2c', 'arg-secret-3d4e5f']));
+    expect(secrets).not.toContain('1');
+    const line = new Redactor(secrets).redact('child said tok-remote-0a1b2c and arg-secret-3d4e5f');
+    expect(line).not.toMatch(/tok-remote|arg-secret/);
   });
 });
