@@ -2,7 +2,7 @@
  * What a caller may not see, it sees nowhere: a real gateway with two bearer principals — `alice`,
  * whose access rules hide the server `secretive`, and `ops`, the policy's one admin — walked
  * surface by surface, in both eras where a surface has both. Every answer alice gets is searched
- * for the hidden name: tool lists (deferral on, so the meta-tools' schemas too), search results,
+ * for the hidden name: handshakes (instructions, serverInfo, capabilities), its side channel, tool lists (deferral on, so the meta-tools' schemas too), search results,
  * resources, templates, prompts, `portcullis://agents`, an agent endpoint, `/readyz`, `/metrics`,
  * the customisation list and its watch stream, the admin page. `ops` sees the name on the same
  * surfaces, so each search could find it.
@@ -52,6 +52,8 @@ beforeAll(async () => {
 async function mcpAnswers(url: string, as: string, era: Era): Promise<Record<string, string>> {
   const { client } = await connectClient(perTest, url, era, { headers: principals.headers(as) });
   const answers: Record<string, string> = {};
+  // The handshake (initialize, or server/discover for 2026): instructions, serverInfo, capabilities.
+  answers['handshake'] = JSON.stringify({ instructions: client.getInstructions(), serverInfo: client.getServerVersion(), capabilities: client.getServerCapabilities() });
   const tools = await client.listTools();
   answers['tools/list'] = JSON.stringify(tools);
   answers['search_tools'] = JSON.stringify(await client.callTool({ name: 'search_tools', arguments: { query: 'simple text', limit: 20 } }));
@@ -79,6 +81,7 @@ describe.each(ERAS)('a caller whose rules hide a server, on the MCP surfaces of 
     const ops = await mcpAnswers(gateway.url, 'ops', era);
     expect(serverEnum(ops['tools/list']!)).toEqual(['open', HIDDEN]);
     expect(ops.search_tools).toContain(`${HIDDEN}__test_simple_text`);
+    expect(ops.handshake).toContain(`## ${HIDDEN}`); // its instructions, labelled, for a caller who may see it
   });
 
   it("reads portcullis://agents without the agents' tools that name the hidden server, as its customisation list shows them", async () => {
@@ -92,6 +95,22 @@ describe.each(ERAS)('a caller whose rules hide a server, on the MCP surfaces of 
     const alice = await mcpAnswers(`${gateway.url}/agents/helper`, 'alice', era);
     for (const [surface, answer] of Object.entries(alice)) expect(answer, `agent ${surface}`).not.toContain(HIDDEN);
     expect(serverEnum(alice['tools/list']!)).toEqual(['open']);
+  });
+});
+
+describe('a side channel of a server the caller may not see', () => {
+  it('does not exist for that caller (404, as an unknown name), and does for the admin', async () => {
+    const initialize = (as: string, server: string) =>
+      rawRequest(`${gateway.url}/servers/${server}`, {
+        headers: { ...principals.headers(as), 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'x', version: '1' } } }),
+      });
+    const hidden = await initialize('alice', HIDDEN);
+    const unknown = await initialize('alice', 'no-such-server');
+    expect(hidden.status).toBe(404);
+    expect(hidden.status).toBe(unknown.status);
+    expect(hidden.body).not.toContain(HIDDEN);
+    expect((await initialize('ops', HIDDEN)).status).toBe(200);
   });
 });
 
