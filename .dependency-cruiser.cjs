@@ -7,7 +7,7 @@
  *   agents/       agent endpoints and entries           → inbound, routing, catalogue, plugins, customizations, leaves
  *   inbound/      HTTP handling per protocol era          → routing, catalogue, session, cluster, net, leaves
  *   routing/      dispatch and scopes                     → catalogue, upstream, leaves
- *   catalogue/    merged, filtered, namespaced lists      → upstream (types), leaves
+ *   catalogue/    merged, filtered, namespaced lists      → upstream (types), integrity, leaves
  *   upstream/     connectors, links, registry             → net, leaves
  *   cluster/      replicas sharing the Redis store        → session, net, leaves
  *   session/      session registry, event stores          → net, leaves
@@ -15,7 +15,7 @@
  *   net/          address rules, the egress guard         → leaves
  *   lifecycle/    graceful drain, hot reload               → upstream, leaves (composition wires it)
  *   integrity/    tool pins, the poisoning scanner, holds  → cluster (its Redis connection), leaves
- *   admin/        the admin page                           → inbound, upstream, customizations, lifecycle, leaves
+ *   admin/        the admin page, tool-integrity approvals → inbound, upstream, customizations, lifecycle, integrity, leaves
  *   leaves        config/ policy/ errors.ts observability/ naming/ rpc/: import only each other
  *
  * Type-only imports count for the layers (a type is coupling too); the cycle rule looks at value
@@ -72,7 +72,7 @@ module.exports = {
       'routing|catalogue|session|cluster|net',
     ),
     onlyImports('routing-below-inbound', 'routing/ never imports inbound/, session/ or cluster/.', '^src/routing/', 'catalogue|upstream'),
-    onlyImports('catalogue-below-routing', 'catalogue/ never imports routing/ or inbound/.', '^src/catalogue/', 'upstream'),
+    onlyImports('catalogue-below-routing', 'catalogue/ never imports routing/ or inbound/ (tool integrity judges its listings).', '^src/catalogue/', 'upstream|integrity'),
     onlyImports('upstream-below-catalogue', 'upstream/ never imports routing/, catalogue/ or inbound/.', '^src/upstream/', 'net'),
     onlyImports('cluster-beside-inbound', 'cluster/ builds on session/ and net/, never on inbound/ or routing/.', '^src/cluster/', 'session|net'),
     onlyImports('session-below-inbound', 'session/ never imports inbound/, routing/ or upstream/.', '^src/session/', 'net'),
@@ -80,7 +80,7 @@ module.exports = {
     onlyImports('net-is-low', 'net/ builds on the leaves only.', '^src/net/', 'net'),
     onlyImports('integrity-beside-the-catalogue', 'integrity/ (pins, scanner, holds) builds on the leaves and the cluster Redis connection; the catalogue and the routes call it.', '^src/integrity/', 'integrity|cluster'),
     onlyImports('lifecycle-drives-the-registry', 'lifecycle/ (drain, reload) reaches the running gateway through the registry and narrow hooks only.', '^src/lifecycle/', 'upstream'),
-    onlyImports('admin-reads-the-gateway', 'admin/ reads the registry, the customisation list and reload outcomes; it serves nothing else.', '^src/admin/', 'inbound|upstream|customizations|lifecycle'),
+    onlyImports('admin-reads-the-gateway', 'admin/ reads the registry, the customisation list and reload outcomes; it serves nothing else.', '^src/admin/', 'inbound|upstream|customizations|lifecycle|integrity'),
     {
       name: 'src-not-to-tests',
       comment: 'Production code never imports tests, fixtures, benchmarks or the demo.',

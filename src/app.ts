@@ -22,6 +22,7 @@ import { sessionTag } from './observability/session-tag.js';
 import type { CustomizationList } from './customizations/customization-list.js';
 import type { PluginCustomization } from './customizations/types.js';
 import { mountCustomizations } from './customizations/routes.js';
+import { mountIntegrity, type IntegrityRoutesOptions } from './admin/integrity-routes.js';
 import type { TogglePermissions } from './customizations/toggle-check.js';
 import type { GatewayMetrics } from './observability/metrics.js';
 import type { OAuthAuthConfig } from './config/auth-schema.js';
@@ -52,6 +53,8 @@ export interface AppOptions {
   logger: Logger;
   /** The customisation list served at `<path>/customizations`; absent: not served. */
   customizations?: CustomizationList;
+  /** Review and approval of held tool definitions (`<path>/integrity`, admin/integrity-routes.ts); absent: not served. */
+  integrity?: Omit<IntegrityRoutesOptions, 'base'>;
   /** Who may set workspace and global decisions (`POST <path>/customizations/toggle`); absent: nobody. */
   togglePermissions?: TogglePermissions;
   /** The client plugin of a caller's session (servers its client brought), for its list only. */
@@ -211,6 +214,7 @@ export function createApp(options: AppOptions): Hono {
     });
   }
   if (options.admin !== undefined) mountAdmin(app, { ...options.admin, base });
+  if (options.integrity !== undefined) mountIntegrity(app, { ...options.integrity, base });
   app.all(base || '/', (c) => serve(options.aggregate, c));
   app.all(`${base}/servers/:name`, (c) => {
     // A server the caller's rules hide has no side channel for it (it answers like an unknown name).

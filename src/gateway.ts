@@ -50,6 +50,9 @@ import { drainGateway, type DrainOutcome } from './lifecycle/drain.js';
 import { Reloader, type ReloadOutcome, type ReloadTrigger } from './lifecycle/reload.js';
 import { AdminSources } from './admin/admin-status.js';
 import { visibleCounts } from './routing/visible-counts.js';
+import { primaryToolNames } from './routing/primaries.js';
+import { isLoopbackAddress } from './inbound/bind-check.js';
+import { integrityAuditRecord, toolIntegrityFor } from './integrity/from-config.js';
 import { resolveTelemetry, startTelemetry, type Telemetry } from './composition/telemetry.js';
 import { reportStartProgress } from './composition/start-progress.js';
 
@@ -197,6 +200,18 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       },
     });
     closers.add('upstream registry', () => registry.close());
+    // Tool integrity: pins read before the first listing; every change heard by every live
+    // connection of its server (sessions and 2026 listeners hear list_changed), audited and counted.
+    const { integrity, store: pinStore } = await toolIntegrityFor(config, Object.keys(servers), (name) => registry.entries.has(name), () => primaryToolNames(registry), logger, (event) => {
+      metrics.integrityEvent(event.kind);
+      telemetry?.audit?.integrity(integrityAuditRecord(event));
+    });
+    closers.add('tool pin store', () => pinStore.close());
+    const stopAnnouncing = integrity.onChange((server) => {
+      if (!registry.entries.has(server)) return;
+      for (const link of registry.entry(server).changes.live()) link.announceListChanged('tools');
+    });
+    closers.add('tool integrity', stopAnnouncing);
 
 
     // Subscribed before the first connection attempt, so each sees every state from `starting` on.
@@ -263,6 +278,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       metrics,
       telemetry,
       userTokens,
+      integrity,
     });
     closers.add('endpoints', () => endpoints.close()); // every session closed, every child reaped
     // Before the sessions close (which takes a while), every SSE answer still open is ended, so
@@ -327,6 +343,19 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       logger,
       customizations: customizations.list,
       togglePermissions: customizations.permissions(address.address),
+      ...(integrity.mode === 'off'
+        ? {}
+        : {
+            integrity: {
+              integrity,
+              permissions: {
+                authOn: authenticator !== undefined,
+                admins: new Set(config.policy.admins),
+                openToLocal: authenticator === undefined && isLoopbackAddress(address.address),
+                requireAuth: config.policy.toolIntegrity.decisionsRequireAuth,
+              },
+            },
+          }),
       userTokens,
       // The session's list shows the servers its client brought (customizations/session-plugin.ts).
       sessionPlugin: (sessionId, principal) => {
@@ -354,6 +383,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       eventHistory: () => eventStore.retained(),
       // The registry's own servers (a removed one keeps its entry): never one a client brought.
       isServer: (name) => registry.entries.has(name),
+      integrityPending: () => integrity.pendingCounts(),
     });
     const hostForUrl = address.family === 'IPv6' ? `[${address.address}]` : address.address;
     const base = `http://${hostForUrl}:${address.port}`;

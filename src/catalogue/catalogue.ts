@@ -22,6 +22,9 @@ import {
   uiExtensionOf,
 } from './merge.js';
 import { exposeResource, exposeUiMeta, narrowedPlan, planUiUris, type UiUriPlan } from './ui-uris.js';
+import type { Holds, ToolIntegrity } from '../integrity/tool-integrity.js';
+import type { Verdict } from '../integrity/server-pins.js';
+import type { UpstreamName } from '../naming/names.js';
 
 export interface CatalogueSource {
   /** Server names in the fixed order merges use. */
@@ -46,6 +49,11 @@ export interface CatalogueOptions {
   serverParts?: (server: string) => boolean;
   /** The view was narrowed for one caller (its access profile): its lists are never `public`. */
   narrowed?: boolean;
+  /**
+   * Tool integrity (integrity/tool-integrity.ts): every listing is judged against the pins before
+   * names are assigned, and a held tool is left out like a filtered one; absent: nothing is judged.
+   */
+  integrity?: ToolIntegrity;
   logger: Logger;
 }
 
@@ -56,9 +64,16 @@ export interface MergedResources {
   ui: UiUriPlan;
 }
 
+/** A tool the filters show but tool integrity holds: its exposed name, owner and why. */
+export interface HeldTool extends UpstreamName {
+  readonly verdict: Verdict;
+}
+
 /** The merged tools, with the `ui://` plan their `_meta.ui` URIs were exposed under. */
 export interface CatalogueTools extends MergedTools {
   readonly ui: UiUriPlan;
+  /** Exposed name → tools the filters show and tool integrity holds (a call to one is told so). */
+  readonly held: ReadonlyMap<string, HeldTool>;
 }
 
 export interface MergedTemplates {
@@ -68,7 +83,7 @@ export interface MergedTemplates {
 
 interface Parts {
   key: string;
-  lists: Array<{ server: string; items: unknown[] }>;
+  lists: Array<{ server: string; items: unknown[]; instructions?: string | undefined }>;
   hint: CacheHint;
   /** Servers whose connection advertises MCP Apps (`io.modelcontextprotocol/ui`). */
   apps: Set<string>;
@@ -202,13 +217,23 @@ export class Catalogue {
   }
 
   private toolListing(): Promise<Listing<CatalogueTools>> {
-    return this.merged('tools', (lists, ui) => {
+    return this.merged('tools', (lists, ui, holds) => {
+      // Held tools keep their names (names are assigned over every listed tool), and are left out
+      // after the filters, so a hidden tool is never reported as held.
+      const held = new Map<string, HeldTool>();
+      const filter: VisibilityFilter = (server, name, exposed) => {
+        if (!this.options.toolFilter(server, name, exposed)) return false;
+        const verdict = holds?.held(server, name);
+        if (verdict === undefined) return true;
+        held.set(exposed, { server, name, verdict });
+        return false;
+      };
       const merged = mergeTools(
         lists.map((l) => ({ server: l.server, tools: (l.items as Tool[]).map((tool) => exposeUiMeta(tool, l.server, ui)) })),
-        { separator: this.options.separator, filter: this.options.toolFilter },
+        { separator: this.options.separator, filter },
       );
       this.report('tool', merged.collisions, merged.duplicates.length);
-      return { ...merged, ui };
+      return { ...merged, ui, held };
     });
   }
 
@@ -254,11 +279,15 @@ export class Catalogue {
    * kinds the other list is collected too (only when some server serves Apps), and its parts
    * join the memo key and the freshness hint.
    */
-  private async merged<T>(kind: ListKind, merge: (lists: Parts['lists'], ui: UiUriPlan) => T): Promise<Listing<T>> {
+  private async merged<T>(kind: ListKind, merge: (lists: Parts['lists'], ui: UiUriPlan, holds: Holds | undefined) => T): Promise<Listing<T>> {
     const parts = await this.collect(kind);
     const other: ListKind | undefined = kind === 'tools' ? 'resources' : kind === 'resources' ? 'tools' : undefined;
     const withApps = other !== undefined && parts.apps.size > 0 ? await this.collect(other) : undefined;
-    const key = withApps === undefined ? parts.key : `${parts.key}#${withApps.key}`;
+    // Tools are judged on every merge whose parts changed; a decision (approval, a change another
+    // replica stored) changes the integrity version, so the next listing is merged again.
+    const integrity = kind === 'tools' ? this.options.integrity : undefined;
+    const judgedKey = integrity === undefined ? parts.key : `${parts.key}@${integrity.version}`;
+    const key = withApps === undefined ? judgedKey : `${judgedKey}#${withApps.key}`;
     const drawn = withApps === undefined ? parts.hint : mergeHints([parts.hint, withApps.hint]);
     const hint: CacheHint = this.options.narrowed === true ? { ...drawn, cacheScope: 'private' } : drawn;
     const cached = this.memo.get(kind);
@@ -269,7 +298,9 @@ export class Catalogue {
     const planned = withApps === undefined ? NO_PLAN : this.planFor(kind === 'tools' ? parts : withApps, kind === 'tools' ? withApps : parts);
     const ui = narrowedPlan(planned, serverParts);
     const lists = kind === 'tools' || serverParts === undefined ? parts.lists : parts.lists.filter((list) => serverParts(list.server));
-    const value = merge(lists, ui);
+    // A judgement that stores something moves the version: the next listing merges once more.
+    const holds = integrity === undefined ? undefined : await integrity.judge(lists);
+    const value = merge(lists, ui, holds);
     this.memo.set(kind, { key, value });
     return { value, hint };
   }
@@ -297,7 +328,8 @@ export class Catalogue {
           const settledVersion = link.listVersion === version ? version : `${version}~${Math.random()}`;
           const own = this.source.perCaller?.(server) === true;
           const apps = uiExtensionOf(link.capabilities) !== undefined;
-          return { server, items, apps, key: `${this.idOf(link)}.${settledVersion}`, failed: false, hint: own ? { ...hint, cacheScope: 'private' as const } : hint };
+          const instructions = kind === 'tools' ? link.instructions : undefined;
+          return { server, items, instructions, apps, key: `${this.idOf(link)}.${settledVersion}`, failed: false, hint: own ? { ...hint, cacheScope: 'private' as const } : hint };
         } catch (error) {
           this.options.logger.warn(
             { server, list: kind, err: error instanceof Error ? error.message : String(error) },
@@ -310,7 +342,7 @@ export class Catalogue {
     this.unavailable = new Map(settled.filter((s) => s.failed).map((s) => [s.server, 'error' in s ? s.error : undefined]));
     return {
       key: settled.map((s) => s.key).join('|'),
-      lists: settled.map(({ server, items }) => ({ server, items })),
+      lists: settled.map(({ server, items, ...rest }) => ({ server, items, ...('instructions' in rest ? { instructions: rest.instructions } : {}) })),
       hint: mergeHints(settled.map((s) => s.hint)),
       apps: new Set(settled.filter((s) => s.apps).map((s) => s.server)),
     };

@@ -39,6 +39,7 @@ import type { GatewayError } from '../errors.js';
 import type { BodyLimits } from '../inbound/body.js';
 import type { Telemetry } from './telemetry.js';
 import type { UserTokens } from '../upstream/credentials/user-tokens.js';
+import type { ToolIntegrity } from '../integrity/tool-integrity.js';
 
 export interface EndpointsDeps {
   config: Readonly<GatewayConfig>;
@@ -69,6 +70,8 @@ export interface EndpointsDeps {
   telemetry: Telemetry;
   /** Sessions' own tokens for `perUser` servers, on every endpoint; absent: those servers get none. */
   userTokens?: UserTokens;
+  /** Tool integrity, judged in every endpoint's catalogue (integrity/tool-integrity.ts); absent: off. */
+  integrity?: ToolIntegrity;
 }
 
 export interface Endpoints {
@@ -124,14 +127,17 @@ export function buildEndpoints(deps: EndpointsDeps): Endpoints {
       get servers() {
         return servers.names;
       },
-      instructionsOf: (server) => registry.entry(server).primary.current?.instructions,
+      instructionsOf: (server) => {
+        const instructions = registry.entry(server).primary.current?.instructions;
+        return deps.integrity === undefined ? instructions : deps.integrity.servedInstructions(server, instructions);
+      },
       endpoint: label,
       loadedNames,
     }, segments);
     const scope: ScopeOptions = {
       registry,
       servers,
-      catalogue: { separator, toolFilter: narrowed ?? deps.toolFilter },
+      catalogue: { separator, toolFilter: narrowed ?? deps.toolFilter, ...(deps.integrity === undefined ? {} : { integrity: deps.integrity }) },
       tools,
       logger,
       inputTtlMs: config.statelessPool.inputTtlMs,

@@ -84,6 +84,9 @@ function capped(
  * Checks a schema-valid config against its policy and resolves it into the config the gateway
  * runs. `problems` is empty when the config stays within the policy.
  */
+/** Tool-integrity modes from weakest to strictest. */
+const INTEGRITY_ORDER = ['off', 'warn', 'hold'] as const;
+
 export function applyPolicy(
   file: GatewayConfigFile,
   policy: Readonly<Policy>,
@@ -121,7 +124,13 @@ export function applyPolicy(
     maxSessionBytes: Math.min(capped('eventStore.maxSessionBytes', sessionBytes, ceilings.maxSessionHistoryBytes, 'maxSessionHistoryBytes', problems), maxTotalBytes),
     maxTotalBytes,
   };
-  const { policy: _ref, stateDir, ...rest } = file;
+  const minimumMode = policy.toolIntegrity.minimumMode;
+  const askedMode = file.toolIntegrity.mode;
+  if (askedMode !== undefined && INTEGRITY_ORDER.indexOf(askedMode) < INTEGRITY_ORDER.indexOf(minimumMode)) {
+    problems.push(`toolIntegrity.mode: "${askedMode}" is weaker than the policy's toolIntegrity.minimumMode "${minimumMode}"`);
+  }
+  const toolIntegrity = { mode: askedMode ?? minimumMode, trustOnFirstUse: file.toolIntegrity.trustOnFirstUse };
+  const { policy: _ref, stateDir, toolIntegrity: _integrity, ...rest } = file;
   // Paths stay as written here; parseConfig resolves them against the config file's directory.
-  return { config: { ...rest, stateDir: stateDir ?? DEFAULT_STATE_DIR, policy, sessions, limits, eventStore }, problems };
+  return { config: { ...rest, stateDir: stateDir ?? DEFAULT_STATE_DIR, policy, sessions, limits, eventStore, toolIntegrity }, problems };
 }

@@ -197,6 +197,17 @@ export const gatewayConfigSchema = z.strictObject({
       enabled: z.boolean().default(true),
     })
     .prefault({}),
+  /**
+   * Tool integrity (docs/security.md, "Tool integrity"): `mode` `off`, `warn` or `hold` (absent:
+   * the policy's `toolIntegrity.minimumMode`; never less than it), and whether a server's first
+   * listing is trusted (`trustOnFirstUse`; false: every tool waits for an admin's approval).
+   */
+  toolIntegrity: z
+    .strictObject({
+      mode: z.enum(['off', 'warn', 'hold']).optional(),
+      trustOnFirstUse: z.boolean().default(true),
+    })
+    .prefault({}),
   /** Stopping and reconfiguring a running gateway (docs/operations.md, "Graceful drain", "Hot reload"). */
   lifecycle: z
     .strictObject({
@@ -251,8 +262,10 @@ export interface EffectiveLimits {
  * The configuration the gateway runs: the file with its policy loaded and applied (every
  * widening attempt refused), and every limit resolved to a number. Built only by `parseConfig`.
  */
-export type GatewayConfig = Omit<GatewayConfigFile, 'policy' | 'sessions' | 'limits' | 'eventStore' | 'stateDir'> & {
+export type GatewayConfig = Omit<GatewayConfigFile, 'policy' | 'sessions' | 'limits' | 'eventStore' | 'stateDir' | 'toolIntegrity'> & {
   readonly policy: Readonly<Policy>;
+  /** Tool integrity in force: the config's mode, else the policy's minimum (never less). */
+  readonly toolIntegrity: { readonly mode: 'off' | 'warn' | 'hold'; readonly trustOnFirstUse: boolean };
   /** Absolute: the configured state directory, or the documented default. */
   readonly stateDir: string;
   /** Absolute path of the config file this was read from; absent for a config built in memory. */

@@ -96,13 +96,18 @@ async function readIfPresent(file: string): Promise<string | undefined> {
   }
 }
 
-/** The file store: every server's document in `<stateDir>/tool-pins.json`; writes serialised, each a temporary file renamed over the old one. */
+/**
+ * The file store: every server's document in `<stateDir>/tool-pins.json`, written as a temporary
+ * file renamed over the old one. Transitions run in order in this process (`update` is atomic:
+ * nothing awaits between reading and changing a document); one gateway owns a state directory.
+ */
 export function createFilePinStore(stateDir: string): PinStore {
   const file = path.join(path.resolve(stateDir), PIN_FILE);
   const documents = new Map<string, ServerPins>();
   let loaded = false;
   let writing: Promise<unknown> = Promise.resolve();
   let sequence = 0;
+  let reading: Promise<void> | undefined;
 
   const flush = async () => {
     await mkdir(path.dirname(file), { recursive: true });
@@ -111,8 +116,8 @@ export function createFilePinStore(stateDir: string): PinStore {
     await rename(temporary, file);
   };
 
-  const readAll = async () => {
-    if (loaded) return;
+  const readAll = () => (loaded ? Promise.resolve() : (reading ??= readOnce()));
+  const readOnce = async () => {
     const text = await readIfPresent(file);
     if (text !== undefined) {
       try {
@@ -125,32 +130,51 @@ export function createFilePinStore(stateDir: string): PinStore {
     loaded = true;
   };
 
+  // Writes are coalesced: a change waits for the next flush, which writes every change made before
+  // it started (one rewrite for a first listing of a hundred servers, not a hundred).
+  let flushing: Promise<void> | undefined;
+  let queued: Promise<void> | undefined;
+  const scheduleFlush = (): Promise<void> => {
+    if (queued !== undefined) return queued;
+    const after = flushing ?? Promise.resolve();
+    // `then` runs later, so `queued` is set below before the flush it names begins.
+    const next = after
+      .catch(() => undefined)
+      .then(() => {
+        queued = undefined;
+        const run = flush();
+        flushing = run;
+        return run.finally(() => {
+          if (flushing === run) flushing = undefined;
+        });
+      });
+    queued = next;
+    return next;
+  };
+
   return {
     kind: 'file',
     async load(servers) {
       await readAll();
       return new Map(servers.map((server) => [server, documents.get(server) ?? EMPTY_PINS]));
     },
-    update(server, change) {
-      // Serialised: each transition sees the one before it, and the file is written in order.
-      const next = writing.then(async () => {
-        await readAll();
-        const current = documents.get(server) ?? EMPTY_PINS;
-        const { next: changed, result } = change(current);
-        if (changed === undefined) return { pins: current, result };
-        documents.set(server, changed);
-        try {
-          await flush();
-        } catch (error) {
-          // Not on disk, so not decided.
-          documents.set(server, current);
-          const code = (error as NodeJS.ErrnoException).code ?? 'error';
-          throw new GatewayError('INTEGRITY_STORE_FAILED', `the tool pin store (${PIN_FILE} in stateDir) could not be written (${code}); nothing was changed`, { cause: error, retryAfterMs: 2_000 });
-        }
-        return { pins: changed, result };
-      });
-      writing = next.catch(() => undefined);
-      return next;
+    async update(server, change) {
+      await readAll();
+      const current = documents.get(server) ?? EMPTY_PINS;
+      const { next: changed, result } = change(current);
+      if (changed === undefined) return { pins: current, result };
+      documents.set(server, changed);
+      const written = scheduleFlush();
+      writing = written.catch(() => undefined);
+      try {
+        await written;
+      } catch (error) {
+        // Not on disk, so not decided (unless a later change replaced it meanwhile).
+        if (documents.get(server) === changed) documents.set(server, current);
+        const code = (error as NodeJS.ErrnoException).code ?? 'error';
+        throw new GatewayError('INTEGRITY_STORE_FAILED', `the tool pin store (${PIN_FILE} in stateDir) could not be written (${code}); nothing was changed`, { cause: error, retryAfterMs: 2_000 });
+      }
+      return { pins: changed, result };
     },
     async close() {
       await writing;

@@ -52,11 +52,19 @@ export interface ToolIntegrityOptions {
   /** The first listing of a server pins its unflagged definitions; false: everything waits for approval. */
   readonly trustOnFirstUse: boolean;
   readonly store: PinStore;
-  /** The configured servers: only these are judged. */
+  /** The configured servers at start (their pins are read then). */
   readonly servers: readonly string[];
+  /** Whether a server is the gateway's own (config, plugins, reloads): only those are judged; default: `servers`. */
+  readonly isServer?: (server: string) => boolean;
   /** The separator of namespaced names, for the cross-server checks. */
   readonly separator: string | null;
   readonly logger: Logger;
+  /**
+   * Every server's tool names as the gateway knows them (its primary connections' lists), for the
+   * cross-server checks: a view of one server (a side channel) is still judged against all of
+   * them. Asked only when a definition needs scanning. Absent: the names in the listing judged.
+   */
+  readonly allNames?: () => Promise<ReadonlyMap<string, readonly string[]>>;
   /** One call per pin, change, flood, approval and rejection (the audit line and the metrics). */
   readonly onEvent?: (event: PinEvent) => void;
   readonly bounds?: PinBounds;
@@ -106,11 +114,16 @@ export class ToolIntegrity {
   private readonly options: ToolIntegrityOptions;
   private readonly bounds: PinBounds;
   private readonly servers: ReadonlySet<string>;
+  private readonly isServer: (server: string) => boolean;
   private readonly docs = new Map<string, ServerPins>();
   private readonly hashes = new WeakMap<object, Hashed>();
   private readonly listeners = new Set<(server: string) => void>();
-  /** One write per server at a time: concurrent judgements of the same listing share it. */
+  /** One write per server at a time. */
   private readonly inflight = new Map<string, Promise<void>>();
+  /** Judgements under way, by server and listing: concurrent views of one listing share one. */
+  private readonly judging = new Map<string, Promise<void>>();
+  /** The last scan catalogue compiled, by the names it was compiled from. */
+  private scanMemo: { key: string; compiled: CompiledScanCatalogue } | undefined;
   private failing = false;
   private changes = 0;
 
@@ -119,6 +132,7 @@ export class ToolIntegrity {
     this.mode = options.mode;
     this.bounds = options.bounds ?? DEFAULT_BOUNDS;
     this.servers = new Set(options.servers);
+    this.isServer = options.isServer ?? ((server) => this.servers.has(server));
     for (const [server, pins] of docs) this.docs.set(server, pins);
     options.store.watch?.((server, pins) => this.replace(server, pins));
   }
@@ -140,26 +154,17 @@ export class ToolIntegrity {
     return () => this.listeners.delete(listener);
   }
 
-  /** A server a reload adds: judged from now on. */
-  addServer(server: string): void {
-    (this.servers as Set<string>).add(server);
-  }
-
   /**
    * Judges a merged listing: records what is new (pins on first use, pending entries) and returns
    * which tools are held. Under `off`, and for servers a client brought, nothing is held.
    */
   async judge(lists: readonly ListedServer[]): Promise<Holds> {
     if (this.mode === 'off') return NOTHING_HELD;
-    const judged = lists.filter((list) => this.servers.has(list.server));
+    const judged = lists.filter((list) => this.isServer(list.server));
     if (judged.length === 0) return NOTHING_HELD;
     const hashed = new Map<string, Map<string, Hashed>>();
-    let scan: CompiledScanCatalogue | undefined;
-    const scanCatalogue = () =>
-      (scan ??= compileScanCatalogue({
-        separator: this.options.separator,
-        servers: new Map(lists.map((list) => [list.server, list.items.map((item) => (item as { name?: unknown }).name).filter((name): name is string => typeof name === 'string')])),
-      }));
+    let scan: Promise<CompiledScanCatalogue> | undefined;
+    const scanCatalogue = () => (scan ??= this.scanContext(lists));
     const writes: Array<Promise<void>> = [];
     for (const list of judged) {
       const byName = new Map<string, Hashed>();
@@ -171,20 +176,31 @@ export class ToolIntegrity {
       const pins = this.docs.get(list.server) ?? EMPTY_PINS;
       const instructions = list.instructions === undefined ? undefined : { text: list.instructions, hash: instructionsHash(list.instructions) };
       if (this.known(pins, list.server, byName, instructions?.hash)) continue;
-      const tools: ObservedTool[] = [...byName.values()].map(({ hash, definition }) => ({
-        name: definition.name,
-        hash,
-        definition,
-        flags: verdictOf({ ...pins, flooded: false }, definition.name, hash) === 'pending' ? scanTool(definition, list.server, scanCatalogue()) : [],
-      }));
-      const said =
-        instructions === undefined
-          ? undefined
-          : { hash: instructions.hash, text: instructions.text, flags: instructionsPinned(pins, instructions.hash) ? [] : scanTool({ name: '', description: instructions.text }, list.server, scanCatalogue()) };
-      writes.push(this.record(list.server, { tools, ...(said === undefined ? {} : { instructions: said }) }));
+      // Many views list the same server at once (every endpoint's catalogue, at start): one
+      // judgement of one listing is shared by all of them.
+      const key = `${list.server}\n${[...byName.values()].map((h) => h.hash).join(',')}\n${instructions?.hash ?? ''}`;
+      let judging = this.judging.get(key);
+      if (judging === undefined) {
+        judging = (async () => {
+          const tools: ObservedTool[] = [];
+          for (const { hash, definition } of byName.values()) {
+            const unpinned = verdictOf({ ...pins, flooded: false }, definition.name, hash) === 'pending';
+            tools.push({ name: definition.name, hash, definition, flags: unpinned ? scanTool(definition, list.server, await scanCatalogue()) : [] });
+          }
+          const said =
+            instructions === undefined
+              ? undefined
+              : { hash: instructions.hash, text: instructions.text, flags: instructionsPinned(pins, instructions.hash) ? [] : scanTool({ name: '', description: instructions.text }, list.server, await scanCatalogue()) };
+          await this.record(list.server, { tools, ...(said === undefined ? {} : { instructions: said }) });
+        })().finally(() => this.judging.delete(key));
+        this.judging.set(key, judging);
+      }
+      writes.push(judging);
     }
-    await Promise.all(writes);
+    // Under `warn` nothing is hidden, so nothing waits: the judgement (scan, pins, log) runs on
+    // after the listing is answered. Under `hold` the listing waits for it: it decides what shows.
     if (this.mode === 'warn') return NOTHING_HELD;
+    await Promise.all(writes);
     return {
       held: (server, name) => {
         const found = hashed.get(server)?.get(name);
@@ -200,7 +216,7 @@ export class ToolIntegrity {
    * holding); under `hold`, the pinned text while a change of them waits for approval.
    */
   servedInstructions(server: string, current: string | undefined): string | undefined {
-    if (this.mode !== 'hold' || !this.servers.has(server)) return current;
+    if (this.mode !== 'hold' || !this.isServer(server)) return current;
     const pins = this.docs.get(server) ?? EMPTY_PINS;
     if (current !== undefined && instructionsPinned(pins, instructionsHash(current))) return current;
     if (current === undefined && (pins.instructions === undefined || instructionsPinned(pins, instructionsHash(undefined)))) return undefined;
@@ -234,7 +250,8 @@ export class ToolIntegrity {
 
   /** Pending entries per server (for the metrics gauge). */
   pendingCounts(): Map<string, number> {
-    return new Map([...this.servers].map((server) => [server, Object.keys(this.docs.get(server)?.pending ?? {}).length]));
+    const servers = new Set([...this.servers, ...this.docs.keys()]);
+    return new Map([...servers].filter(this.isServer).map((server) => [server, Object.keys(this.docs.get(server)?.pending ?? {}).length]));
   }
 
   /**
@@ -263,6 +280,25 @@ export class ToolIntegrity {
   /** The pending entry `id` as the API shows it, if pending. */
   pendingEntry(id: string): PendingView | undefined {
     return this.pending().find((entry) => entry.id === id);
+  }
+
+  /** The catalogue definitions are scanned against: every server the gateway knows, the listing's own lists first. */
+  private async scanContext(lists: readonly ListedServer[]): Promise<CompiledScanCatalogue> {
+    const servers = new Map<string, readonly string[]>();
+    const namesIn = (items: readonly unknown[]) => items.map((item) => (item as { name?: unknown }).name).filter((name): name is string => typeof name === 'string');
+    for (const list of lists) servers.set(list.server, namesIn(list.items));
+    try {
+      for (const [server, names] of (await this.options.allNames?.()) ?? []) if (!servers.has(server) || servers.get(server)?.length === 0) servers.set(server, names);
+    } catch (error) {
+      this.options.logger.warn({ err: (error as Error).message }, 'tool integrity: other servers\' tools could not be read; scanning against this listing alone');
+    }
+    for (const server of this.servers) if (!servers.has(server)) servers.set(server, []);
+    // Compiling is the costly part (a skeleton per name): the same names compile once.
+    const key = [...servers].map(([server, names]) => `${server}\u0000${names.join('\u0000')}`).sort().join('\u0001');
+    if (this.scanMemo?.key === key) return this.scanMemo.compiled;
+    const compiled = compileScanCatalogue({ separator: this.options.separator, servers });
+    this.scanMemo = { key, compiled };
+    return compiled;
   }
 
   private now(): number {

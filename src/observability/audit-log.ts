@@ -74,6 +74,41 @@ export function auditLine(record: AuditRecord): string {
 }
 
 /** Methods audited whatever their outcome; any other request is audited only when refused. */
+/**
+ * One tool-integrity event as the audit log writes it (`"type": "integrity"` lines, docs/security.md,
+ * "Tool integrity"): who, which server and tool, and hashes — never a description's text.
+ */
+export interface IntegrityAuditRecord {
+  time: number;
+  /** `pin`, `change`, `flood`, `approve` or `reject`. */
+  event: string;
+  /** Who decided (`first-use` for a pin on first listing; absent for changes the gateway saw). */
+  principal?: string;
+  server: string;
+  /** Null: the server's instructions (or a whole-server event). */
+  tool: string | null;
+  hash?: string;
+  before?: string | null;
+  change?: string;
+  flags?: readonly string[];
+}
+
+/** The line of one integrity record; every field present, `null` when it does not apply. */
+export function integrityAuditLine(record: IntegrityAuditRecord): string {
+  return `${JSON.stringify({
+    type: 'integrity',
+    time: new Date(record.time).toISOString(),
+    event: record.event,
+    principal: bounded(record.principal),
+    server: record.server,
+    tool: bounded(record.tool ?? undefined),
+    hash: record.hash ?? null,
+    before: record.before ?? null,
+    change: record.change ?? null,
+    flags: record.flags ?? [],
+  })}\n`;
+}
+
 export const AUDITED_METHODS: ReadonlySet<string> = new Set(['tools/call', 'prompts/get', 'resources/read']);
 
 export class AuditLog {
@@ -91,6 +126,12 @@ export class AuditLog {
     const line = auditLine(record);
     this.sink.write(line);
     this.recent.push(line);
+  }
+
+  /** One tool-integrity line (`"type": "integrity"`). */
+  integrity(record: IntegrityAuditRecord): void {
+    // Not in the ring: the admin page reads request lines there, and shows pending changes itself.
+    this.sink.write(integrityAuditLine(record));
   }
 
   /** Writes every waiting line (tests, shutdown). */

@@ -78,6 +78,8 @@ export interface MetricSources {
   eventHistory?(): { events: number; bytes: number };
   /** True for the gateway's own servers (config, plugins, reloads): the only server label values. */
   isServer(name: string): boolean;
+  /** Tool definitions pending an admin's decision, by server (tool integrity); absent: integrity off. */
+  integrityPending?(): ReadonlyMap<string, number>;
 }
 
 /** Every state an upstream slot can be in, so a state's series reads 0 rather than vanishing. */
@@ -91,6 +93,7 @@ export class GatewayMetrics {
   private readonly egressRefusals: Counter<'server' | 'reason'>;
   private readonly upstreamRestarts: Counter<'server'>;
   private readonly leaseWaits: Counter<'server'>;
+  private readonly integrityEvents: Counter<'kind'>;
   private sources: MetricSources | undefined;
   /** Each server's requests over the last minutes, from the samples below (the admin page reads it). */
   readonly activity = new ServerActivity({ isServer: (server) => this.sources?.isServer(server) === true });
@@ -132,7 +135,23 @@ export class GatewayMetrics {
       labelNames: ['server'],
       registers,
     });
+    this.integrityEvents = new Counter({
+      name: 'portcullis_tool_integrity_events_total',
+      help: 'Tool-integrity events: pins on first use, changes recorded as pending, floods, approvals and rejections, by kind.',
+      labelNames: ['kind'],
+      registers,
+    });
     const read = () => this.sources;
+    new Gauge({
+      name: 'portcullis_tool_integrity_pending',
+      help: 'Tool definitions (and instructions) waiting for an admin to approve or reject them, by server.',
+      labelNames: ['server'],
+      registers,
+      collect() {
+        this.reset();
+        for (const [server, count] of read()?.integrityPending?.() ?? []) this.set({ server }, count);
+      },
+    });
     new Gauge({
       name: 'portcullis_sessions',
       help: 'Open MCP sessions by protocol era (2026-era requests are sessionless, so always 0).',
@@ -219,6 +238,11 @@ export class GatewayMetrics {
 
   leaseWaited(server: string): void {
     this.leaseWaits.inc({ server });
+  }
+
+  /** One tool-integrity event (`pin`, `change`, `flood`, `approve`, `reject`). */
+  integrityEvent(kind: string): void {
+    this.integrityEvents.inc({ kind });
   }
 
   /** The exposition, in the Prometheus text format. */

@@ -201,6 +201,18 @@ export const policySchema = z.strictObject({
    */
   admins: z.array(z.string().min(1).max(256)).max(1_000).default(() => []),
   /**
+   * Tool integrity (docs/security.md, "Tool integrity"): the least a gateway config may ask for
+   * (`minimumMode`: `off`, `warn` or `hold`; a config asking less is refused), and whether
+   * approving or rejecting a held tool needs authentication (`decisionsRequireAuth`; without it,
+   * a loopback gateway lets any local caller decide, as it lets it toggle).
+   */
+  toolIntegrity: z
+    .strictObject({
+      minimumMode: z.enum(['off', 'warn', 'hold']).default('warn'),
+      decisionsRequireAuth: z.boolean().default(false),
+    })
+    .prefault({}),
+  /**
    * May a client replace the gateway's persona with its own (init option `agentPersona`), and
    * how long may it be? Its text lands in the instructions a model reads.
    */

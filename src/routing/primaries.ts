@@ -25,3 +25,25 @@ export function primaryInfo(registry: UpstreamRegistry, servers: readonly string
     return { server, capabilities, instructions: link?.instructions };
   });
 }
+
+/**
+ * Every server's tool names from its primary connection (its cached list, fetched once when none
+ * is cached), for checks that compare one server's tools with the others' (tool integrity); a
+ * server that is down or has no primary (reached per principal) is left out.
+ */
+export async function primaryToolNames(registry: UpstreamRegistry): Promise<Map<string, string[]>> {
+  const entries = [...registry.entries.values()];
+  const settled = await Promise.all(
+    entries.map(async (entry) => {
+      const link = entry.primary.current;
+      if (link === undefined) return undefined;
+      try {
+        const { items } = await link.hintedList('tools');
+        return [entry.name, items.map((item) => (item as { name?: unknown }).name).filter((name): name is string => typeof name === 'string')] as const;
+      } catch {
+        return undefined;
+      }
+    }),
+  );
+  return new Map(settled.filter((pair) => pair !== undefined));
+}

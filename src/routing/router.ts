@@ -216,6 +216,17 @@ async function callTool(scope: RouteScope, params: Params, call: CallContext): P
   // Only a catalogue name keys a tool's rate: names a client makes up spend nothing more.
   if (visible) await scope.admitTool?.(exposed);
   if (!visible) {
+    // A tool the filters show but tool integrity holds: never relayed, and the caller is told why.
+    const held = target === undefined ? merged.held.get(exposed) : undefined;
+    if (held !== undefined) {
+      throw new GatewayError(
+        'TOOL_PENDING_APPROVAL',
+        held.verdict === 'rejected'
+          ? `Tool ${exposed} is held: an admin rejected its current definition`
+          : `Tool ${exposed} is held: its definition ${held.verdict === 'flooded' ? 'belongs to a server listing more new definitions than allowed' : 'is not the approved one'} and awaits an admin's approval`,
+        { server: held.server, data: { tool: exposed } },
+      );
+    }
     const down = target === undefined ? scope.catalogue.unavailableOwnerOf(exposed) : undefined;
     if (down !== undefined) throw scope.catalogue.unavailableBecause(down) ?? new GatewayError('UPSTREAM_UNAVAILABLE', `upstream "${down}" is unavailable`, { server: down });
     throw new GatewayError('UNKNOWN_TOOL', `Unknown tool: ${exposed}`);
