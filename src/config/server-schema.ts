@@ -19,6 +19,18 @@ export { serverName as serverNameSchema };
 
 const toolList = z.array(z.string().min(1)).default([]);
 
+/**
+ * Which clients share an upstream connection: `principal` (the default: one per authenticated
+ * principal and workspace, for both eras), `session` (each 2025 session its own; 2026 requests
+ * lease pooled ones), `shared` (one for everyone). docs/architecture.md, "Choosing an isolation";
+ * docs/decisions.md, "Two wire decisions of the relay core".
+ */
+const isolationSchema = z
+  .enum(['session', 'shared', 'principal'])
+  .describe('Which clients share an upstream connection. Absent: "principal", or "session" when upstreamAuth is perUser.');
+
+type Isolation = z.infer<typeof isolationSchema>;
+
 const common = {
   /**
    * `false`: the operator's global decision to keep this server stopped (it is listed, never
@@ -26,12 +38,7 @@ const common = {
    */
   enabled: z.boolean().optional(),
   mode: z.enum(['required', 'optional']).default('required'),
-  /**
-   * Which clients share an upstream connection: `session` (each 2025 session its own; 2026
-   * requests lease pooled ones), `shared` (one for everyone), `principal` (one per authenticated
-   * principal and workspace, for both eras). docs/architecture.md, "Choosing an isolation".
-   */
-  isolation: z.enum(['session', 'shared', 'principal']).default('session'),
+  isolation: isolationSchema.default('principal'),
   enabledTools: toolList,
   disabledTools: toolList,
   /** Milliseconds an upstream request may take before the gateway gives up on it. */
@@ -72,15 +79,24 @@ const remote = {
   allowPrivateNetwork: z.boolean().default(false),
   connectTimeoutMs: z.number().int().positive().max(120_000).default(10_000),
   ...common,
+  isolation: isolationSchema.optional(),
 };
 
-export const httpServerSchema = z.strictObject({ transport: z.literal('streamableHttp'), ...remote });
+/**
+ * An HTTP server's isolation when its entry names none: `session` for per-user credentials (a
+ * user's token rides that user's session connection only), else `principal`.
+ */
+function withIsolation<T extends { isolation?: Isolation | undefined; upstreamAuth?: { kind: string } | undefined }>(server: T): T & { isolation: Isolation } {
+  return { ...server, isolation: server.isolation ?? (server.upstreamAuth?.kind === 'perUser' ? 'session' : 'principal') };
+}
+
+export const httpServerSchema = z.strictObject({ transport: z.literal('streamableHttp'), ...remote }).transform(withIsolation);
 
 /**
  * A server that only speaks the deprecated HTTP+SSE transport (MCP 2024-11-05): `url` is its SSE
  * endpoint; messages go to the endpoint it announces, which must be of the same origin.
  */
-export const sseServerSchema = z.strictObject({ transport: z.literal('sse'), ...remote });
+export const sseServerSchema = z.strictObject({ transport: z.literal('sse'), ...remote }).transform(withIsolation);
 
 /**
  * A URL whose transport is not known (a bare `url` imported from a client config): Streamable HTTP

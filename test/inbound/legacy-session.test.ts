@@ -21,7 +21,7 @@ const sessions: LegacySession[] = [];
 beforeAll(async () => {
   assertBuilt();
   registry = new UpstreamRegistry({
-    servers: serverConfigs({ fx: stdioServer(newMarker()) }),
+    servers: serverConfigs({ fx: stdioServer(newMarker(), { isolation: 'session' }) }),
     statelessPool: { maxPerServer: 2, idleTimeoutMs: 60_000, maxWaitMs: 5_000, cancelGraceMs: 2_000 },
     maxSessionChildren: 4,
     deps,

@@ -16,7 +16,7 @@ let gateway: RunningGateway;
 
 beforeAll(async () => {
   assertBuilt();
-  gateway = await startTestGateway(cleanup, { everything: everythingServer() });
+  gateway = await startTestGateway(cleanup, { everything: everythingServer({ isolation: 'session' }) });
 });
 afterAll(() => cleanup.run());
 

@@ -50,9 +50,9 @@ beforeAll(async () => {
   });
   perFile.add(() => web.stop());
   gateway = await startTestGateway(perFile, {
-    spy: spyStdio('spy.jsonl'),
+    spy: spyStdio('spy.jsonl', { isolation: 'session' }),
     sharedspy: spyStdio('sharedspy.jsonl', { isolation: 'shared' }),
-    web: httpServer(web.match),
+    web: httpServer(web.match, { isolation: 'session' }),
     sharedweb: httpServer(web.match, { isolation: 'shared' }),
   });
 });

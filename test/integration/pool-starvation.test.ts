@@ -40,12 +40,12 @@ beforeAll(async () => {
   assertBuilt();
   const marker = newMarker();
   // Defaults but for the pool size: two connections, one per principal (half the pool).
-  twoConnections = await startGatewayFor(perFile, principals, { stdio: stdioServer(marker) }, { statelessPool: { maxPerServer: 2 } });
+  twoConnections = await startGatewayFor(perFile, principals, { stdio: stdioServer(marker, { isolation: 'session' }) }, { statelessPool: { maxPerServer: 2 } });
   // An upstream that runs on and answers after a cancellation; a long grace, so nothing is replaced.
   careless = await startGatewayFor(
     perFile,
     principals,
-    { careless: stdioServer(marker, { args: [FIXTURE_JS, '--stdio', '--ignore-cancellation'] }) },
+    { careless: stdioServer(marker, { isolation: 'session', args: [FIXTURE_JS, '--stdio', '--ignore-cancellation'] }) },
     { statelessPool: { maxPerServer: 1, cancelGraceMs: 20_000, maxWaitMs: 20_000, inputTtlMs: 500 } },
   );
 });

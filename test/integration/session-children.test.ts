@@ -36,7 +36,7 @@ afterAll(() => perFile.run());
 async function gatewayWithChildren(sessions: Record<string, unknown> = {}) {
   const marker = newMarker();
   perTest.add(() => killPids(processesWithMarker(marker)));
-  const gateway = await startTestGateway(perTest, { stdio: stdioServer(marker) }, { sessions });
+  const gateway = await startTestGateway(perTest, { stdio: stdioServer(marker, { isolation: 'session' }) }, { sessions });
   const primary = processesWithMarker(marker);
   expect(primary).toHaveLength(1);
   /** Processes beyond the primary: the sessions' own children. */

@@ -180,7 +180,7 @@ describe('/metrics', () => {
   });
 
   it('counts a call that waits for a stateless-pool connection', async () => {
-    const gateway = await startTestGateway(cleanup, { a: stdioServer(newMarker()) }, { statelessPool: { maxPerServer: 1, maxWaitMs: 30_000, cancelGraceMs: 100 } });
+    const gateway = await startTestGateway(cleanup, { a: stdioServer(newMarker(), { isolation: 'session' }) }, { statelessPool: { maxPerServer: 1, maxWaitMs: 30_000, cancelGraceMs: 100 } });
     const first = await connectClient(cleanup, gateway.url, '2026');
     const second = await connectClient(cleanup, gateway.url, '2026');
     const abort = new AbortController();

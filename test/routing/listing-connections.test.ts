@@ -34,7 +34,7 @@ describe('ListingConnections', () => {
   beforeAll(async () => {
     assertBuilt();
     registry = new UpstreamRegistry({
-      servers: serverConfigs({ own: stdioServer(newMarker()), shared: stdioServer(newMarker(), { isolation: 'shared' }) }),
+      servers: serverConfigs({ own: stdioServer(newMarker(), { isolation: 'session' }), shared: stdioServer(newMarker(), { isolation: 'shared' }) }),
       statelessPool: { maxPerServer: 2, idleTimeoutMs: 60_000, maxWaitMs: 5_000, cancelGraceMs: 2_000 },
       maxSessionChildren: 4,
       deps,

@@ -30,6 +30,7 @@ function registry(servers: Record<string, ServerConfig>): UpstreamRegistry {
     servers,
     statelessPool: { maxPerServer: 2, idleTimeoutMs: 60_000, maxWaitMs: 5_000, cancelGraceMs: 2_000 },
     maxSessionChildren: 4,
+    principalIdleTimeoutMs: 60_000,
     deps,
     logger,
   });
@@ -40,7 +41,7 @@ function registry(servers: Record<string, ServerConfig>): UpstreamRegistry {
 describe('UpstreamRegistry.stopServer / startServer', () => {
   it('closes every connection of one server, refuses new ones, and starts it again', async () => {
     const [fx, other] = [newMarker(), newMarker()];
-    const upstreams = registry(serverConfigs({ fx: stdioServer(fx), other: stdioServer(other) }));
+    const upstreams = registry(serverConfigs({ fx: stdioServer(fx, { isolation: 'session' }), other: stdioServer(other) }));
     await upstreams.start();
     const own = await upstreams.connect('fx'); // a session's own connection
     const lease = await upstreams.lease('fx'); // a pooled one, held

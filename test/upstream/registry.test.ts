@@ -26,6 +26,7 @@ function registry(servers: Record<string, ServerConfig>): UpstreamRegistry {
     servers,
     statelessPool: { maxPerServer: 2, idleTimeoutMs: 60_000, maxWaitMs: 5_000, cancelGraceMs: 2_000 },
     maxSessionChildren: 4,
+    principalIdleTimeoutMs: 60_000,
     deps,
     logger,
   });
@@ -69,7 +70,7 @@ describe('UpstreamRegistry', () => {
   });
 
   it('leases the primary of a shared server, and a pooled connection of its own for session isolation', async () => {
-    const upstreams = registry(serverConfigs({ shared: stdioServer(newMarker(), { isolation: 'shared' }), own: stdioServer(newMarker()) }));
+    const upstreams = registry(serverConfigs({ shared: stdioServer(newMarker(), { isolation: 'shared' }), own: stdioServer(newMarker(), { isolation: 'session' }) }));
     await upstreams.start();
     const shared = await upstreams.lease('shared');
     expect(shared.link).toBe(upstreams.entry('shared').primary.current);
@@ -86,7 +87,7 @@ describe('UpstreamRegistry', () => {
   });
 
   it('opens a fresh connection per connect, and bounds only session children of stdio servers', async () => {
-    const upstreams = registry(serverConfigs({ own: stdioServer(newMarker()), shared: stdioServer(newMarker(), { isolation: 'shared' }) }));
+    const upstreams = registry(serverConfigs({ own: stdioServer(newMarker(), { isolation: 'session' }), shared: stdioServer(newMarker(), { isolation: 'shared' }) }));
     const first = await upstreams.connect('own');
     const second = await upstreams.connect('own', { era: 'legacy', owner: recordingSink() });
     try {
@@ -106,7 +107,7 @@ describe('UpstreamRegistry', () => {
   });
 
   it('closes every primary and pooled connection on close', async () => {
-    const upstreams = registry(serverConfigs({ own: stdioServer(newMarker()) }));
+    const upstreams = registry(serverConfigs({ own: stdioServer(newMarker(), { isolation: 'session' }) }));
     await upstreams.start();
     const primary = upstreams.entry('own').primary.current!;
     const lease = await upstreams.lease('own');

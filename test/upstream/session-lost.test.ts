@@ -72,7 +72,7 @@ describe('a 2025 session over a Streamable HTTP upstream that forgets its sessio
     fixture = await startHttpFixture();
     proxy = await forgettingProxy(fixture.match);
     registry = new UpstreamRegistry({
-      servers: serverConfigs({ web: httpServer(proxy.url) }),
+      servers: serverConfigs({ web: httpServer(proxy.url, { isolation: 'session' }) }),
       statelessPool: { maxPerServer: 2, idleTimeoutMs: 60_000, maxWaitMs: 5_000, cancelGraceMs: 2_000 },
       maxSessionChildren: 4,
       deps: { ...deps, dispatcherFor: (server, config) => createEgressDispatcher({ server, allowPrivateNetwork: config.allowPrivateNetwork, connectTimeoutMs: 5_000, logger }) },
