@@ -8,7 +8,7 @@ import { configDefaults, defineConfig } from 'vitest/config';
  * every project; test/architecture/test-loop.test.ts checks each file lands in exactly one.
  */
 export const SUITES = {
-  soak: ['test/integration/pool-soak.test.ts', 'test/integration/history-soak.test.ts', 'test/inbound/fuzz-endpoint.test.ts'],
+  soak: ['test/integration/pool-soak.test.ts', 'test/integration/history-soak.test.ts', 'test/inbound/fuzz-endpoint.test.ts', 'test/integration/many-sessions-soak.test.ts'],
   browser: ['test/admin/admin-page.test.ts'],
   scale: ['test/catalogue/search/benchmark-catalogue.test.ts', 'test/integration/deferral.test.ts'],
 } as const;
