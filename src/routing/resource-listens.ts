@@ -214,7 +214,8 @@ export class ResourceListens {
         await link.request('resources/subscribe', { uri }, { sink: REFUSING_SINK });
         return true;
       }
-      const lease = await this.registry.principalLease(server, key);
+      // Only principal servers subscribe per key (`open`): the policy gives the principal's connection.
+      const lease = await this.registry.entry(server).policy.acquire({ era: '2026', key });
       try {
         if (!subscribable(lease.link)) return false;
         await lease.link.request('resources/subscribe', { uri }, { sink: REFUSING_SINK });

@@ -22,7 +22,7 @@ import type { ServerRoster } from '../upstream/server-roster.js';
 import { announceListsChanged } from '../upstream/server-changes.js';
 import { notifyListsChanged, type DownstreamSink, type RpcMessage } from '../rpc/sink.js';
 import type { CallerResources } from './gateway-resources.js';
-import { takesTasksVia } from './held-link.js';
+import { acceptsToolTasks } from './tasks/task-capabilities.js';
 import { SessionVisibility } from './session-visibility.js';
 import { SessionLinks } from './session-links.js';
 import { SessionNotifications } from './session-notifications.js';
@@ -134,7 +134,7 @@ export class SessionScope implements RouteScope {
             owner: this.taskOwner,
             era: 'legacy',
             statusSink: session.owner,
-            takesTasks: takesTasksVia(options.registry),
+            takesTasks: (server) => acceptsToolTasks(options.registry.entries.get(server)?.primary.current?.capabilities),
             // A task on the session's own child lives as long as that child: keep it while the task does.
             pin: (server, link) => this.links.pin(server, link),
           });

@@ -22,6 +22,7 @@ import type { UpstreamRegistry } from '../upstream/registry.js';
 import type { DownstreamSink } from '../rpc/sink.js';
 import { UpstreamSlot } from '../upstream/slot.js';
 import type { CredentialOwner } from '../upstream/credentials/credential-owner.js';
+import type { HeldConnection, OwnConnection } from '../upstream/connection-policy.js';
 
 export interface SessionConnectionOptions {
   server: string;
@@ -39,14 +40,7 @@ export interface SessionConnectionOptions {
   logger: Logger;
 }
 
-/** A connection held for one call (the shape `withReinitialise` takes). */
-export interface HeldConnection {
-  link: UpstreamLink;
-  drop(link: UpstreamLink): Promise<void>;
-  release(): void;
-}
-
-export class SessionConnection {
+export class SessionConnection implements OwnConnection {
   readonly slot: UpstreamSlot;
   private readonly options: SessionConnectionOptions;
   private hold: ChildHold | undefined;
@@ -82,7 +76,7 @@ export class SessionConnection {
       let released = false;
       return {
         link,
-        drop: (expected) => this.slot.discard(expected),
+        drop: () => this.slot.discard(link),
         release: () => {
           if (released) return;
           released = true;

@@ -21,7 +21,8 @@ import { missingToken, takesUserTokens, type UserTokens } from '../upstream/cred
 import type { UpstreamRegistry } from '../upstream/registry.js';
 import type { UpstreamLink } from '../upstream/link.js';
 import { notifyListsChanged, type DownstreamSink } from '../rpc/sink.js';
-import type { HeldConnection, SessionConnection } from './session-connection.js';
+import type { HeldConnection } from '../upstream/connection-policy.js';
+import type { SessionConnection } from './session-connection.js';
 
 export interface SessionCredentialsOptions {
   readonly store: UserTokens;

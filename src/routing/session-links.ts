@@ -1,15 +1,14 @@
 /**
- * Which connection a 2025 session reaches each server through, and which of their events reach
- * the session (`SessionScope` in scopes.ts routes through this):
- * - `isolation: "session"`: a connection of the session's own (session-connection.ts), opened on
- *   its first use and closed with the session; until it is open, lists and list changes come
- *   from the primary. A `perUser` server's own connection carries the session's token
- *   (session-credentials.ts), and lists from it only.
- * - `isolation: "principal"`: the connection of the session's principal and workspace
- *   (upstream/principal-connections.ts), shared with that principal's other sessions; until it is
- *   open, lists and list changes come from the primary (a server with no primary lists through
- *   that connection, opened for it).
- * - `shared`: the registry's primary, for everything.
+ * A 2025 session's side of the connection policy (upstream/connection-policy.ts decides which
+ * connection serves each call; `SessionScope` in scopes.ts routes through this): the session's
+ * own connections (session-connection.ts) to the servers the policy gives it one of, opened on
+ * first use and closed with the session; its own credentials for `perUser` servers
+ * (session-credentials.ts); and which connection's events reach the session:
+ * - a server with connections per session: its own once open, until then the primary's list
+ *   changes (its lists come from the primary meanwhile);
+ * - a server with connections per principal: its principal's (shared with that principal's
+ *   other sessions), until it is open the primary's list changes;
+ * - a shared server: the primary's.
  * The session attaches each server it starts with and each one a reload adds (`attach`).
  */
 import type { ClientCapabilities } from '@modelcontextprotocol/client';
@@ -20,7 +19,7 @@ import type { UpstreamLink } from '../upstream/link.js';
 import { connectionKeyId, type ConnectionKey } from '../upstream/principal-connections.js';
 import type { UpstreamRegistry } from '../upstream/registry.js';
 import type { UserTokens } from '../upstream/credentials/user-tokens.js';
-import { primaryHeld, principalHeld, principalListLink, withReinitialise } from './held-link.js';
+import type { Caller } from '../upstream/connection-policy.js';
 import { SessionConnection } from './session-connection.js';
 import { SessionCredentials } from './session-credentials.js';
 
@@ -83,25 +82,27 @@ export class SessionLinks {
     return this.principalServers.has(server) || this.credentials?.covers(server) === true;
   }
 
-  /** The connection this session's lists of `server` come from: its own once open, else the primary. */
+  /** The connection this session's lists of `server` come from, as the server's policy says. */
   async listLink(server: string): Promise<UpstreamLink> {
     // A per-user server lists from the session's own connection only, with the session's token.
     if (this.credentials?.covers(server) === true) return this.credentials.listLink(server);
-    const entry = this.registry.entry(server);
-    // A server with no primary lists from the session's principal connection, opened for it.
-    if (entry.reach === 'perPrincipal') return this.principalLink(server) ?? principalListLink(this.registry, server, this.key);
-    return this.own.get(server)?.current ?? this.principalLink(server) ?? entry.primary.get();
+    return this.registry.entry(server).policy.listLink(this.caller(server));
   }
 
+  /** Runs `fn` on the connection the server's policy gives this session, held for the call. */
   withLink<T>(server: string, fn: (link: UpstreamLink) => Promise<T>): Promise<T> {
-    const { logger } = this.options;
-    const own = this.own.get(server);
-    if (own !== undefined) {
-      if (this.credentials?.covers(server) === true) return this.credentials.run(server, (acquire) => withReinitialise(server, this.registry, logger, acquire, fn));
-      return withReinitialise(server, this.registry, logger, () => own.acquire(), fn);
+    const policy = this.registry.entry(server).policy;
+    // A per-user server's own connection carries the session's token: refused without one.
+    if (this.credentials?.covers(server) === true) {
+      const own = this.own.get(server)!;
+      return this.credentials.run(server, (acquire) => policy.run({ ...this.caller(server), own: { current: own.current, acquire } }, fn));
     }
-    if (this.principalServers.has(server)) return withReinitialise(server, this.registry, logger, principalHeld(this.registry, server, this.key), fn);
-    return withReinitialise(server, this.registry, logger, primaryHeld(this.registry, server), fn);
+    return policy.run(this.caller(server), fn);
+  }
+
+  /** This session as the policy of `server` sees it. */
+  private caller(server: string): Caller {
+    return { era: '2025', key: this.key, own: this.own.get(server) };
   }
 
   /** Keeps the session's own connection to `server` open while `link` (it) holds a task; undefined: not its own. */
@@ -164,7 +165,7 @@ export class SessionLinks {
       );
       return;
     }
-    if (entry.config.isolation !== 'session') {
+    if (!entry.policy.ownPerSession) {
       this.unsubscribes.push(entry.primary.on((event) => onEvent(server, event)));
       return;
     }

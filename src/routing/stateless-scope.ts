@@ -1,8 +1,9 @@
 /**
- * The routing scope of 2026-era requests (scopes.ts has the 2025 session's): no session; lists
- * come from the primaries' caches and each call leases a connection for its duration, charged to
- * the principal that made the request; an `isolation: "principal"` server is reached through the
- * connection of the request's principal and workspace.
+ * The routing scope of 2026-era requests (scopes.ts has the 2025 session's): no session. Which
+ * connection serves each call is the server's connection policy's (upstream/connection-policy.ts:
+ * a pooled lease charged to the request's principal, that principal's own connection, or the
+ * primary); lists come from the primaries' caches, the caller's principal connection once open,
+ * or a list-only connection declaring the request's capabilities (listing-connections.ts).
  */
 import { LRUCache } from 'lru-cache';
 import { Catalogue } from '../catalogue/catalogue.js';
@@ -11,7 +12,9 @@ import type { UpstreamLink } from '../upstream/link.js';
 import { connectionKeyId, type ConnectionKey } from '../upstream/principal-connections.js';
 import type { UpstreamRegistry } from '../upstream/registry.js';
 import type { ServerRoster } from '../upstream/server-roster.js';
-import { primaryHeld, principalHeld, principalListLink, takesTasksVia, withReinitialise } from './held-link.js';
+import type { Caller } from '../upstream/connection-policy.js';
+import { acceptsToolTasks } from './tasks/task-capabilities.js';
+import { sessionNeeded } from '../upstream/credentials/user-tokens.js';
 import { InputBridge } from './input-bridge.js';
 import { sameServers } from './session-visibility.js';
 import { ListingConnections, listingSet } from './listing-connections.js';
@@ -23,7 +26,6 @@ import { seesAll, type AccessProfile } from '../policy/access-policy.js';
 import { narrowedView } from './access-view.js';
 import { TaskScope } from './tasks/task-scope.js';
 import type { TaskTable } from './tasks/task-table.js';
-import { sessionNeeded } from '../upstream/credentials/user-tokens.js';
 
 /** A 2026 request's capability set, as the list-only connections are keyed (listing-connections.ts). */
 type ListingSet = NonNullable<ReturnType<typeof listingSet>>;
@@ -78,7 +80,7 @@ export class StatelessScope {
         get servers() {
           return (visibility?.visible(servers.names) ?? servers.names).filter((s) => !perPrincipal.has(s));
         },
-        linkFor: (s) => this.sessionOnly(s) ?? options.registry.entry(s).primary.get(),
+        linkFor: (s) => this.primaryList(s),
         perCaller: (s) => this.principalServers.has(s),
       },
       { ...options.catalogue, logger: options.logger },
@@ -90,13 +92,14 @@ export class StatelessScope {
     return this.roster.names;
   }
 
-  /** Notes how one server's lists and calls are reached (its isolation). */
+  /** Notes how one server's lists are reached, as its policy says. */
   private follow(server: string): void {
-    const { config, reach } = this.registry.entry(server);
+    const { reach, policy } = this.registry.entry(server);
     if (reach === 'perPrincipal') this.perPrincipal.add(server);
-    if (reach === 'perUser') this.perUser.add(server);
-    else if (config.isolation === 'principal') this.principalServers.add(server);
-    else if (config.isolation === 'session') this.tailored.add(server);
+    const route = policy.route({ era: '2026' });
+    if (route === 'sessionOnly') this.perUser.add(server);
+    else if (route === 'principal') this.principalServers.add(server);
+    else if (route === 'pool') this.tailored.add(server);
   }
 
   /**
@@ -128,9 +131,9 @@ export class StatelessScope {
               table: this.taskTable,
               owner: `principal:${JSON.stringify(principal ?? null)}`,
               era: 'modern',
-              takesTasks: takesTasksVia(this.registry),
+              takesTasks: (server) => acceptsToolTasks(this.registry.entries.get(server)?.primary.current?.capabilities),
             }),
-            withTaskLink: (server, fn) => this.withPrimary(server, fn),
+            withTaskLink: (server, fn) => this.registry.entry(server).policy.run({ era: '2026', key, task: true }, fn),
           }),
     };
   }
@@ -174,13 +177,15 @@ export class StatelessScope {
           get servers() {
             return visibility?.visible(servers.names, workspace) ?? servers.names;
           },
-          linkFor: async (s) =>
-            this.sessionOnly(s) ??
-            (key === undefined ? undefined : registry.entry(s).principals?.current(key)) ??
-            // A server with no primary lists from the caller's principal connection, opened for it.
-            (this.perPrincipal.has(s) ? principalListLink(registry, s, key) : undefined) ??
-            this.listings.linkFor(s, set) ??
-            registry.entry(s).primary.get(),
+          // The caller's principal connection once open (or opened for a server with no primary),
+          // else a list-only connection declaring the request's capabilities, else the primary.
+          linkFor: async (s) => {
+            if (key === undefined) return this.primaryList(s);
+            const policy = registry.entry(s).policy;
+            const caller: Caller = { era: '2026', key };
+            if (policy.route(caller) !== 'pool') return policy.listLink(caller);
+            return this.listings.linkFor(s, set) ?? policy.listLink(caller);
+          },
           perCaller: (s) => this.principalServers.has(s),
         },
         { ...narrowedView(this.options.catalogue, access), logger: this.logger },
@@ -196,23 +201,13 @@ export class StatelessScope {
     return this.listings.close();
   }
 
-  /** A per-user server is reached only with a session's token: refused here, saying so. */
-  private sessionOnly(server: string): Promise<never> | undefined {
-    return this.perUser.has(server) ? Promise.reject(sessionNeeded(server)) : undefined;
+  /** The primary's lists of `server`; a per-user server's need a session's token: refused, saying so. */
+  private primaryList(server: string): Promise<UpstreamLink> {
+    return this.perUser.has(server) ? Promise.reject(sessionNeeded(server)) : this.registry.entry(server).primary.get();
   }
 
-  private withPrimary<T>(server: string, fn: (link: UpstreamLink) => Promise<T>): Promise<T> {
-    return this.sessionOnly(server) ?? withReinitialise(server, this.registry, this.logger, primaryHeld(this.registry, server), fn);
-  }
-
+  /** Runs `fn` on the connection the server's policy gives a 2026 request of `key`, held for the call. */
   private withLink<T>(server: string, key: ConnectionKey, fn: (link: UpstreamLink) => Promise<T>): Promise<T> {
-    if (this.principalServers.has(server)) return withReinitialise(server, this.registry, this.logger, principalHeld(this.registry, server, key), fn);
-    const refused = this.sessionOnly(server);
-    if (refused !== undefined) return refused;
-    const principal = key.principal;
-    return withReinitialise(server, this.registry, this.logger, async () => {
-      const lease = await this.registry.lease(server, principal);
-      return { link: lease.link, drop: async () => lease.discard(), release: () => lease.release() };
-    }, fn);
+    return this.registry.entry(server).policy.run({ era: '2026', key }, fn);
   }
 }

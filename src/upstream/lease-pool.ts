@@ -19,15 +19,8 @@
  */
 import { UpstreamError } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
-import type { UpstreamLink } from './link.js';
+import type { HeldConnection } from './connection-policy.js';
 import type { UpstreamSlot } from './slot.js';
-
-export interface Lease {
-  link: UpstreamLink;
-  release(): void;
-  /** Gives the connection up as broken: it is closed, not returned to the pool. */
-  discard(): Promise<void>;
-}
 
 export interface LeasePoolOptions {
   /** Told each time a caller has to wait for a connection (metrics). */
@@ -82,7 +75,7 @@ export class LeasePool {
    * A connection for one call of `principal` (undefined: authentication is off). Rejects with
    * `UPSTREAM_BUSY` when none frees up within `maxWaitMs`.
    */
-  async acquire(principal?: string): Promise<Lease> {
+  async acquire(principal?: string): Promise<HeldConnection> {
     if (this.closed) throw new UpstreamError('UPSTREAM_UNAVAILABLE', this.options.server, 'pool closed');
     const slot = await this.takeSlot(principal);
     try {
@@ -95,7 +88,8 @@ export class LeasePool {
           released = true;
           this.giveBack(slot, principal);
         },
-        discard: async () => {
+        // Broken: closed, not returned to the pool.
+        drop: async () => {
           await slot.discard(link);
         },
       };

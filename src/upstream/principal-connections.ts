@@ -22,6 +22,7 @@
 import { GatewayError } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
 import { RefusalLog } from '../observability/refusal-log.js';
+import type { HeldConnection } from './connection-policy.js';
 import type { UpstreamLink } from './link.js';
 import type { LinkEvent } from './link.js';
 import { UpstreamSlot } from './slot.js';
@@ -35,13 +36,6 @@ export interface ConnectionKey {
 /** One string per key; principal and workspace cannot run into each other (JSON array). */
 export function connectionKeyId(key: ConnectionKey): string {
   return JSON.stringify([key.principal ?? null, key.workspace ?? null]);
-}
-
-/** A connection held for one call (the shape `withReinitialise` takes). */
-export interface PrincipalHold {
-  link: UpstreamLink;
-  drop(link: UpstreamLink): Promise<void>;
-  release(): void;
 }
 
 export interface PrincipalConnectionsOptions {
@@ -106,7 +100,7 @@ export class PrincipalConnections {
    * The connection of `key` for one call, opened as needed. Rejects with
    * `PRINCIPAL_CONNECTION_LIMIT` when it would need a new place and none can be freed.
    */
-  async acquire(key: ConnectionKey): Promise<PrincipalHold> {
+  async acquire(key: ConnectionKey): Promise<HeldConnection> {
     const holder = await this.holderFor(key);
     holder.busy += 1;
     holder.lastUsed = Date.now();
@@ -121,7 +115,7 @@ export class PrincipalConnections {
     let released = false;
     return {
       link,
-      drop: (expected) => holder.slot.discard(expected),
+      drop: () => holder.slot.discard(link),
       release: () => {
         if (released) return;
         released = true;

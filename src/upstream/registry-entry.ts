@@ -14,6 +14,7 @@ import type { DownstreamSink } from '../rpc/sink.js';
 import { GatewayError } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
 import { ChildQuota } from './child-quota.js';
+import { ConnectionPolicy } from './connection-policy.js';
 import { LeasePool } from './lease-pool.js';
 import type { UpstreamLink } from './link.js';
 import { PrincipalConnections } from './principal-connections.js';
@@ -48,6 +49,8 @@ export interface ServerEntry {
   readonly principals: PrincipalConnections | undefined;
   /** List changes heard on any connection of the server. */
   readonly changes: ServerChanges;
+  /** Which of these connections serves a caller (connection-policy.ts): the one place that decides. */
+  readonly policy: ConnectionPolicy;
 }
 
 /** How one connection of a server opens (`UpstreamRegistry.connect`). */
@@ -130,7 +133,9 @@ export function createServerEntry(name: string, config: ServerConfig, settings: 
           logger,
         })
       : undefined;
-  return { name, config, reach, primary, pool: createLeasePool(name, config, settings), sessionChildren, principals, changes: new ServerChanges() };
+  const parts = { name, config, reach, primary, pool: createLeasePool(name, config, settings), sessionChildren, principals, changes: new ServerChanges() };
+  // The policy reads the entry itself when asked: a restart replaces its config and pool in place.
+  return Object.assign(parts, { policy: new ConnectionPolicy(parts, logger) });
 }
 
 /**

@@ -17,9 +17,8 @@ import type { Logger } from '../observability/logger.js';
 import { ChildCensus } from './child-census.js';
 import { POOLED_CONNECTION_CAPABILITIES, SHARED_CONNECTION_CAPABILITIES } from '../rpc/client-capabilities.js';
 import { connectLegacyEra, createConnector, upstreamSessionLost, type ConnectorDeps } from './connector.js';
-import type { Lease } from './lease-pool.js';
+import type { HeldConnection } from './connection-policy.js';
 import { UpstreamLink } from './link.js';
-import type { ConnectionKey } from './principal-connections.js';
 import { announceToolsChanged } from './server-restart.js';
 import { ServerLifecycle } from './server-lifecycle.js';
 import { createServerEntry, effectiveState, type ConnectOptions, type EffectiveState, startPrimaries, type EntrySettings, type ServerEntry } from './registry-entry.js';
@@ -236,18 +235,11 @@ export class UpstreamRegistry {
    * A connection for one sessionless call of `principal` (undefined without authentication):
    * pooled for session isolation (bounded wait, per-principal cap), the primary if shared.
    */
-  async lease(name: string, principal?: string): Promise<Lease> {
+  async lease(name: string, principal?: string): Promise<HeldConnection> {
     const entry = this.entry(name);
     if (entry.pool !== undefined) return entry.pool.acquire(principal);
     const link = await entry.primary.get();
-    return { link, release: () => undefined, discard: () => entry.primary.discard(link) };
-  }
-
-  /** The connection of `key` to an `isolation: "principal"` server, for one call. */
-  principalLease(name: string, key: ConnectionKey): Promise<Lease> {
-    const principals = this.entry(name).principals;
-    if (principals === undefined) throw new GatewayError('UNKNOWN_SERVER', `server "${name}" is not isolated per principal`);
-    return principals.acquire(key).then((hold) => ({ link: hold.link, release: () => hold.release(), discard: () => hold.drop(hold.link) }));
+    return { link, release: () => undefined, drop: () => entry.primary.discard(link) };
   }
 
   /**
