@@ -200,7 +200,7 @@ async function gatewayPhase(ctx: BenchContext, plan: Plan, problems: string[]) {
   log('Portcullis: idle RSS and memory per idle session');
   const idleRss = await attempt(problems, 'idle RSS', () => measureIdleRss(ctx));
   const sessionMemory: RunReport['sessionMemory'] = [];
-  for (const isolation of ['shared', 'session'] as const) {
+  for (const isolation of ['shared', 'session', 'principal'] as const) {
     const memory = await attempt(problems, `memory per idle session (${isolation})`, () =>
       measureSessionMemory(ctx, { isolation, sessions: plan.sessions }),
     );

@@ -183,3 +183,23 @@ export function killAllNow(): void {
   }
   live.clear();
 }
+
+/**
+ * Runs a bench script's `main`: every tracked process is stopped (gracefully, then by SIGKILL on
+ * exit) however it ends — returning, throwing, SIGINT or SIGTERM. Sets exit code 1 on a throw.
+ */
+export function runScript(main: () => Promise<void>): void {
+  process.on('exit', killAllNow);
+  for (const name of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(name, () => {
+      killAllNow();
+      process.exit(130);
+    });
+  }
+  main()
+    .catch((error: unknown) => {
+      console.error(error);
+      process.exitCode = 1;
+    })
+    .finally(() => stopAll());
+}

@@ -7,15 +7,17 @@
  * - idle RSS of a freshly started gateway, and memory per idle 2025-era session: RSS with N
  *   initialized sessions open minus RSS before, over N (sessions closed afterwards), read as the
  *   kernel reports it and again after forced full GCs (the gc-probe preload), with the retained
- *   JS heap. Measured with `isolation: "shared"` (the session alone) and with the default
- *   `isolation: "session"` (the session plus its own upstream connection, HTTP).
+ *   JS heap. Measured with `isolation: "shared"` (the session alone), `"session"` (the session
+ *   plus its own upstream connection, HTTP) and the default `"principal"`; and, for the
+ *   many-sessions target of issue 22 (bench/idle-sessions.ts), with sessions that each called a
+ *   tool of one stdio server and never sent DELETE, the child processes it cost counted.
  */
 import { readFileSync } from 'node:fs';
 import { isSuccessBody, runLoad, type LoadResult } from '../lib/load.js';
 import { closeSession, openSession, rpc, toolsListBody, type McpSession } from '../lib/mcp-session.js';
-import { memoryOf } from '../lib/proc.js';
+import { descendantsOf, memoryOf } from '../lib/proc.js';
 import type { TrackedProcess } from '../lib/processes.js';
-import { gatewayConfig, httpEcho, SCRIPTS, startGateway, type BenchContext, type ServerEntries } from '../paths.js';
+import { gatewayConfig, httpEcho, SCRIPTS, startGateway, stdioEcho, type BenchContext, type ServerEntries } from '../paths.js';
 import { upstreamReadyTimes } from './cold-start.js';
 
 export interface ToolsListResult {
@@ -29,9 +31,25 @@ export interface ToolsListResult {
   idleRss: number;
 }
 
-export interface SessionMemoryResult {
-  isolation: 'shared' | 'session';
+export type Isolation = 'shared' | 'session' | 'principal';
+
+export interface SessionMemoryOptions {
+  isolation: Isolation;
   sessions: number;
+  /** The one upstream: the shared HTTP echo (default) or a stdio echo of the gateway's own. */
+  upstream?: 'http' | 'stdio';
+  /** Each session calls the echo tool once after initialising (and, like every session here, sends no DELETE until measured). */
+  call?: boolean;
+}
+
+export interface SessionMemoryResult {
+  isolation: Isolation;
+  upstream: 'http' | 'stdio';
+  /** Each session called a tool once. */
+  called: boolean;
+  sessions: number;
+  /** Processes the gateway had started (its stdio children) with the sessions open. */
+  children: number;
   /** RSS before and with the sessions open, as the kernel reports it (garbage included). */
   idleRss: number;
   rssWithSessions: number;
@@ -126,34 +144,43 @@ export async function measureToolsList(
   }
 }
 
-export async function measureSessionMemory(
-  ctx: BenchContext,
-  options: { isolation: 'shared' | 'session'; sessions: number },
-): Promise<SessionMemoryResult> {
+export async function measureSessionMemory(ctx: BenchContext, options: SessionMemoryOptions): Promise<SessionMemoryResult> {
+  const upstream = options.upstream ?? 'http';
+  const called = options.call === true;
   // Default session settings: sessions.max is 1000, which the default policy will not let a config raise.
-  const config = gatewayConfig(0, { echo: httpEcho(ctx.upstreamUrl, { isolation: options.isolation }) });
+  const echo = upstream === 'http' ? httpEcho(ctx.upstreamUrl, { isolation: options.isolation }) : stdioEcho({ isolation: options.isolation });
+  const config = gatewayConfig(0, { echo });
   const probed: BenchContext = { ...ctx, gatewayNodeFlags: [...(ctx.gatewayNodeFlags ?? []), '--expose-gc', '--import', SCRIPTS.gcProbePreload] };
-  const gateway = await startGateway(probed, `portcullis-sessions-${options.isolation}`, config);
+  const gateway = await startGateway(probed, `portcullis-sessions-${options.isolation}-${upstream}${called ? '-called' : ''}`, config);
+  const call = async (session: McpSession) => {
+    if (called) await rpc(session, 'tools/call', { name: 'echo__echo', arguments: { text: 'hello' } });
+  };
   const opened: McpSession[] = [];
   try {
     // One session first, closed again: the code paths a session touches are loaded and compiled
     // before the baseline, so the delta is sessions, not first-use costs.
     const first = await openSession(gateway.url);
     await rpc(first, 'tools/list');
+    await call(first);
     await closeSession(first);
     await settle(1_000);
     const idleRss = memoryOf(gateway.process.pid)?.rss ?? Number.NaN;
     const before = await probeMemory(gateway.process);
     const slots = Array.from({ length: options.sessions }, (_, i) => i);
     await eachLimited(slots, 8, async () => {
-      opened.push(await openSession(gateway.url));
+      const session = await openSession(gateway.url);
+      opened.push(session);
+      await call(session);
     });
     await settle(1_000);
     const rssWithSessions = memoryOf(gateway.process.pid)?.rss ?? Number.NaN;
     const withSessions = await probeMemory(gateway.process);
     return {
       isolation: options.isolation,
+      upstream,
+      called,
       sessions: options.sessions,
+      children: descendantsOf(gateway.process.pid).length,
       idleRss,
       rssWithSessions,
       perSessionRss: (rssWithSessions - idleRss) / options.sessions,
