@@ -180,11 +180,13 @@ export class StatelessScope {
           // The caller's principal connection once open (or opened for a server with no primary),
           // else a list-only connection declaring the request's capabilities, else the primary.
           linkFor: async (s) => {
-            if (key === undefined) return this.primaryList(s);
             const policy = registry.entry(s).policy;
+            const route = policy.route({ era: '2026' });
+            if (route === 'pool') return this.listings.linkFor(s, set) ?? this.primaryList(s);
+            // A view without a key is every caller's: never one principal's connection.
+            if (key === undefined) return this.primaryList(s);
             const caller: Caller = { era: '2026', key };
-            if (policy.route(caller) !== 'pool') return policy.listLink(caller);
-            return this.listings.linkFor(s, set) ?? policy.listLink(caller);
+            return policy.listLink(caller);
           },
           perCaller: (s) => this.principalServers.has(s),
         },

@@ -40,7 +40,8 @@ let gateway: RunningGateway;
 beforeAll(async () => {
   assertBuilt();
   upstreams = await startUpstreams(perFile);
-  gateway = await startGatewayFor(perFile, principals, upstreams.servers(), { statelessPool: { maxPerServer: 1 } });
+  // Pooled 2026 connections and 2025 sessions' own ones are what this file tests: `session` isolation.
+  gateway = await startGatewayFor(perFile, principals, upstreams.servers({ stdio: { isolation: 'session' }, http: { isolation: 'session' } }), { statelessPool: { maxPerServer: 1 } });
 });
 afterEach(() => perTest.run());
 afterAll(() => perFile.run());

@@ -49,7 +49,7 @@ beforeAll(async () => {
     principals,
     // The stdio upstream runs on after a cancellation and answers: every hung-up call keeps
     // talking on a connection that the next call (of either principal) is served on.
-    { stdio: stdioServer(marker, { args: [FIXTURE_JS, '--stdio', '--ignore-cancellation'] }), http: httpServer(http.match) },
+    { stdio: stdioServer(marker, { isolation: 'session', args: [FIXTURE_JS, '--stdio', '--ignore-cancellation'] }), http: httpServer(http.match, { isolation: 'session' }) },
     { statelessPool: { maxPerServer: 8, maxPerPrincipal: 4, cancelGraceMs: 100, maxWaitMs: 60_000 } },
   );
 });
