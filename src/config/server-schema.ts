@@ -103,7 +103,7 @@ export const sseServerSchema = z.strictObject({ transport: z.literal('sse'), ...
  * is tried first, and HTTP+SSE when the URL answers the first POST with 404 or 405 and the policy
  * allows HTTP+SSE upstreams (`legacySse.upstream`); the log says which one each connection chose.
  */
-export const autoServerSchema = z.strictObject({ transport: z.literal('auto'), ...remote });
+export const autoServerSchema = z.strictObject({ transport: z.literal('auto'), ...remote }).transform(withIsolation);
 
 export const serverSchema = z.discriminatedUnion('transport', [stdioServerSchema, httpServerSchema, sseServerSchema, autoServerSchema]);
 

@@ -31,10 +31,11 @@ describe('isolation', () => {
       servers: {
         web: { transport: 'streamableHttp', url: 'https://mcp.example.com/mcp' },
         old: { transport: 'sse', url: 'https://mcp.example.com/sse' },
+        either: { transport: 'auto', url: 'https://mcp.example.com/any' },
         app: { transport: 'streamableHttp', url: 'https://app.example.com/mcp', upstreamAuth: { kind: 'clientCredentials', tokenUrl: 'https://auth.example.com/token', clientId: 'gw', clientSecretEnv: 'GW_SECRET' } },
       },
     }).servers;
-    expect([remote.web!.isolation, remote.old!.isolation, remote.app!.isolation]).toEqual(['principal', 'principal', 'principal']);
+    expect([remote.web!.isolation, remote.old!.isolation, remote.either!.isolation, remote.app!.isolation]).toEqual(['principal', 'principal', 'principal', 'principal']);
   });
   it('defaults to "session" for a perUser server, whose tokens are held per session', () => {
     const servers = parseConfig({ servers: { mine: { transport: 'streamableHttp', url: 'https://mcp.example.com/mcp', upstreamAuth: { kind: 'perUser' } } } }).servers;
