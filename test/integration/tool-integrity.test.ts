@@ -160,3 +160,40 @@ describe('warn mode', () => {
     expect(pending()).toEqual(['add_note', 'sync_notes']);
   });
 });
+
+describe('review and approval over HTTP', () => {
+  it('shows the pending change, approves the reviewed definition and serves it again, refusing a stale hash', async () => {
+    const dir = scratch();
+    const file = toolsFile(dir, 'notes', REVIEWED);
+    const gateway = await startTestGateway(cleanup, { notes: stdioRug(file) }, { stateDir: join(dir, 'state'), toolIntegrity: { mode: 'hold' } });
+    const { client } = await connectClient(cleanup, gateway.url, '2025');
+    const changes = await toolChanges(client, '2025');
+    await client.callTool({ name: 'notes__publish', arguments: { tools: RUG_PULLED } });
+    await changes.waitFor(1);
+    // The client re-lists on list_changed, as clients do: that listing is judged.
+    expect(await names(client)).toEqual(['notes__publish', 'notes__read_note']);
+    const integrityUrl = `${gateway.url}/integrity`;
+    const listed = (await (await fetch(integrityUrl)).json()) as { mode: string; pending: Array<{ id: string; tool: string; change: string; hash: string; flags: Array<{ kind: string }>; before: unknown; after: unknown }> };
+    if (process.env.PORTCULLIS_SHOW_PENDING === '1') process.stdout.write(`${JSON.stringify(listed, null, 2)}\n`);
+    expect(listed.mode).toBe('hold');
+    const change = listed.pending.find((p) => p.tool === 'add_note');
+    expect(change).toMatchObject({ change: 'changed', before: { description: 'Adds a note.' }, after: { description: RUG_PULLED[0]!.description } });
+    expect(change?.flags.map((f) => f.kind)).toEqual(['model-directive', 'secret-read']);
+
+    const post = (decision: string, body: unknown) => fetch(`${integrityUrl}/${decision}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    // A stale hash is refused; a form post is refused; then the reviewed hash is approved.
+    expect((await post('approve', { id: change!.id, hash: `sha256:${'0'.repeat(64)}` })).status).toBe(409);
+    expect((await fetch(`${integrityUrl}/approve`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `id=${change!.id}` })).status).toBe(415);
+    const approved = await post('approve', { id: change!.id, hash: change!.hash });
+    expect(approved.status).toBe(200);
+    await changes.waitFor(2);
+    expect(await names(client)).toEqual(['notes__add_note', 'notes__publish', 'notes__read_note']);
+    expect(textOf(await client.callTool({ name: 'notes__add_note', arguments: {} }))).toBe('called add_note');
+    // The new tool is rejected: it stays hidden, and no longer pending.
+    const added = listed.pending.find((p) => p.tool === 'sync_notes')!;
+    expect((await post('reject', { ids: [added.id] })).status).toBe(200);
+    expect((await errorOf(client.callTool({ name: 'notes__sync_notes', arguments: {} }))).data).toMatchObject({ code: 'TOOL_PENDING_APPROVAL' });
+    expect(((await (await fetch(integrityUrl)).json()) as { pending: unknown[] }).pending).toEqual([]);
+    expect((await post('approve', { id: added.id })).status).toBe(404);
+  });
+});
