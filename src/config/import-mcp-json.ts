@@ -27,7 +27,12 @@ const VARIABLE = /^[A-Za-z_][A-Za-z0-9_]*$/;
 /** Claude Code's `${VAR}`; VS Code's own variables (`${workspaceFolder}`, `${userHome}`) are camelCase. */
 const BARE_VARIABLE = /^[A-Z_][A-Z0-9_]*$/;
 const SCHEME = /^(bearer|basic|token)\s+/i;
-const TRANSPORTS: Record<string, string> = { stdio: 'stdio', http: 'streamableHttp', 'streamable-http': 'streamableHttp', streamableHttp: 'streamableHttp', sse: 'sse' };
+/**
+ * A source's own transport names. VS Code's `"http"` tries Streamable HTTP and falls back to
+ * HTTP+SSE, so it becomes `auto`, which does the same (upstream/auto-http.ts); an explicit
+ * Streamable HTTP name stays that.
+ */
+const TRANSPORTS: Record<string, string> = { stdio: 'stdio', http: 'auto', 'streamable-http': 'streamableHttp', streamableHttp: 'streamableHttp', sse: 'sse' };
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -49,11 +54,11 @@ function stringRecord(value: unknown): Record<string, string> | undefined {
 }
 
 /** The transport of an entry with a `url` and no `type`. */
-function transportOfUrl(url: string): 'sse' | 'streamableHttp' {
+function transportOfUrl(url: string): 'sse' | 'auto' {
   try {
-    return /\/sse\/?$/i.test(new URL(url).pathname) ? 'sse' : 'streamableHttp';
+    return /\/sse\/?$/i.test(new URL(url).pathname) ? 'sse' : 'auto';
   } catch {
-    return 'streamableHttp';
+    return 'auto';
   }
 }
 
@@ -110,6 +115,7 @@ export function importMcpJson(text: string): ImportResult {
       continue;
     }
     const classified = type === undefined && typeof entry.url === 'string' && typeof entry.command !== 'string' ? transportOfUrl(entry.url) : undefined;
+    if (classified === 'auto') notes.push(`servers.${name}: its source names no transport: imported as "transport": "auto" (Streamable HTTP, falling back to HTTP+SSE on 404/405 where the policy allows it; the log says which was chosen)`);
     if (classified === 'sse') notes.push(`servers.${name}: its url ends in /sse: imported as "transport": "sse" (HTTP+SSE, MCP 2024-11-05); use "streamableHttp" if the server speaks Streamable HTTP there`);
     const transport = type ?? (typeof entry.command === 'string' ? 'stdio' : classified);
     if (transport === undefined) {

@@ -74,7 +74,7 @@ describe('portcullis import', () => {
       },
     }`;
     const result = importMcpJson(text);
-    expect(result.config.servers['github']).toEqual({ transport: 'streamableHttp', url: 'https://api.example.com/mcp/', headers: { Authorization: 'Bearer ${env:GH}', 'X-Team': 'core' } });
+    expect(result.config.servers['github']).toEqual({ transport: 'auto', url: 'https://api.example.com/mcp/', headers: { Authorization: 'Bearer ${env:GH}', 'X-Team': 'core' } });
     expect(result.config.servers['docs']).toEqual({ transport: 'sse', url: 'https://docs.example.com/sse', headers: { 'X-Api-Key': '${env:DOCS_X_API_KEY}' } });
     expect(result.config.servers['files']).toEqual({ transport: 'stdio', command: 'npx', args: ['-y', 'server-filesystem'], env: { LOG_LEVEL: 'debug', GITHUB_TOKEN: '${env:GITHUB_TOKEN}' } });
     expect(result.exports).toEqual([
@@ -127,7 +127,7 @@ describe('the CLI', () => {
       writeFileSync(file, JSON.stringify({ mcpServers: { remote: { url: 'https://mcp.example.com/mcp', headers: { Authorization: 'Bearer s3cr3t' } } } }));
       const run = cli(['import', file]);
       expect(run.status).toBe(0);
-      expect(JSON.parse(run.stdout)).toEqual({ servers: { remote: { transport: 'streamableHttp', url: 'https://mcp.example.com/mcp', headers: { Authorization: 'Bearer ${env:REMOTE_AUTHORIZATION}' } } } });
+      expect(JSON.parse(run.stdout)).toEqual({ servers: { remote: { transport: 'auto', url: 'https://mcp.example.com/mcp', headers: { Authorization: 'Bearer ${env:REMOTE_AUTHORIZATION}' } } } });
       expect(run.stderr).toContain('export REMOTE_AUTHORIZATION=<the Authorization credential from the imported file>');
       expect(run.stdout + run.stderr).not.toContain('s3cr3t');
       expect(cli(['import', join(dir, 'missing.json')]).stderr).toBe('portcullis import: cannot read the file (ENOENT)\n');

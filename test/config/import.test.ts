@@ -34,11 +34,16 @@ describe('importing a Cursor file', () => {
 
   it('keeps a header reference as written, so the variable Cursor read is the one the gateway reads', () => {
     expect(result.config.servers['internal-docs']).toEqual({
-      transport: 'streamableHttp',
+      transport: 'auto',
       url: 'https://mcp.internal.example.com/mcp',
       headers: { Authorization: 'Bearer ${env:INTERNAL_MCP_TOKEN}' },
     });
     expect(result.exports).toContainEqual({ name: 'INTERNAL_MCP_TOKEN', value: '<the value of INTERNAL_MCP_TOKEN the source read>', why: 'servers.internal-docs header Authorization' });
+  });
+
+  it('imports a URL whose transport the file does not name as auto, as Cursor itself tries Streamable HTTP then HTTP+SSE, and says so', () => {
+    expect(result.config.servers['internal-docs']?.transport).toBe('auto');
+    expect(result.notes.some((note) => note.startsWith('servers.internal-docs:') && note.includes('"transport": "auto"'))).toBe(true);
   });
 
   it('classifies a bare /sse URL as HTTP+SSE and says so', () => {
