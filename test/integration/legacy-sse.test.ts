@@ -23,7 +23,8 @@ import {
 } from './harness.js';
 import { announcedEndpoint, INITIALIZE_2024, openRawSse, openRawSseSession, postMessage } from './harness/raw-sse.js';
 
-const scope = gatewayOverUpstreams();
+// Sessions' own stdio children are part of what this file tests: `session` isolation.
+const scope = gatewayOverUpstreams({ stdio: { isolation: 'session' }, http: { isolation: 'session' } });
 const { perTest } = scope;
 const sseUrl = (url = scope.gateway.url) => `${url}/sse`;
 

@@ -43,8 +43,9 @@ async function gatewayWithMarker(withHttp = false) {
   const marker = newMarker();
   // Registered first, so it runs after the gateway's close: SIGKILL anything a failed test left.
   perTest.add(() => killPids(processesWithMarker(marker)));
-  const servers: Record<string, unknown> = { stdio: stdioServer(marker) };
-  if (withHttp) servers.http = httpServer(httpFixture.match);
+  // Each session's own child is what these tests reap: `session` isolation.
+  const servers: Record<string, unknown> = { stdio: stdioServer(marker, { isolation: 'session' }) };
+  if (withHttp) servers.http = httpServer(httpFixture.match, { isolation: 'session' });
   const gateway = await startTestGateway(perTest, servers);
   return { gateway, marker, children: () => processesWithMarker(marker) };
 }

@@ -21,8 +21,11 @@ export interface GatewayScope {
   readonly gateway: RunningGateway;
 }
 
-/** Registers the hooks and returns the scope they fill. Call once, at the top of a test file. */
-export function gatewayOverUpstreams(): GatewayScope {
+/**
+ * Registers the hooks and returns the scope they fill. Call once, at the top of a test file;
+ * `extra` is merged into each server entry (a file that tests one isolation names it).
+ */
+export function gatewayOverUpstreams(extra: Parameters<Upstreams['servers']>[0] = {}): GatewayScope {
   const perFile = new Cleanup();
   const perTest = new Cleanup();
   let upstreams: Upstreams | undefined;
@@ -30,7 +33,7 @@ export function gatewayOverUpstreams(): GatewayScope {
   beforeAll(async () => {
     assertBuilt();
     upstreams = await startUpstreams(perFile);
-    gateway = await startTestGateway(perFile, upstreams.servers());
+    gateway = await startTestGateway(perFile, upstreams.servers(extra));
   });
   afterEach(() => perTest.run());
   afterAll(() => perFile.run());

@@ -21,7 +21,7 @@ function rpc(client: Client, method: string, params: Json): Promise<Json> {
 describe('the connection a task lives on', () => {
   it('is not closed for idleness while the task lives, though it runs far longer than the idle timeout', async () => {
     // The research takes four one-second stages; the session's child would be idle-closed after 150 ms.
-    const gateway = await startTestGateway(perTest, { everything: everythingServer() }, { sessions: { childIdleTimeoutMs: 150 } });
+    const gateway = await startTestGateway(perTest, { everything: everythingServer({ isolation: 'session' }) }, { sessions: { childIdleTimeoutMs: 150 } });
     const { client } = await connectClient(perTest, gateway.url, '2025');
     const task = (await rpc(client, 'tools/call', { name: RESEARCH_TOOL, arguments: { topic: 'long' }, task: {} })).task as Json;
     const result = await rpc(client, 'tasks/result', { taskId: task.taskId });
