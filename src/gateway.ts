@@ -366,7 +366,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       admins: config.policy.admins,
       ...(admin === undefined
         ? {}
-        : { admin: { sources: admin, reload: () => reload('admin'), authOn: authenticator !== undefined, admins: config.policy.admins } }),
+        : { admin: { sources: admin, reload: () => reload('admin'), authOn: authenticator !== undefined, admins: config.policy.admins, integrity: integrity.mode !== 'off' } }),
       ...(telemetry.audit === undefined ? {} : { audit: telemetry.audit }),
       ...(subjectTokens === undefined ? {} : { subjectTokens }),
       ...(config.auth?.kind === 'oauth' ? { oauth: config.auth } : {}),

@@ -9,6 +9,7 @@
  */
 import { WINDOW_MINUTES } from '../observability/server-activity.js';
 import { ADMIN_SCRIPT } from './admin-script.js';
+import { INTEGRITY_SCRIPT } from './integrity-script.js';
 import type { AdminStatus } from './admin-status.js';
 
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
@@ -35,6 +36,8 @@ export interface AdminPageUrls {
   readonly watch: string;
   readonly chartScript: string;
   readonly chartStylesheet: string;
+  /** `<path>/integrity` when tool integrity is on (the "Held tool changes" section); absent: no section. */
+  readonly integrity?: string;
 }
 
 const STYLE = `body{font:14px/1.45 system-ui,sans-serif;margin:1.5em 2em;color:#1f2328;max-width:110em}
@@ -48,7 +51,10 @@ code{font:12.5px ui-monospace,monospace;background:#f6f8fa;padding:.05em .3em;bo
 #live{padding:.1em .6em;border-radius:1em;background:#eaeef2;font-size:12.5px}
 #live[data-live=live]{background:#dafbe1;color:#1a7f37}#live[data-live=offline],#live[data-live=refused]{background:#ffebe9;color:#b42318}
 #reload-outcome,#toggle-outcome{margin-left:1em}#charts{display:flex;flex-wrap:wrap;gap:1em 2em;margin:.5em 0 1em}
-figure{margin:0}figcaption{font-weight:600;margin-bottom:.2em}.uplot{font-family:inherit}`;
+figure{margin:0}figcaption{font-weight:600;margin-bottom:.2em}.uplot{font-family:inherit}
+.held{border:1px solid #d0d7de;border-radius:6px;padding:.2em 1em;margin:.6em 0}.held h3{font-size:1em;margin:.4em 0}
+table.diff{border-collapse:collapse;font:12.5px ui-monospace,monospace;margin:.3em 0}.diff td{padding:0 .5em;white-space:pre-wrap;word-break:break-all}
+.diff tr.add{background:#dafbe1}.diff tr.del{background:#ffebe9}.flags{color:#b42318;margin:.2em 0}`;
 
 const head = (columns: ReadonlyArray<string | [string, 'num']>) =>
   `<thead><tr>${columns.map((c) => (typeof c === 'string' ? `<th>${c}</th>` : `<th class="num">${c[0]}</th>`)).join('')}</tr></thead>`;
@@ -84,12 +90,13 @@ export function renderAdminPage(status: AdminStatus, options: { nonce: string; u
 <h2>Customisations</h2>
 <p class="note">Global enablement: a server disabled globally is stopped, for every caller.<span id="toggle-outcome"></span></p>
 <table class="grid" id="customizations">${head(['name', 'type', 'state', 'global', ''])}<tbody></tbody></table>
-<h2>Recent audit lines</h2>
+${urls.integrity === undefined ? '' : '<h2>Held tool changes</h2>\n<div id="integrity"></div>\n'}<h2>Recent audit lines</h2>
 <p class="note">The latest audit lines, newest first (at most 100, held in memory; the audit log itself is the record).</p>
 <table class="grid" id="audit">${head(['time', 'principal', 'endpoint', 'method', 'server', 'tool / prompt / uri', 'decision', 'outcome'])}<tbody></tbody></table>
 <script type="application/json" id="admin-data">${scriptJson({ status, urls })}</script>
 <script src="${escapeHtml(urls.chartScript)}" nonce="${nonce}"></script>
 <script nonce="${nonce}">${ADMIN_SCRIPT}</script>
+${urls.integrity === undefined ? '' : `<script nonce="${nonce}">${INTEGRITY_SCRIPT}</script>`}
 </body></html>
 `;
 }

@@ -34,6 +34,8 @@ export interface AdminRoutesOptions {
   readonly authOn: boolean;
   /** The policy's `admins`. */
   readonly admins: readonly string[];
+  /** Tool integrity is on: the page shows held tool changes from `<path>/integrity`. */
+  readonly integrity?: boolean;
 }
 
 const NO_STORE = { 'cache-control': 'no-store' };
@@ -65,6 +67,7 @@ export function mountAdmin(app: Hono, options: AdminRoutesOptions): void {
         watch: `${options.base}/customizations?watch=1`,
         chartScript: `${path}/${assets.script}`,
         chartStylesheet: `${path}/${assets.stylesheet}`,
+        ...(options.integrity === true ? { integrity: `${options.base}/integrity` } : {}),
       },
     });
     return new Response(html, {
