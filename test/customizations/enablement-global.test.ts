@@ -23,7 +23,9 @@ describe('global enablement', () => {
   it('stops a server for everyone, reaping its children, and starts it again on re-enable', async () => {
     const dice = markedServer();
     // One pooled connection: a stop that forgot the pooled one would leave a restarted pool full.
-    const { gateway } = await startPluginGateway(cleanup, { servers: { dice: dice.entry }, statelessPool: { maxPerServer: 1 } });
+    // Per-session children (not the default principal isolation), so every kind of connection a
+    // stop must close is open: the primary, the pooled one and a session's own.
+    const { gateway } = await startPluginGateway(cleanup, { servers: { dice: { ...dice.entry, isolation: 'session' } }, statelessPool: { maxPerServer: 1 } });
     const url = gateway.url;
     const a = await connectClient(cleanup, url, '2025');
     const b = await connectClient(cleanup, url, '2025');
