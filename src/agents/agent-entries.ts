@@ -6,6 +6,7 @@
  */
 import type { AgentCustomization, Customization } from '../customizations/types.js';
 import type { AgentSet } from '../plugins/agent-set.js';
+import { compileAgentTools, type AgentToolCheck } from '../policy/agent-tools.js';
 import type { AgentPrompt } from '../routing/gateway-entries.js';
 
 export function agentPrompts(set: AgentSet): AgentPrompt[] {
@@ -19,10 +20,32 @@ export function agentPrompts(set: AgentSet): AgentPrompt[] {
     }));
 }
 
-/** Every agent item of a customisation list (top level and plugin children), in list order. */
-export function agentItems(items: readonly Customization[], set: AgentSet): AgentCustomization[] {
+/**
+ * Whether agent `name` offers a tool (its `tools` allowlist, policy/agent-tools.ts), compiled
+ * once per agent; an unknown agent offers nothing.
+ */
+export function agentOffers(set: AgentSet): (agent: string, server: string, name: string, exposed: string) => boolean {
+  const compiled = new WeakMap<object, AgentToolCheck>();
+  return (agent, server, name, exposed) => {
+    const served = set.get(agent);
+    if (served === undefined) return false;
+    let check = compiled.get(served);
+    if (check === undefined) {
+      check = compileAgentTools(served.declaration.tools);
+      compiled.set(served, check);
+    }
+    return check(server, name, exposed);
+  };
+}
+
+/**
+ * Every agent item of a customisation list (top level and plugin children) that `shown` keeps
+ * (the caller's view, routing/gateway-entries.ts), in list order.
+ */
+export function agentItems(items: readonly Customization[], set: AgentSet, shown: (agent: string) => boolean = () => true): AgentCustomization[] {
   const out: AgentCustomization[] = [];
   const add = (item: AgentCustomization) => {
+    if (!shown(item.name)) return;
     const { enabled: _own, ...rest } = item;
     out.push(set.enabled(item.name) ? rest : { ...rest, enabled: false });
   };

@@ -15,7 +15,7 @@ import { memoryLoadedNames } from '../naming/loaded-names.js';
 import { ToolSurface } from '../catalogue/surface/tool-surface.js';
 import { McpEndpoint, type EndpointOptions } from '../inbound/endpoint.js';
 import { AgentEndpoints } from '../agents/agent-endpoints.js';
-import { agentItems, agentPrompts } from '../agents/agent-entries.js';
+import { agentItems, agentOffers, agentPrompts } from '../agents/agent-entries.js';
 import { customizationsFor } from '../customizations/access-filter.js';
 import { agentMeta, agentToolFilter } from '../agents/agent-scope.js';
 import { announcedServer, type canonicalUrls } from '../inbound/announced-server.js';
@@ -182,7 +182,11 @@ export function buildEndpoints(deps: EndpointsDeps): Endpoints {
       dataMode,
       ...(agents.agents.length === 0
         ? {}
-        : { agentPrompts: () => agentPrompts(agents), agentsResource: (access) => JSON.stringify({ items: agentItems(customizationsFor(customizations.snapshot().items, access), agents) }) }),
+        : {
+            agentPrompts: () => agentPrompts(agents),
+            agentsResource: (access, shown) => JSON.stringify({ items: agentItems(customizationsFor(customizations.snapshot().items, access), agents, shown) }),
+            agentOffers: agentOffers(agents),
+          }),
     },
   });
   const sideChannel = (name: string) =>

@@ -6,6 +6,9 @@
  *   agent's system prompt, so clients with prompt pickers offer it;
  * - the resource `portcullis://agents`: the agents as `AgentCustomization`s (JSON), for hosts
  *   that delegate to sub-agents (they read `disableModelInvocation`);
+ * - both as the caller sees them: an agent whose every tool the caller's access rules hide is
+ *   absent from both, as its endpoint answers like an unknown agent (inbound/endpoint.ts
+ *   `existsFor`); its prompt then answers like an unknown prompt;
  * - the data tools of data mode `tools` (data-tools.ts).
  *
  * The gateway's names win over an upstream's that happen to be equal (an upstream prompt or
@@ -15,6 +18,7 @@
 import type { Prompt, Resource } from '@modelcontextprotocol/server';
 import { GatewayError } from '../errors.js';
 import type { AccessProfile } from '../policy/access-policy.js';
+import { accessView } from '../policy/access-view.js';
 import type { InitOptions } from '../rpc/init-options.js';
 import { callDataTool, dataToolsOf } from './data-tools.js';
 import { routeRequest, type CallContext, type RouteScope } from './router.js';
@@ -40,7 +44,9 @@ export interface GatewayEntries {
    * caller's access profile sees it — the same view as its customisation list (an agent's `tools`
    * left out for a caller the rules narrow, since a tool name may belong to a hidden server).
    */
-  agentsResource?(access: AccessProfile | undefined): string;
+  agentsResource?(access: AccessProfile | undefined, shown: (agent: string) => boolean): string;
+  /** Whether the agent `name` offers the aggregate tool `exposed` of `server` (its `tools` allowlist). */
+  agentOffers?(agent: string, server: string, name: string, exposed: string): boolean;
   /** The data mode when the client chose none (config `catalogue.dataMode`). */
   readonly dataMode: 'resources' | 'tools';
 }
@@ -55,6 +61,28 @@ const AGENTS_RESOURCE: Resource = {
 
 function promptsOf(entries: GatewayEntries): Map<string, AgentPrompt> {
   return new Map((entries.agentPrompts?.() ?? []).map((agent) => [`${AGENT_PROMPT_PREFIX}${agent.name}`, agent]));
+}
+
+/**
+ * Which agents the caller of `scope` sees: all when its rules narrow nothing; otherwise those
+ * offering at least one tool of the caller's own list (the scope's catalogue is narrowed by the
+ * caller's access profile), as the agent's endpoint judges it. A list that cannot be fetched
+ * hides nothing more than the rules already do: such an agent stays hidden from the narrowed
+ * caller until its tools can be judged.
+ */
+async function agentsShown(entries: GatewayEntries, scope: RouteScope): Promise<(agent: string) => boolean> {
+  const offers = entries.agentOffers;
+  if (offers === undefined || accessView(scope.access).seesAll) return () => true;
+  const index = [...(await scope.catalogue.tools()).index];
+  const memo = new Map<string, boolean>();
+  return (agent) => {
+    let shown = memo.get(agent);
+    if (shown === undefined) {
+      shown = index.some(([exposed, { server, name }]) => offers(agent, server, name, exposed));
+      memo.set(agent, shown);
+    }
+    return shown;
+  };
 }
 
 /**
@@ -77,13 +105,16 @@ export async function routeWithEntries(
       const agents = promptsOf(entries);
       if (agents.size === 0) return next(method, params);
       const result = await next(method, params);
+      const shown = await agentsShown(entries, scope);
       const upstream = ((result.prompts as Prompt[] | undefined) ?? []).filter((prompt) => !agents.has(prompt.name));
-      const own: Prompt[] = [...agents].map(([name, agent]) => ({ name, ...(agent.description === undefined ? {} : { description: agent.description }) }));
+      const own: Prompt[] = [...agents]
+        .filter(([, agent]) => shown(agent.name))
+        .map(([name, agent]) => ({ name, ...(agent.description === undefined ? {} : { description: agent.description }) }));
       return { ...result, prompts: [...upstream, ...own] };
     }
     case 'prompts/get': {
       const agent = typeof p.name === 'string' ? promptsOf(entries).get(p.name) : undefined;
-      if (agent === undefined) return next(method, params);
+      if (agent === undefined || !(await agentsShown(entries, scope))(agent.name)) return next(method, params);
       return {
         ...(agent.description === undefined ? {} : { description: agent.description }),
         messages: [{ role: 'user', content: { type: 'text', text: agent.body } }],
@@ -97,7 +128,7 @@ export async function routeWithEntries(
     }
     case 'resources/read':
       if (entries.agentsResource === undefined || p.uri !== AGENTS_RESOURCE_URI) return next(method, params);
-      return { contents: [{ uri: AGENTS_RESOURCE_URI, mimeType: 'application/json', text: entries.agentsResource(scope.access) }] };
+      return { contents: [{ uri: AGENTS_RESOURCE_URI, mimeType: 'application/json', text: entries.agentsResource(scope.access, await agentsShown(entries, scope)) }] };
     case 'tools/list': {
       if ((options.dataMode ?? entries.dataMode) !== 'tools') return next(method, params);
       const result = await next(method, params);

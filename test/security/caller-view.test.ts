@@ -37,6 +37,8 @@ beforeAll(async () => {
   assertBuilt();
   const agents = writeTree(tempDir('portcullis-caller-view-agents-'), {
     'helper.md': `---\nname: helper\ndescription: Helps\ntools: [open__test_simple_text, ${HIDDEN}__test_simple_text, ${HIDDEN}__*]\n---\nYou help.\n`,
+    // Every tool of this one is on the hidden server, and its system prompt names one.
+    'keeper.md': `---\nname: keeper\ndescription: Keeps the vault\ntools: [${HIDDEN}__*]\n---\nCall ${HIDDEN}__test_simple_text first.\n`,
   });
   const policy = policyFile({ admins: ['ops'], access: { default: 'allow', rules: [{ principals: ['alice'], effect: 'deny', servers: [HIDDEN] }] } });
   gateway = await startGatewayFor(
@@ -89,6 +91,25 @@ describe.each(ERAS)('a caller whose rules hide a server, on the MCP surfaces of 
     expect(alice).toContain('helper');
     expect(alice).not.toContain(HIDDEN);
     expect(await agentsResource('ops', era)).toContain(`${HIDDEN}__test_simple_text`);
+  });
+
+  it('offers no agent whose every tool the rules hide: not in prompts/list or portcullis://agents, its prompt answered like an unknown one, its endpoint 404', async () => {
+    const { client } = await connectClient(perTest, gateway.url, era, { headers: principals.headers('alice') });
+    const prompts = (await client.listPrompts()).prompts.map((prompt) => prompt.name);
+    expect(prompts).toContain('agent:helper');
+    expect(prompts).not.toContain('agent:keeper');
+    const unknown = await client.getPrompt({ name: 'agent:no-such-agent' }).then(() => 'served', (error: Error) => error.message);
+    const keeper = await client.getPrompt({ name: 'agent:keeper' }).then((result) => JSON.stringify(result), (error: Error) => error.message);
+    expect(keeper).not.toContain(HIDDEN);
+    expect(keeper.replace('agent:keeper', 'agent:no-such-agent')).toBe(unknown);
+    expect(await agentsResource('alice', era)).not.toContain('keeper');
+    const endpoint = await rawRequest(`${gateway.url}/agents/keeper`, { method: 'POST', headers: { ...principals.headers('alice'), 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'x', version: '1' } } }) });
+    expect(endpoint.status).toBe(404);
+    // The admin is offered it on every one of those surfaces.
+    const { client: ops } = await connectClient(perTest, gateway.url, era, { headers: principals.headers('ops') });
+    expect((await ops.listPrompts()).prompts.map((prompt) => prompt.name)).toContain('agent:keeper');
+    expect(JSON.stringify(await ops.getPrompt({ name: 'agent:keeper' }))).toContain(`${HIDDEN}__test_simple_text`);
+    expect(await agentsResource('ops', era)).toContain('keeper');
   });
 
   it("offers on an agent's endpoint only the servers of the agent's list it may see", async () => {
