@@ -97,6 +97,8 @@ export interface RunningGateway {
 /** The config after the preflight rules: its warnings logged, its problems thrown as one `ConfigError`. */
 function preflighted(config: Readonly<GatewayConfig>, env: GatewayOptions['env'], logger: Logger): Readonly<GatewayConfig> {
   const checked = preflight(config, env);
+  // A refused bind alone keeps its own code (BIND_REFUSED, docs/errors.md), as the bind check on the address bound answers.
+  if (checked.bindRefused !== undefined && checked.problems.length === 1) throw checked.bindRefused;
   if (checked.problems.length > 0) throw new ConfigError([...checked.problems]);
   for (const warning of checked.warnings) logger.warn({ warning }, 'configuration warning');
   return checked.config;

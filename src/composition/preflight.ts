@@ -23,6 +23,8 @@ export interface Preflight {
   readonly problems: readonly string[];
   /** Each is logged at start and printed by `check`. */
   readonly warnings: readonly string[];
+  /** The bind rule's own refusal (`BIND_REFUSED`), also among `problems`: the start throws it as is when it is the only one. */
+  readonly bindRefused?: Error;
 }
 
 /** A path whose last segment is `sse`: where HTTP+SSE servers (MCP 2024-11-05) take their stream. */
@@ -37,10 +39,8 @@ function looksLikeSseEndpoint(url: string): boolean {
 export function preflight(parsed: Readonly<GatewayConfig>, env: Environment): Preflight {
   const { config, problems } = resolveEnvironment(parsed, env);
   const warnings: string[] = [];
-  if (isIP(config.listen.host) !== 0) {
-    const refused = refuseBind(config.listen.host, config);
-    if (refused !== undefined) problems.push(`listen.host: ${refused.message}`);
-  }
+  const refused = isIP(config.listen.host) !== 0 ? refuseBind(config.listen.host, config) : undefined;
+  if (refused !== undefined) problems.push(`listen.host: ${refused.message}`);
   for (const [name, server] of Object.entries(config.servers)) {
     if (server.transport === 'streamableHttp' && looksLikeSseEndpoint(server.url)) {
       warnings.push(
@@ -49,5 +49,5 @@ export function preflight(parsed: Readonly<GatewayConfig>, env: Environment): Pr
       );
     }
   }
-  return { config, problems, warnings };
+  return { config, problems, warnings, ...(refused === undefined ? {} : { bindRefused: refused }) };
 }

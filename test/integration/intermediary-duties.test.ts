@@ -56,8 +56,11 @@ beforeAll(async () => {
   const fixture = await startHttpFixture();
   perFile.add(() => fixture.stop());
   gateway = await startTestGateway(perFile, {
-    fx: httpServer(fixture.match),
-    web: httpServer(web.match),
+    // Per session (2026 requests on pooled 2026-era connections): the default, principal, shares
+    // one 2025-era connection per principal between both eras (docs/architecture.md, "Choosing
+    // an isolation"), and these tests are about what a 2026-era upstream connection carries.
+    fx: httpServer(fixture.match, { isolation: 'session' }),
+    web: httpServer(web.match, { isolation: 'session' }),
     sharedweb: httpServer(web.match, { isolation: 'shared' }),
     spy: { transport: 'stdio', command: process.execPath, args: [SPY_JS, '--stdio', '--log', join(dir, 'spy.jsonl')] },
   });
