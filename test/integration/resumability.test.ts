@@ -330,7 +330,8 @@ describe.each(['memory', 'redis'] as const)('the %s store’s byte budget seen t
     expect(seqsOf(await eventsOf(recent))).toEqual(seqsOf(events).slice(-9));
     if (kind === 'redis') {
       // Redis holds the budget too, not just the gateway's ledger.
-      const keys = await keysUnder(SHARED_REDIS_URL, prefix);
+      // The session's event stream; tool pins share the prefix (`<prefix>integrity:…`, docs/security.md).
+      const keys = (await keysUnder(SHARED_REDIS_URL, prefix)).filter((key) => !key.startsWith(`${prefix}integrity:`));
       expect(keys).toHaveLength(1);
       const bytes = await withRedis(SHARED_REDIS_URL, async (client) => {
         const entries = await client.xRange(keys[0]!, '-', '+');
