@@ -22,7 +22,7 @@ describe('parseConfig: valid configurations', () => {
     expect(config.listen).toEqual({ host: '127.0.0.1', port: 8787, path: '/mcp' });
     expect(config.catalogue.separator).toBe('__');
     const files = config.servers.files!;
-    expect(files).toMatchObject({ transport: 'stdio', args: [], env: {}, framing: 'auto', mode: 'required', isolation: 'session' });
+    expect(files).toMatchObject({ transport: 'stdio', args: [], env: {}, framing: 'auto', mode: 'required', isolation: 'principal' });
   });
 
   it('accepts a Streamable HTTP server with headers and envHeaders', () => {

@@ -209,7 +209,7 @@ describe('/metrics', () => {
 describe('servers a client brings, in /metrics', () => {
   it('name no series, during the session or after it ends: their server and tools are unknown', async () => {
     const { gateway } = await startPluginGateway(cleanup, {}, { sessionServers: { allow: true, stdio: true, maxPerSession: 2 } });
-    const chosen = `chosen-${Math.random().toString(36).slice(2, 10)}`;
+    const chosen = `chosen-${seededRandom('metrics-endpoint a client-brought server name').int(36 ** 6, 36 ** 7).toString(36)}`;
     const server = stdioServer(newMarker(), { isolation: 'shared' });
     const init = await rawRequest(gateway.url, {
       headers: { ...MCP_POST_HEADERS },
