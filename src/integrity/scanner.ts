@@ -53,7 +53,6 @@ export const MAX_SCANNED_CHARS = 256 * 1024;
 /** Most flags reported per definition. */
 const MAX_FLAGS = 8;
 
-// ---------------------------------------------------------------------------------------------
 // Invisible and direction-changing characters.
 
 /** Always invisible to a reader: zero-width spaces and marks, bidi controls, word joiners and invisible operators, BOM, tags. */
@@ -111,7 +110,6 @@ function describeHidden(found: readonly string[]): string {
     .join(', ');
 }
 
-// ---------------------------------------------------------------------------------------------
 // Markup and phrases aimed at the model.
 
 const DIRECTIVES: ReadonlyArray<{ re: RegExp; what: string }> = [
@@ -134,7 +132,6 @@ const DIRECTIVES: ReadonlyArray<{ re: RegExp; what: string }> = [
   { re: /\b(you\s+are\s+now|new\s+instructions\s*:|(reveal|print|repeat|leak)\s+(your|the)\s+system\s+prompt)/i, what: 'an attempt to re-instruct the model' },
 ];
 
-// ---------------------------------------------------------------------------------------------
 // Reading or passing on secrets.
 
 const SECRET = /(~\/\.ssh\b|\.ssh\/|\bid_(rsa|dsa|ecdsa|ed25519)\b|(^|[\s"'`(/=])\.env\b|~\/\.aws\b|\.aws\/credentials|\bmcp\.json\b|\.npmrc\b|\.netrc\b|\.pgpass\b|\.git-credentials\b|\/etc\/(shadow|passwd)\b|\.kube\/config\b|\.docker\/config\.json\b|\.gnupg\b|\bprivate[_ -]key\b|\b(api[_ -]?key|access[_ -]token|password)s?\s+(of|from)\s+(the\s+)?(user|environment|config))/i;
@@ -145,7 +142,6 @@ function sentences(text: string): string[] {
   return text.split(/(?<=[.!?])\s+|\n+/);
 }
 
-// ---------------------------------------------------------------------------------------------
 // Other servers' tools.
 
 const CALLS = /\b(call|calls|calling|use|using|invoke|invoking|run|execute|trigger|send\s+\w+\s+(via|through|with|using))\b/i;
