@@ -113,6 +113,10 @@ describe('diffConfigs', () => {
     const next = config((raw) => Object.assign(raw.servers, { c: { transport: 'streamableHttp', url: 'https://c.example.com/mcp' } }));
     const diff = diffConfigs(running, next, running.servers, next.servers, new Map([['c', earlier]]));
     expect(diff.add).toEqual([]);
-    expect(diff.needsRestart).toEqual(['servers.c.upstreamAuth: the server of that name a reload removed had perUser credentials; naming it again needs a restart']);
+    // Its isolation differs too: perUser defaults to session, the new entry to principal.
+    expect(diff.needsRestart).toEqual([
+      'servers.c.isolation: differs from the server of that name a reload removed; naming it again with another isolation needs a restart',
+      'servers.c.upstreamAuth: the server of that name a reload removed had perUser credentials; naming it again needs a restart',
+    ]);
   });
 });
