@@ -1,7 +1,7 @@
 /**
  * Agent endpoints, `<path>/agents/<name>` (the namespaced name as one path segment): one full MCP
  * endpoint of both eras per agent, built on its first request and kept, whose catalogue is the
- * agent's `tools` allowlist AND-ed onto everything the gateway already hides (agent-scope.ts).
+ * agent's `tools` allowlist AND-ed onto everything the gateway already hides (agent-entries.ts).
  *
  * Enablement is asked on every request (the agent set's seam), never cached: an agent disabled
  * now answers 404 exactly like an unknown one, whatever sessions it had. Its endpoint is kept

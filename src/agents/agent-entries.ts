@@ -5,7 +5,8 @@
  * `enabled: false` when it is not served now (its own decision or its plugin's).
  */
 import type { AgentCustomization, Customization } from '../customizations/types.js';
-import type { AgentSet } from '../plugins/agent-set.js';
+import type { VisibilityFilter } from '../catalogue/merge.js';
+import type { AgentSet, ServedAgent } from '../plugins/agent-set.js';
 import { compileAgentTools, type AgentToolCheck } from '../policy/agent-tools.js';
 import type { AgentPrompt } from '../routing/gateway-entries.js';
 
@@ -54,4 +55,24 @@ export function agentItems(items: readonly Customization[], set: AgentSet, shown
     else if (item.type === 'plugin') for (const child of item.children ?? []) if (child.type === 'agent') add(child);
   }
   return out;
+}
+
+/*
+ * What an agent's endpoint is built from: the gateway's visibility filter AND the agent's `tools`
+ * allowlist (policy/agent-tools.ts), the agent's body as instructions, its name as `serverInfo`,
+ * its `model` in the handshake `_meta`. One predicate serves `tools/list` and the re-check of
+ * every `tools/call` (the catalogue's), so a tool outside the list answers exactly like an
+ * unknown tool, and search and `call_tool` (deferral) see only what the agent may use.
+ */
+/** `_meta` key of the agent's model in its endpoint's handshake result. */
+export const AGENT_MODEL_META = 'portcullis/model';
+
+export function agentToolFilter(gateway: VisibilityFilter, agent: ServedAgent): VisibilityFilter {
+  const allows = compileAgentTools(agent.declaration.tools);
+  return (server, name, exposed) => gateway(server, name, exposed) && allows(server, name, exposed);
+}
+
+/** The agent's part of its endpoint's handshake `_meta`. */
+export function agentMeta(agent: ServedAgent): Record<string, unknown> {
+  return agent.declaration.model === undefined ? {} : { [AGENT_MODEL_META]: agent.declaration.model };
 }
