@@ -64,7 +64,7 @@ async function main(): Promise<void> {
         dispatcherFor: () => createEgressDispatcher({ server: 'echo', allowPrivateNetwork: true, connectTimeoutMs: 10_000, logger }),
       };
       const connector = createConnector('echo', config, deps, logger);
-      const link = await UpstreamLink.connect({ server: 'echo', transport: connector.transport, negotiation: 'legacy', requestTimeoutMs: 30_000, logger, clientCapabilities: {} });
+      const link = await UpstreamLink.connect({ server: 'echo', transport: connector.transport, negotiation: '2025', requestTimeoutMs: 30_000, logger, clientCapabilities: {} });
       await measure(link, Math.min(2000, calls));
       const before = threadTicks();
       const t0 = performance.now();

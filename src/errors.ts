@@ -7,6 +7,7 @@
  * error body (docs/errors.md lists every code, status and condition). Messages must never contain secrets: header values, env-sourced values,
  * tokens, commands or URLs (docs/decisions.md, "Errors").
  */
+import type { Era } from './rpc/era.js';
 
 /** JSON-RPC 2.0 and MCP wire error codes (kept apart from local error codes). */
 export const WireCode = {
@@ -250,14 +251,11 @@ export const taxonomy: Readonly<Record<GatewayErrorCode, readonly [rpc: number, 
   MISSING_CLIENT_CAPABILITY: [WireCode.MissingRequiredClientCapability, 400],
 };
 
-/** The protocol era of the client an error answers: its revision decides a few codes. */
-export type WireEra = '2025' | '2026';
-
 /**
  * The JSON-RPC code of `code` for a client of `era`: resource not found is -32002 up to MCP
  * 2025-11-25 and -32602 from 2026-07-28 (SEP-2164), with `data.uri` in both.
  */
-function wireCodeOf(code: GatewayErrorCode, era: WireEra | undefined): number {
+function wireCodeOf(code: GatewayErrorCode, era: Era | undefined): number {
   if (code === 'UNKNOWN_RESOURCE' && era === '2026') return WireCode.InvalidParams;
   return taxonomy[code][0];
 }
@@ -267,7 +265,7 @@ function wireCodeOf(code: GatewayErrorCode, era: WireEra | undefined): number {
  * become a generic internal error: their messages may carry details we did not vet. `era` is
  * the asking client's, when known (a 2025-era client when not).
  */
-export function toJsonRpcError(error: unknown, era?: WireEra): JsonRpcErrorBody {
+export function toJsonRpcError(error: unknown, era?: Era): JsonRpcErrorBody {
   if (error instanceof UpstreamRpcError) {
     return error.data === undefined
       ? { code: error.rpcCode, message: error.message }

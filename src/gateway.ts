@@ -378,7 +378,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       ...(hidesNothing(config.policy.access) ? {} : { access: compileAccessPolicy(config.policy.access) }),
     });
     metrics.attach({
-      legacySessions: () => endpoints.sessionCount(),
+      sessions2025: () => endpoints.sessionCount(),
       upstreams: () => registry.status(),
       stdioChildren: () => registry.stdioChildren(),
       userCredentials: () => userTokens.size,

@@ -94,7 +94,7 @@ async function connect(url: string, era: Era): Promise<{ client: Client; transpo
 }
 
 /** One sessionless 2026-07-28 request over plain HTTP (the SDK 2.x client does not parse a `task` result). */
-async function modernRequest(url: string, method: string, params: Json, capabilities: Json): Promise<Json> {
+async function request2026(url: string, method: string, params: Json, capabilities: Json): Promise<Json> {
   const name = method === 'tools/call' ? params.name : params.taskId;
   const response = await fetch(url, {
     method: 'POST',
@@ -139,11 +139,11 @@ async function modernRequest(url: string, method: string, params: Json, capabili
 async function callWithTasksExtension(url: string, name: string, args: Json): Promise<string> {
   const capabilities = { ...CAPABILITIES, extensions: { [TASKS_EXTENSION]: {} } };
   try {
-    const created = await modernRequest(url, 'tools/call', { name, arguments: args }, capabilities);
+    const created = await request2026(url, 'tools/call', { name, arguments: args }, capabilities);
     if (created.resultType !== 'task') return `with it: answered ${String(created.resultType)}, not a task`;
     const taskId = created.taskId as string;
     for (let polls = 0; polls < 150; polls += 1) {
-      const task = await modernRequest(url, 'tasks/get', { taskId }, capabilities);
+      const task = await request2026(url, 'tasks/get', { taskId }, capabilities);
       if (task.status === 'completed') return `with it (raw HTTP): ok as a task, \`tasks/get\` inlines the result`;
       if (task.status === 'failed' || task.status === 'cancelled') return `with it: task ${String(task.status)}`;
       await new Promise((resolve) => setTimeout(resolve, 200));

@@ -30,8 +30,8 @@ import { createLegacySessions, jsonRpcError } from './legacy-sessions.js';
 
 /** What a factory learns about the instance it is building. */
 export interface ServeContext {
-  /** `legacy`: one 2025-era session; `modern`: one 2026-07-28 request. */
-  era: 'legacy' | 'modern';
+  /** The client's protocol era: '2025', one session; '2026', one 2026-07-28 request. */
+  era: '2025' | '2026';
   /** Publishes list-changed / resource-updated events to open 2026-era `subscriptions/listen` streams. */
   notify: ServerNotifier;
 }
@@ -76,13 +76,13 @@ export async function serveBothEras(options: ServeBothErasOptions): Promise<Both
   const allowedHosts = localhostAllowedHostnames();
   const allowedOrigins = localhostAllowedOrigins();
 
-  const modern = createMcpHandler((ctx) => options.factory({ era: ctx.era, notify: modern.notify }), {
+  const modern = createMcpHandler((ctx) => options.factory({ era: ctx.era === 'legacy' ? '2025' : '2026', notify: modern.notify }), {
     legacy: 'reject',
     maxRequestBodySize: maxBody,
     onerror: options.onerror,
   });
   const legacy = createLegacySessions({
-    factory: () => options.factory({ era: 'legacy', notify: modern.notify }),
+    factory: () => options.factory({ era: '2025', notify: modern.notify }),
     maxSessions: options.maxSessions ?? 64,
     eventStore: options.eventStore,
     retryInterval: options.retryInterval,

@@ -14,7 +14,7 @@ import { mergeCapabilities, mergeInstructions } from '../catalogue/merge.js';
 import { primaryInfo, type PrimaryInfo } from '../routing/primaries.js';
 import { mergeTaskCapability, TASKS_EXTENSION } from '../routing/tasks/task-capabilities.js';
 import type { ScopeOptions } from '../routing/scope-options.js';
-import type { Era } from './gateway-server.js';
+import type { Era } from '../rpc/era.js';
 import { reachesPerUserServer } from '../routing/session-credentials.js';
 import type { AccessView } from '../policy/access-view.js';
 
@@ -63,7 +63,7 @@ export function endpointIdentity(source: IdentitySource, era: Era, view: AccessV
   capabilities.logging = {};
   // A per-user server shows what it serves only once a session's token reaches it: a 2025
   // session is told of all three lists, so it hears them change when it authenticates.
-  const perUser = era === 'legacy' && reachesPerUserServer(source.registry, source.servers.names);
+  const perUser = era === '2025' && reachesPerUserServer(source.registry, source.servers.names);
   for (const key of ['tools', 'prompts', 'resources'] as const) {
     if (capabilities[key] !== undefined || perUser) capabilities[key] = { ...capabilities[key], listChanged: true };
   }
@@ -71,8 +71,8 @@ export function endpointIdentity(source: IdentitySource, era: Era, view: AccessV
   if (source.gatewayResources === true) capabilities.resources = { ...capabilities.resources, subscribe: true, listChanged: true };
   // Tasks: the 2025 capability or the 2026 extension, when some upstream takes tool tasks.
   const tasks = source.tasks ? mergeTaskCapability(every) : undefined;
-  if (tasks !== undefined && era === 'legacy') capabilities.tasks = tasks;
-  if (tasks !== undefined && era === 'modern') capabilities.extensions = { ...capabilities.extensions, [TASKS_EXTENSION]: {} };
+  if (tasks !== undefined && era === '2025') capabilities.tasks = tasks;
+  if (tasks !== undefined && era === '2026') capabilities.extensions = { ...capabilities.extensions, [TASKS_EXTENSION]: {} };
   const instructions =
     source.instructionsFor?.(parts) ??
     (source.servers.names.length === 1 ? (parts[0]?.instructions ?? source.instructions) : mergeInstructions(source.instructions, parts));

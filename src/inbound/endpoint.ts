@@ -25,7 +25,8 @@ import { readJsonRpcBody, type BodyLimits } from './body.js';
 import { accessView, type AccessView } from '../policy/access-view.js';
 import { ANYONE, chargeRequest, refusedRequest, requestIdOf, type Caller } from './entrance.js';
 import type { IncomingBody } from './incoming-body.js';
-import { createGatewayServer, type Era } from './gateway-server.js';
+import { createGatewayServer } from './gateway-server.js';
+import type { Era } from '../rpc/era.js';
 import { endpointIdentity, type EndpointIdentity } from './endpoint-identity.js';
 import type { LegacySession } from './legacy-session.js';
 import { EndpointSessions } from './endpoint-sessions.js';
@@ -140,7 +141,7 @@ export class McpEndpoint {
     this.sessions = new EndpointSessions({
       endpoint: options,
       readOptions: sessionOptions,
-      identity: (access) => this.identity('legacy', accessView(access)),
+      identity: (access) => this.identity('2025', accessView(access)),
       extras: (access) => this.extras(accessView(access)),
       sharedCatalogue: (access) => this.stateless.catalogueFor(undefined, access),
     });
@@ -174,11 +175,11 @@ export class McpEndpoint {
         const access = accessOf(context.authInfo);
         const scope = stateless.forPrincipal(principal === '' ? undefined : principal, named?.workspace, named?.capabilities, access);
         const view = accessView(access);
-        const identity = this.identity('modern', view);
+        const identity = this.identity('2026', view);
         return createGatewayServer(
           {
             ...identity,
-            era: 'modern',
+            era: '2026',
             logger: options.logger,
             ...metricsOption(options.metrics),
             ...observersOption(options.observers),

@@ -26,8 +26,8 @@ import type { GatewayMetrics } from '../observability/metrics.js';
 import { requestLabels } from '../routing/request-labels.js';
 import { observeRequest, type RequestObservers } from './request-observers.js';
 import type { AccessProfile } from '../policy/access-policy.js';
+import type { Era } from '../rpc/era.js';
 
-export type Era = 'legacy' | 'modern';
 
 /** Client notifications relayed to a session's own upstream connections (the SDK handles the rest). */
 const RELAYED_CLIENT_NOTIFICATIONS = new Set(['notifications/roots/list_changed']);
@@ -79,7 +79,7 @@ function requestOptions(signal: AbortSignal | undefined) {
 export function callSink(ctx: ServerContext, era: Era, clientCapabilities?: ClientCapabilities): DownstreamSink {
   const cancelled = () => ctx.mcpReq.signal.aborted;
   return {
-    canRequest: era === 'legacy',
+    canRequest: era === '2025',
     ...(clientCapabilities === undefined ? {} : { clientCapabilities }),
     request: (message, signal) =>
       cancelled() ? Promise.reject(new Error('the call was cancelled')) : ctx.mcpReq.send(message, passThroughResult, requestOptions(signal)),
@@ -104,7 +104,7 @@ export function sessionSink(server: Server): DownstreamSink {
  * `_meta` envelope (2026-07-28: declared per request, never carried over from another request).
  */
 function requestClientCapabilities(server: Server, ctx: ServerContext, era: Era): ClientCapabilities | undefined {
-  if (era === 'legacy') return server.getClientCapabilities();
+  if (era === '2025') return server.getClientCapabilities();
   return (ctx.mcpReq.envelope as Record<string, unknown> | undefined)?.[CLIENT_CAPABILITIES_META_KEY] as ClientCapabilities | undefined;
 }
 
@@ -185,7 +185,7 @@ export function createGatewayServer(options: GatewayServerOptions, scopeOf: (req
       options.pollAfterMs !== undefined && closeSse !== undefined ? setTimeout(() => closeSse(), options.pollAfterMs) : undefined;
     const sink = callSink(ctx, options.era, requestClientCapabilities(server, ctx, options.era) ?? {});
     const call: CallContext = { sink, signal: ctx.mcpReq.signal, meta: clientMeta(request, ctx), era: options.era };
-    const paramHeaders = options.era === 'modern' ? paramHeadersOf(ctx.http?.req?.headers) : undefined;
+    const paramHeaders = options.era === '2026' ? paramHeadersOf(ctx.http?.req?.headers) : undefined;
     if (paramHeaders !== undefined) call.headers = paramHeaders;
     const line: Record<string, unknown> = { rpc: request.method, session: sessionTag(ctx.sessionId), era: options.era };
     if (request.method === 'tools/call' || request.method === 'prompts/get') line.name = params.name;
@@ -207,7 +207,7 @@ export function createGatewayServer(options: GatewayServerOptions, scopeOf: (req
             params,
             sessionId: ctx.sessionId,
             requestId: ctx.mcpReq.id,
-            principal: options.era === 'legacy' ? options.principal : ctx.http?.authInfo?.clientId,
+            principal: options.era === '2025' ? options.principal : ctx.http?.authInfo?.clientId,
             headers: ctx.http?.req?.headers,
             meta: call.meta,
             access: routed.access ?? options.access,
@@ -221,7 +221,7 @@ export function createGatewayServer(options: GatewayServerOptions, scopeOf: (req
       await observe('ok');
       return result as never;
     } catch (error) {
-      const wire = toJsonRpcError(error, options.era === 'modern' ? '2026' : '2025');
+      const wire = toJsonRpcError(error, options.era);
       rpcLog.info({ ...line, outcome: 'error', code: wire.code, ms: Math.round(performance.now() - started) }, 'rpc');
       observed?.finish(error);
       await observe('error');
@@ -231,12 +231,12 @@ export function createGatewayServer(options: GatewayServerOptions, scopeOf: (req
     }
   };
   server.fallbackRequestHandler = (request, ctx) => forward(request as never, ctx);
-  if (options.capabilities.logging !== undefined && options.era === 'legacy') {
+  if (options.capabilities.logging !== undefined && options.era === '2025') {
     // The SDK answers logging/setLevel itself when logging is declared; the level belongs to
     // the upstreams that log, so route it (the SDK still validates the level first).
     server.setRequestHandler('logging/setLevel', (request, ctx) => forward(request as never, ctx));
   }
-  if (options.era === 'modern' && options.capabilities.extensions?.[TASKS_EXTENSION] !== undefined) {
+  if (options.era === '2026' && options.capabilities.extensions?.[TASKS_EXTENSION] !== undefined) {
     // 2026-07-28 removed tasks/get and tasks/cancel from the core; the tasks extension reuses
     // the names, which the SDK dispatches only to a handler registered with its own schema.
     for (const method of ['tasks/get', 'tasks/cancel'] as const) {

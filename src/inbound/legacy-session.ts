@@ -143,7 +143,7 @@ export class LegacySession {
         version: options.version,
         capabilities: options.capabilities,
         instructions: options.instructions,
-        era: 'legacy',
+        era: '2025',
         logger: options.logger,
         pollAfterMs: options.pollAfterMs,
         ...(options.metrics === undefined ? {} : { metrics: options.metrics }),

@@ -67,7 +67,7 @@ export interface RequestSample {
 /** What the gauges read at scrape time (each a snapshot of state the gateway already keeps). */
 export interface MetricSources {
   /** 2025-era sessions held by this replica (the 2026 era is sessionless). */
-  legacySessions(): number;
+  sessions2025(): number;
   /** One row per configured upstream with its current state. */
   upstreams(): readonly { server: string; state: string }[];
   /** Live stdio child processes, by server. */
@@ -159,8 +159,8 @@ export class GatewayMetrics {
       registers,
       collect() {
         const sources = read();
-        this.set({ era: 'legacy' }, sources?.legacySessions() ?? 0);
-        this.set({ era: 'modern' }, 0);
+        this.set({ era: '2025' }, sources?.sessions2025() ?? 0);
+        this.set({ era: '2026' }, 0);
       },
     });
     new Gauge({

@@ -42,7 +42,7 @@ export async function forwardRequest(
       for (let round = 0; ; round++) {
         // The link writes the upstream `_meta` from the client's (rpc/request-meta.ts).
         const result = await link.request(method, roundParams, { sink, signal, meta: call.meta, headers: call.headers });
-        if (result.resultType !== 'input_required' || call.era === 'modern') return observe === undefined ? result : observe(link, result);
+        if (result.resultType !== 'input_required' || call.era === '2026') return observe === undefined ? result : observe(link, result);
         if (round >= MAX_INPUT_ROUNDS) {
           throw new GatewayError('UPSTREAM_UNAVAILABLE', `upstream "${server}" asked for input too many times`, { server });
         }
@@ -50,7 +50,7 @@ export async function forwardRequest(
       }
     });
   const bridge = scope.inputBridge;
-  if (call.era === 'modern' && bridge !== undefined && INPUT_CAPABLE.has(method)) {
+  if (call.era === '2026' && bridge !== undefined && INPUT_CAPABLE.has(method)) {
     // A retry carrying our own requestState resumes the suspended call; any other state is an
     // upstream's own and travels with the request.
     if (bridge.owns(params.requestState)) return bridge.resume(params.requestState, params.inputResponses, call.sink, call.signal);

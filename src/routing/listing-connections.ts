@@ -95,7 +95,7 @@ export class ListingConnections {
   linkFor(server: string, set: ReturnType<typeof listingSet>): Promise<UpstreamLink> | undefined {
     if (set === undefined) return undefined;
     const entry = this.registry.entry(server);
-    if (entry.config.isolation !== 'session' || entry.primary.current?.modern !== false) return undefined;
+    if (entry.config.isolation !== 'session' || entry.primary.current?.era !== '2025') return undefined;
     let slots = this.sets.get(set.key);
     if (slots === undefined) {
       slots = new Map();

@@ -61,7 +61,7 @@ const subscriptionId = (server: string, uri: string, key: ConnectionKey | undefi
 
 /** A connection that takes `resources/subscribe`: a 2025-era one that declared it. */
 function subscribable(link: UpstreamLink): boolean {
-  return !link.modern && link.capabilities.resources?.subscribe === true;
+  return link.era === '2025' && link.capabilities.resources?.subscribe === true;
 }
 
 function withoutMeta(params: Record<string, unknown>): Record<string, unknown> {

@@ -23,6 +23,7 @@ import { forwardRequest } from './forward-request.js';
 import { presentTaskSupport } from './tasks/task-capabilities.js';
 import type { TaskScope } from './tasks/task-scope.js';
 import type { AccessProfile } from '../policy/access-policy.js';
+import type { Era } from '../rpc/era.js';
 
 type Params = Record<string, unknown>;
 type Result = Record<string, unknown>;
@@ -65,7 +66,7 @@ export interface CallContext {
   /** The client's `_meta` (progress token, envelope keys), handed to the link as is (rpc/request-meta.ts). */
   meta: RequestMeta | undefined;
   /** `legacy` clients have input requests of a 2026 upstream fulfilled by the gateway. */
-  era: 'legacy' | 'modern';
+  era: Era;
   /** HTTP headers passed on to the upstream as they came (a 2026 request's `Mcp-Param-*`). */
   headers?: Record<string, string>;
 }
@@ -79,7 +80,7 @@ type Handler = (scope: RouteScope, params: Params, call: CallContext) => Promise
  */
 async function listResult(scope: RouteScope, kind: ListKind, field: string, call: CallContext): Promise<Result> {
   const { value, hint } = await scope.catalogue.listing(kind);
-  return call.era === 'modern' ? { [field]: value, ttlMs: hint.ttlMs, cacheScope: hint.cacheScope } : { [field]: value };
+  return call.era === '2026' ? { [field]: value, ttlMs: hint.ttlMs, cacheScope: hint.cacheScope } : { [field]: value };
 }
 
 const handlers: Record<string, Handler> = {
@@ -88,7 +89,7 @@ const handlers: Record<string, Handler> = {
     const presented = presentTasks(scope, merged.tools, merged.index, call);
     const listed = presented === merged.tools ? merged : { ...merged, tools: presented };
     const { result, callerLoaded } = scope.tools === undefined ? { result: { tools: listed.tools }, callerLoaded: false } : await scope.tools.list(listed, params, call);
-    if (call.era !== 'modern') return result;
+    if (call.era !== '2026') return result;
     // The merged list's own hint holds (per-principal parts already made it private), unless the
     // list shows tools this caller loaded: those are its own, and change with its next load.
     if (callerLoaded) return { ...result, ttlMs: 0, cacheScope: 'private' };

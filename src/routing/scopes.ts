@@ -132,7 +132,7 @@ export class SessionScope implements RouteScope {
         : new TaskScope({
             table: options.tasks,
             owner: this.taskOwner,
-            era: 'legacy',
+            era: '2025',
             statusSink: session.owner,
             takesTasks: (server) => acceptsToolTasks(options.registry.entries.get(server)?.primary.current?.capabilities),
             // A task on the session's own child lives as long as that child: keep it while the task does.

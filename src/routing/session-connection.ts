@@ -136,7 +136,7 @@ export class SessionConnection implements OwnConnection {
     const credentialOwner = this.options.credentialOwner;
     const link = await registry.connect(server, {
       owner,
-      era: 'legacy',
+      era: '2025',
       clientCapabilities: this.options.clientCapabilities() ?? {},
       ...(credentialOwner === undefined ? {} : { credentialOwner }),
     });

@@ -130,7 +130,7 @@ export class StatelessScope {
             tasks: new TaskScope({
               table: this.taskTable,
               owner: `principal:${JSON.stringify(principal ?? null)}`,
-              era: 'modern',
+              era: '2026',
               takesTasks: (server) => acceptsToolTasks(this.registry.entries.get(server)?.primary.current?.capabilities),
             }),
             withTaskLink: (server, fn) => this.registry.entry(server).policy.run({ era: '2026', key, task: true }, fn),

@@ -6,6 +6,7 @@
  */
 import type { ClientCapabilities } from '@modelcontextprotocol/client';
 import { CLIENT_CAPABILITIES_META_KEY } from './client-capabilities.js';
+import type { Era } from './era.js';
 
 /** Every `_meta` field of one client request, as sent. Frozen: nothing on the way rebuilds it. */
 export type RequestMeta = Readonly<Record<string, unknown>>;
@@ -29,7 +30,7 @@ export function progressTokenOf(meta: RequestMeta | undefined): string | number 
 
 export interface UpstreamMetaOptions {
   /** The connection speaks 2026-07-28: the envelope goes with the request, with the client's capabilities. */
-  modern: boolean;
+  era: Era;
   /** The requesting client's capabilities (sent per request to a 2026 upstream). */
   clientCapabilities: ClientCapabilities | undefined;
   /** The link's own token for this call (progress is mapped back to the client's). */
@@ -56,12 +57,12 @@ export function upstreamMeta(meta: RequestMeta | undefined, options: UpstreamMet
   const out: Record<string, unknown> = Object.fromEntries(
     Object.keys(meta ?? {})
       .filter((key) => key !== 'progressToken' && key !== OPTIONS_META_KEY)
-      .filter((key) => options.modern || !key.startsWith(ENVELOPE_PREFIX))
+      .filter((key) => options.era === '2026' || !key.startsWith(ENVELOPE_PREFIX))
       .filter((key) => options.traceContext === undefined || !TRACE_KEYS.has(key))
       .map((key) => [key, meta![key]]),
   );
   if (options.traceContext !== undefined) Object.assign(out, options.traceContext);
-  if (options.modern && options.clientCapabilities !== undefined) out[CLIENT_CAPABILITIES_META_KEY] = options.clientCapabilities;
+  if (options.era === '2026' && options.clientCapabilities !== undefined) out[CLIENT_CAPABILITIES_META_KEY] = options.clientCapabilities;
   if (options.progressToken !== undefined) out.progressToken = options.progressToken;
   return Object.keys(out).length === 0 ? undefined : out;
 }

@@ -18,14 +18,13 @@
  * `run` adds the one retry when an HTTP upstream forgot the connection's session.
  */
 import type { Logger } from '../observability/logger.js';
+import type { Era } from '../rpc/era.js';
 import { upstreamSessionLost } from './connector.js';
 import { sessionNeeded } from './credentials/user-tokens.js';
 import type { UpstreamLink } from './link.js';
 import type { ConnectionKey } from './principal-connections.js';
 import type { ServerEntry } from './registry-entry.js';
 
-/** The protocol era of a caller: a 2025 session, or a sessionless 2026-07-28 request. */
-export type Era = '2025' | '2026';
 
 /** A connection held for one call, whichever kind it is. */
 export interface HeldConnection {

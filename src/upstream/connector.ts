@@ -6,7 +6,7 @@ import type { ChildCensus } from './child-census.js';
 import type { ServerConfig } from '../config/schema.js';
 import type { Logger } from '../observability/logger.js';
 import { createSseTransport } from './sse.js';
-import { createHttpTransport, httpSessionExpired, preferLegacyHandshake, type HttpConnectorDeps } from './streamable-http.js';
+import { createHttpTransport, httpSessionExpired, prefer2025Handshake, type HttpConnectorDeps } from './streamable-http.js';
 import { createStdioTransport } from './stdio.js';
 import { AutoWire } from './auto-http.js';
 import type { Wire } from './peer.js';
@@ -22,19 +22,19 @@ export interface ConnectorDeps extends HttpConnectorDeps {
 
 export interface Connector {
   transport: Wire;
-  negotiation: 'auto' | 'legacy';
+  negotiation: 'auto' | '2025';
 }
 
 export function createConnector(server: string, config: ServerConfig, deps: ConnectorDeps, logger: Logger): Connector {
   switch (config.transport) {
     case 'stdio':
       // Most stdio servers are 2025-era; probing in place would cost a timeout on silent ones.
-      return { transport: createStdioTransport(server, config, deps.parentEnv, logger, deps.maxMessageBytes, deps.census), negotiation: 'legacy' };
+      return { transport: createStdioTransport(server, config, deps.parentEnv, logger, deps.maxMessageBytes, deps.census), negotiation: '2025' };
     case 'streamableHttp':
       return { transport: createHttpTransport(server, config, deps, logger), negotiation: 'auto' };
     case 'sse':
       // The transport of 2024-11-05: there is no 2026 era to probe for.
-      return { transport: createSseTransport(server, config, deps, logger), negotiation: 'legacy' };
+      return { transport: createSseTransport(server, config, deps, logger), negotiation: '2025' };
     case 'auto':
       return {
         transport: new AutoWire({
@@ -57,14 +57,14 @@ export function createConnector(server: string, config: ServerConfig, deps: Conn
  * (`negotiation` overrides the connector's). stdio and HTTP+SSE servers are reached with the 2025
  * handshake already; a Streamable HTTP server is asked for it first, then negotiated with.
  */
-export function connectLegacyEra<T>(config: ServerConfig, open: (negotiation?: 'legacy') => Promise<T>, logger: Logger): Promise<T> {
+export function connect2025<T>(config: ServerConfig, open: (negotiation?: '2025') => Promise<T>, logger: Logger): Promise<T> {
   switch (config.transport) {
     case 'stdio':
     case 'sse':
       return open();
     case 'streamableHttp':
     case 'auto':
-      return preferLegacyHandshake(open, logger);
+      return prefer2025Handshake(open, logger);
     default: {
       const unreachable: never = config;
       throw new TypeError(`unknown transport ${(unreachable as { transport: string }).transport}`);

@@ -5,15 +5,16 @@
  */
 import { ProtocolError, SdkError, SdkErrorCode, SdkHttpError } from '@modelcontextprotocol/client';
 import { GatewayError, UpstreamError, UpstreamRpcError, WireCode } from '../errors.js';
+import type { Era } from '../rpc/era.js';
 
-export function classifyUpstreamFailure(server: string, error: unknown, modern = false): Error {
+export function classifyUpstreamFailure(server: string, error: unknown, era: Era = '2025'): Error {
   if (error instanceof GatewayError || error instanceof UpstreamRpcError) return error;
   if (error instanceof ProtocolError) return new UpstreamRpcError(error.code, error.message, error.data);
   if (error instanceof SdkHttpError) {
     // A 2026 upstream answers an unknown method with HTTP 404 (no sessions there to expire), which
     // the SDK surfaces as an HTTP error: it is the upstream's -32601 (docs/decisions.md,
     // "Behaviours the code is built around").
-    if (modern && error.status === 404) return new UpstreamRpcError(WireCode.MethodNotFound, 'Method not found');
+    if (era === '2026' && error.status === 404) return new UpstreamRpcError(WireCode.MethodNotFound, 'Method not found');
     return new UpstreamError('UPSTREAM_UNAVAILABLE', server, `answered HTTP ${error.status}`, error);
   }
   if (error instanceof SdkError) {

@@ -23,10 +23,10 @@ import { findCause, UpstreamError, UpstreamRpcError } from '../errors.js';
 import type { RpcPeer } from './peer.js';
 
 /** The 2026 revision, the only one of its era the gateway speaks upstream. */
-export const MODERN_PROTOCOL_VERSION = '2026-07-28';
+export const PROTOCOL_2026 = '2026-07-28';
 
 /** The 2025-era revisions a server may answer `initialize` with; the first is offered. */
-const LEGACY_VERSIONS: readonly string[] = SUPPORTED_PROTOCOL_VERSIONS.filter((version) => version < MODERN_PROTOCOL_VERSION);
+const VERSIONS_2025: readonly string[] = SUPPORTED_PROTOCOL_VERSIONS.filter((version) => version < PROTOCOL_2026);
 
 const SERVER_INFO_META_KEY = 'io.modelcontextprotocol/serverInfo';
 
@@ -42,7 +42,7 @@ export interface Handshake {
 }
 
 export interface HandshakeOptions {
-  negotiation: 'auto' | 'legacy';
+  negotiation: 'auto' | '2025';
   clientCapabilities: ClientCapabilities;
   timeoutMs: number;
 }
@@ -63,11 +63,11 @@ export async function handshake(peer: RpcPeer, options: HandshakeOptions): Promi
 async function initialize(peer: RpcPeer, options: HandshakeOptions): Promise<Handshake> {
   const result = await peer.request(
     'initialize',
-    { protocolVersion: LEGACY_VERSIONS[0], capabilities: options.clientCapabilities, clientInfo: CLIENT_INFO },
+    { protocolVersion: VERSIONS_2025[0], capabilities: options.clientCapabilities, clientInfo: CLIENT_INFO },
     { timeoutMs: options.timeoutMs },
   );
   const version = result.protocolVersion;
-  if (typeof version !== 'string' || !LEGACY_VERSIONS.includes(version)) {
+  if (typeof version !== 'string' || !VERSIONS_2025.includes(version)) {
     throw new UpstreamError('UPSTREAM_START_FAILED', peer.server, 'answered initialize with a protocol version the gateway does not speak');
   }
   peer.setProtocolVersion(version);
@@ -83,7 +83,7 @@ async function initialize(peer: RpcPeer, options: HandshakeOptions): Promise<Han
 /** The `server/discover` probe: the 2026 handshake, or undefined to fall back to `initialize`. */
 async function probe(peer: RpcPeer, options: HandshakeOptions): Promise<Handshake | undefined> {
   const envelope = {
-    [PROTOCOL_VERSION_META_KEY]: MODERN_PROTOCOL_VERSION,
+    [PROTOCOL_VERSION_META_KEY]: PROTOCOL_2026,
     [CLIENT_INFO_META_KEY]: CLIENT_INFO,
     [CLIENT_CAPABILITIES_META_KEY]: options.clientCapabilities,
   };
@@ -95,13 +95,13 @@ async function probe(peer: RpcPeer, options: HandshakeOptions): Promise<Handshak
     throw error;
   }
   const supported = result.supportedVersions;
-  if (!Array.isArray(supported) || !supported.includes(MODERN_PROTOCOL_VERSION) || !isObject(result.capabilities)) return undefined;
+  if (!Array.isArray(supported) || !supported.includes(PROTOCOL_2026) || !isObject(result.capabilities)) return undefined;
   peer.useEnvelope(envelope);
-  peer.setProtocolVersion(MODERN_PROTOCOL_VERSION);
+  peer.setProtocolVersion(PROTOCOL_2026);
   const meta = result._meta;
   const info = isObject(meta) ? meta[SERVER_INFO_META_KEY] : undefined;
   return {
-    protocolVersion: MODERN_PROTOCOL_VERSION,
+    protocolVersion: PROTOCOL_2026,
     capabilities: result.capabilities as ServerCapabilities,
     serverInfo: isObject(info) && typeof info.name === 'string' && typeof info.version === 'string' ? info : undefined,
     instructions: typeof result.instructions === 'string' ? result.instructions : undefined,
@@ -125,5 +125,5 @@ function probeUnknown(error: unknown): boolean {
 function refusesEveryRevision(code: number, data: unknown): boolean {
   if (code !== (ProtocolErrorCode.UnsupportedProtocolVersion as number) || !isObject(data) || !Array.isArray(data.supported)) return false;
   const supported = data.supported.filter((version): version is string => typeof version === 'string');
-  return supported.some((version) => version >= MODERN_PROTOCOL_VERSION) && !supported.includes(MODERN_PROTOCOL_VERSION);
+  return supported.some((version) => version >= PROTOCOL_2026) && !supported.includes(PROTOCOL_2026);
 }

@@ -29,7 +29,8 @@ import { STALE_LISTS, type ChangedList } from './server-changes.js';
 import { startUpstreamSpan } from '../observability/tracing.js';
 import { spanFailureOf } from '../observability/span-failure.js';
 import { RpcPeer, type Wire } from './peer.js';
-import { handshake, MODERN_PROTOCOL_VERSION, type Handshake } from './handshake.js';
+import { handshake, PROTOCOL_2026, type Handshake } from './handshake.js';
+import type { Era } from '../rpc/era.js';
 
 /** The handshake's own bound, whatever a server's per-request timeout is. */
 const HANDSHAKE_TIMEOUT_MS = 30_000;
@@ -47,7 +48,7 @@ export interface LinkOptions {
   /** The connector's wire (connector.ts); the link starts it. */
   transport: Wire;
   /** `auto` probes with `server/discover` (HTTP); `legacy` runs the 2025 `initialize` handshake. */
-  negotiation: 'auto' | 'legacy';
+  negotiation: 'auto' | '2025';
   requestTimeoutMs: number;
   logger: Logger;
   /**
@@ -125,7 +126,7 @@ export class UpstreamLink {
         this.peer
           .request(method, cursor === undefined ? {} : { cursor }, { timeoutMs: this.requestTimeoutMs })
           .then(complete, (error: unknown) => {
-            throw classifyUpstreamFailure(this.server, error, this.modern);
+            throw classifyUpstreamFailure(this.server, error, this.era);
           }),
     });
   }
@@ -151,7 +152,7 @@ export class UpstreamLink {
       await link.peer.close();
       throw new UpstreamError('UPSTREAM_START_FAILED', options.server, reason, error);
     }
-    if (link.modern) link.changes.start();
+    if (link.era === '2026') link.changes.start();
     return link;
   }
 
@@ -172,10 +173,10 @@ export class UpstreamLink {
     return this.settled?.protocolVersion;
   }
 
-  /** True when the connection negotiated the stateless 2026 revision (or later). */
-  get modern(): boolean {
+  /** The era the connection negotiated: '2026' for the stateless 2026-07-28 revision (or later). */
+  get era(): Era {
     const version = this.protocolVersion;
-    return version !== undefined && version >= MODERN_PROTOCOL_VERSION;
+    return version !== undefined && version >= PROTOCOL_2026 ? '2026' : '2025';
   }
 
   get closed(): boolean {
@@ -220,7 +221,7 @@ export class UpstreamLink {
     const span = startUpstreamSpan(this.server, method, params);
     // Our own progress token upstream, mapped back to the client's on every relayed notification.
     const meta = upstreamMeta(options.meta, {
-      modern: this.modern,
+      era: this.era,
       clientCapabilities: options.sink.clientCapabilities,
       progressToken: call.progressToken,
       ...(span === undefined ? {} : { traceContext: span.carrier }),
@@ -231,7 +232,7 @@ export class UpstreamLink {
         call,
         signal: options.signal,
         timeoutMs: this.requestTimeoutMs,
-        headers: options.headers !== undefined && this.modern ? options.headers : undefined,
+        headers: options.headers !== undefined && this.era === '2026' ? options.headers : undefined,
       });
     try {
       // An aborted signal or a timeout cancels upstream (peer.ts): `notifications/cancelled` on
@@ -242,7 +243,7 @@ export class UpstreamLink {
       return complete(result);
     } catch (error) {
       await call.chain;
-      const failure = classifyUpstreamFailure(this.server, error, this.modern);
+      const failure = classifyUpstreamFailure(this.server, error, this.era);
       span?.end(spanFailureOf(failure));
       throw failure;
     } finally {

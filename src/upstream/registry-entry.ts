@@ -57,8 +57,8 @@ export interface ServerEntry {
 export interface ConnectOptions {
   /** Receives what no call can be credited with (a 2025 session's standalone stream). */
   owner?: DownstreamSink;
-  /** `legacy`: prefer the 2025 revision (a 2025 session's own connection). */
-  era?: 'legacy' | 'any';
+  /** `'2025'`: prefer the 2025 revision (a 2025 session's own connection). */
+  era?: '2025' | 'any';
   /**
    * What arrives while one call's request is the only one open is that call's: a pooled lease
    * (one call at a time), or a principal's own connection (every call on it is that principal's).
@@ -129,7 +129,7 @@ export function createServerEntry(name: string, config: ServerConfig, settings: 
           maxPerPrincipal: Math.max(1, Math.ceil(maxSessionChildren / 2)),
           idleTimeoutMs: settings.principalIdleTimeoutMs,
           // The 2025 revision where offered: 2025 sessions share it (subscriptions, log levels).
-          connect: (key) => settings.connect(name, { era: 'legacy', exclusive: true, credentialOwner: { kind: 'principal', principal: key.principal } }),
+          connect: (key) => settings.connect(name, { era: '2025', exclusive: true, credentialOwner: { kind: 'principal', principal: key.principal } }),
           logger,
         })
       : undefined;

@@ -16,7 +16,7 @@ import { GatewayError } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
 import { ChildCensus } from './child-census.js';
 import { POOLED_CONNECTION_CAPABILITIES, SHARED_CONNECTION_CAPABILITIES } from '../rpc/client-capabilities.js';
-import { connectLegacyEra, createConnector, upstreamSessionLost, type ConnectorDeps } from './connector.js';
+import { connect2025, createConnector, upstreamSessionLost, type ConnectorDeps } from './connector.js';
 import type { HeldConnection } from './connection-policy.js';
 import { UpstreamLink } from './link.js';
 import { announceToolsChanged } from './server-restart.js';
@@ -136,8 +136,8 @@ export class UpstreamRegistry {
 
   /**
    * A fresh connection to one server; `owner` receives what no call can be credited with.
-   * `era: 'legacy'` (a 2025 session's own connection) speaks the 2025 revision to an upstream
-   * that offers it (`connectLegacyEra`: how depends on the upstream kind).
+   * `era: '2025'` (a 2025 session's own connection) speaks the 2025 revision to an upstream
+   * that offers it (`connect2025`: how depends on the upstream kind).
    */
   async connect(name: string, options: ConnectOptions = {}): Promise<UpstreamLink> {
     this.lifecycle.refuseStopped(name);
@@ -208,7 +208,7 @@ export class UpstreamRegistry {
     const clientCapabilities = options.clientCapabilities ?? (exclusive ? POOLED_CONNECTION_CAPABILITIES : SHARED_CONNECTION_CAPABILITIES);
     const config = this.entry(name).config;
     const logger = this.logger.child({ server: name });
-    const open = (negotiation?: 'legacy') => {
+    const open = (negotiation?: '2025') => {
       // Connectors name their server in their own log fields; only the link needs the child.
       const deps = { ...this.options.deps, census: this.census, credentialOwner: options.credentialOwner };
       const connector = createConnector(name, config, deps, this.logger);
@@ -223,7 +223,7 @@ export class UpstreamRegistry {
         clientCapabilities,
       });
     };
-    return era === 'legacy' ? connectLegacyEra(config, open, logger) : open();
+    return era === '2025' ? connect2025(config, open, logger) : open();
   }
 
   /** True when `error` of a call to `name` means the upstream forgot the connection's session. */

@@ -426,9 +426,9 @@ export function httpSessionExpired(error: unknown): boolean {
  * to end; an upstream that refuses the 2025 handshake (it only speaks 2026) is negotiated with.
  * `open` makes one connection attempt with a fresh transport.
  */
-export async function preferLegacyHandshake<T>(open: (negotiation?: 'legacy') => Promise<T>, logger: Logger): Promise<T> {
+export async function prefer2025Handshake<T>(open: (negotiation?: '2025') => Promise<T>, logger: Logger): Promise<T> {
   try {
-    return await open('legacy');
+    return await open('2025');
   } catch (error) {
     // A refusal for want of authorization is no refusal of the revision: the other handshake
     // would be refused the same way (and a per-user token it refused is already dropped).

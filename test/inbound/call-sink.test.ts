@@ -22,7 +22,7 @@ describe('callSink', () => {
 
   it('relays a live call’s notifications and requests to its own stream', async () => {
     const seen: unknown[] = [];
-    const sink = callSink(context(new AbortController().signal, seen), 'legacy');
+    const sink = callSink(context(new AbortController().signal, seen), '2025');
     await sink.notify(note);
     await sink.request(ask, undefined);
     expect(seen).toEqual([note, ask]);
@@ -31,7 +31,7 @@ describe('callSink', () => {
   it('drops a cancelled call’s late messages: its id may already belong to a new request', async () => {
     const controller = new AbortController();
     const seen: unknown[] = [];
-    const sink = callSink(context(controller.signal, seen), 'legacy');
+    const sink = callSink(context(controller.signal, seen), '2025');
     controller.abort();
     await sink.notify(note);
     await expect(sink.request(ask, undefined)).rejects.toThrow(/cancelled/);

@@ -30,7 +30,7 @@ export const REAL_NAMES: ReadonlySet<string> = new Set([
 ]);
 
 export const MODERN_VERSION = '2026-07-28';
-export const LEGACY_VERSIONS = ['2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05'] as const;
+export const VERSIONS_2025 = ['2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05'] as const;
 
 /** MCP methods either era knows, requests and notifications (client → server). */
 export const KNOWN_METHODS: readonly string[] = [
@@ -133,7 +133,7 @@ export const accept = fc.option(
 );
 
 export const protocolVersion = fc.option(
-  fc.oneof(fc.constantFrom(MODERN_VERSION, ...LEGACY_VERSIONS, '9999-12-31', '2025-13-45', '', 'latest'), headerValue),
+  fc.oneof(fc.constantFrom(MODERN_VERSION, ...VERSIONS_2025, '9999-12-31', '2025-13-45', '', 'latest'), headerValue),
   { nil: undefined, freq: 3 },
 );
 
@@ -243,7 +243,7 @@ function paramsFor(method: string): fc.Arbitrary<Record<string, unknown>> {
       });
     case 'initialize':
       return fc.record({
-        protocolVersion: fc.constantFrom(...LEGACY_VERSIONS),
+        protocolVersion: fc.constantFrom(...VERSIONS_2025),
         capabilities: fc.constant({}),
         clientInfo: fc.constant({ name: 'fuzz', version: '1.0.0' }),
       });

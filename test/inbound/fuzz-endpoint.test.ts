@@ -40,7 +40,7 @@ import {
   invalidJsonRpcMessage,
   jsonRpcShaped,
   jsonValueBody,
-  LEGACY_VERSIONS,
+  VERSIONS_2025,
   MAX_DEPTH,
   MODERN_VERSION,
   nearlyJsonBody,
@@ -371,7 +371,7 @@ async function fuzz<T>(arbitrary: fc.Arbitrary<T>, numRuns: number, check: (valu
 // Properties
 
 const POST_HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
-const LEGACY_HEADER = { 'mcp-protocol-version': LEGACY_VERSIONS[0] };
+const LEGACY_HEADER = { 'mcp-protocol-version': VERSIONS_2025[0] };
 
 /** Random protocol-version, Mcp-Method and session headers on an otherwise well-headed POST. */
 const postWithRandomMcpHeaders = (bodies: fc.Arbitrary<string | Buffer>) =>
@@ -601,12 +601,12 @@ describe('fuzzing inside a live 2025-era session', () => {
         jsonrpc: '2.0',
         id: 1,
         method: 'initialize',
-        params: { protocolVersion: LEGACY_VERSIONS[0], capabilities: {}, clientInfo: { name: 'fuzz-live', version: '1.0.0' } },
+        params: { protocolVersion: VERSIONS_2025[0], capabilities: {}, clientInfo: { name: 'fuzz-live', version: '1.0.0' } },
       }),
     });
     const id = init.headers['mcp-session-id'];
     if (init.status !== 200 || typeof id !== 'string') throw new Error(`initialize failed with HTTP ${init.status}`);
-    live = { id, version: LEGACY_VERSIONS[0] };
+    live = { id, version: VERSIONS_2025[0] };
     const initialized = await send({
       method: 'POST',
       path: '/mcp',

@@ -103,7 +103,7 @@ async function spiedClient(era: Era, capabilities: ClientCapabilities): Promise<
 
 interface WhoAmI {
   pid: number;
-  era: 'legacy' | 'modern';
+  era: '2025' | '2026';
   initialize: ClientCapabilities | null;
   perRequest: ClientCapabilities | null;
 }
@@ -122,7 +122,7 @@ describe('a 2025 session’s own connection', () => {
   it.each(['spy', 'web'])('to %s is initialised with the client’s empty capabilities, not invented ones', async (server) => {
     const { client } = await spiedClient('2025', {});
     const seen = await whoami(client, server);
-    expect(seen.era).toBe('legacy');
+    expect(seen.era).toBe('2025');
     expect(seen.initialize).toEqual({});
   });
 
@@ -231,7 +231,7 @@ describe('connections no single client owns', () => {
     const sampler = await spiedClient('2026', { sampling: {} });
     const plain = await spiedClient('2026', {});
     const first = await whoami(sampler.client, server);
-    expect(first.era).toBe('modern');
+    expect(first.era).toBe('2026');
     expect(first.perRequest).toEqual({ sampling: {} });
     expect((await whoami(plain.client, server)).perRequest).toEqual({});
   });

@@ -69,7 +69,7 @@ afterEach(() => perTest.run());
 afterAll(() => perFile.run());
 
 interface Seen {
-  era: 'legacy' | 'modern';
+  era: '2025' | '2026';
   traceparent: string | null;
   paramHeaders: Record<string, string>;
 }
@@ -108,7 +108,7 @@ describe('Mcp-Param-* headers', () => {
   it.each(['web', 'sharedweb'])('a header the gateway does not recognise reaches the %s upstream as sent', async (server) => {
     const { client } = await connectClient(perTest, gateway.url, '2026');
     const seen = await whoami(client, server, { headers: { 'Mcp-Param-Tenant': 'acme', 'Mcp-Param-Zone': '=?base64?ZXU=?=' } });
-    expect(seen.era).toBe('modern');
+    expect(seen.era).toBe('2026');
     expect(seen.paramHeaders).toEqual({ 'mcp-param-tenant': 'acme', 'mcp-param-zone': '=?base64?ZXU=?=' });
   });
 
@@ -123,7 +123,7 @@ describe('Mcp-Param-* headers', () => {
   it('a 2025 session’s Mcp-Param-* headers are not forwarded: that revision defines none', async () => {
     const { client } = await connectClient(perTest, gateway.url, '2025');
     const seen = await whoami(client, 'web', { headers: { 'Mcp-Param-Tenant': 'acme' } });
-    expect(seen.era).toBe('legacy');
+    expect(seen.era).toBe('2025');
     expect(seen.paramHeaders).toEqual({});
   });
 });

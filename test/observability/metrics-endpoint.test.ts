@@ -57,8 +57,8 @@ describe('/metrics', () => {
     expect(count({ mcp_method_name: 'tools/list', server: 'b', outcome: 'ok' })).toBe(1);
     expect(parsed.find(`${DURATION}_bucket`, { gen_ai_tool_name: 'a__test_simple_text', le: '+Inf' })[0]?.value).toBe(2);
 
-    expect(parsed.value('portcullis_sessions', { era: 'legacy' })).toBe(2);
-    expect(parsed.value('portcullis_sessions', { era: 'modern' })).toBe(0);
+    expect(parsed.value('portcullis_sessions', { era: '2025' })).toBe(2);
+    expect(parsed.value('portcullis_sessions', { era: '2026' })).toBe(0);
     expect(parsed.value('portcullis_upstream_state', { server: 'a', state: 'ready' })).toBe(1);
     expect(parsed.value('portcullis_upstream_state', { server: 'a', state: 'error' })).toBe(0);
     expect(parsed.value('portcullis_stdio_children', { server: 'a' })).toBeGreaterThanOrEqual(1);
@@ -137,7 +137,7 @@ describe('/metrics', () => {
     const other = (await scrape(second)).parsed;
     expect(one.value(`${DURATION}_count`, { gen_ai_tool_name: 'a__test_simple_text' })).toBe(1);
     expect(other.find(`${DURATION}_count`, { gen_ai_tool_name: 'a__test_simple_text' })).toEqual([]);
-    expect(other.value('portcullis_sessions', { era: 'legacy' })).toBe(0);
+    expect(other.value('portcullis_sessions', { era: '2025' })).toBe(0);
   });
 
   it('counts a restart when a crashed stdio upstream comes back, and tracks its children', async () => {

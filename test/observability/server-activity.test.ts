@@ -105,7 +105,7 @@ describe('server activity', () => {
 describe('the metrics feed', () => {
   it('feeds each gateway server its samples and labels a server a client brought as unknown, with its tools', async () => {
     const metrics = new GatewayMetrics();
-    metrics.attach({ legacySessions: () => 0, upstreams: () => [], stdioChildren: () => new Map(), isServer: (name) => name === 'files' });
+    metrics.attach({ sessions2025: () => 0, upstreams: () => [], stdioChildren: () => new Map(), isServer: (name) => name === 'files' });
     metrics.observeRequest({ method: 'tools/call', server: 'files', tool: 'files__read', outcome: 'ok', seconds: 0.004 });
     metrics.observeRequest({ method: 'tools/call', server: 'files', tool: 'files__read', outcome: 'error', seconds: 0.006 });
     for (let i = 0; i < 50; i++) metrics.observeRequest({ method: 'tools/call', server: `session.brought-${i}`, tool: `session.brought-${i}__x`, outcome: 'ok', seconds: 0.001 });

@@ -46,7 +46,7 @@ afterAll(async () => {
 });
 
 function call(meta?: Record<string, unknown>): CallContext & { sink: ReturnType<typeof recordingSink> } {
-  return { sink: recordingSink(), signal: new AbortController().signal, meta, era: 'legacy' };
+  return { sink: recordingSink(), signal: new AbortController().signal, meta, era: '2025' };
 }
 
 async function refusal(promise: Promise<unknown>): Promise<GatewayError> {

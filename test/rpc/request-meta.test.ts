@@ -30,14 +30,14 @@ describe('request meta', () => {
   });
 
   it('gives a 2025 upstream the client’s own fields and the link’s token: no envelope, no gateway options', () => {
-    expect(upstreamMeta(client, { modern: false, clientCapabilities: { roots: {} }, progressToken: 41 })).toEqual({
+    expect(upstreamMeta(client, { era: '2025', clientCapabilities: { roots: {} }, progressToken: 41 })).toEqual({
       traceparent: '00-abc-def-01',
       progressToken: 41,
     });
   });
 
   it('gives a 2026 upstream the envelope with the requesting client’s capabilities', () => {
-    expect(upstreamMeta(client, { modern: true, clientCapabilities: { elicitation: {} }, progressToken: undefined })).toEqual({
+    expect(upstreamMeta(client, { era: '2026', clientCapabilities: { elicitation: {} }, progressToken: undefined })).toEqual({
       traceparent: '00-abc-def-01',
       [CAPS]: { elicitation: {} },
       'io.modelcontextprotocol/protocolVersion': '2026-07-28',
@@ -47,22 +47,22 @@ describe('request meta', () => {
   it('puts the gateway’s trace context of a traced call in place of the client’s, keeping the rest', () => {
     const traced = requestMeta({ traceparent: '00-client-01', tracestate: 'vendor=client', custom: 1 });
     const gateway = { traceparent: '00-gateway-01' };
-    expect(upstreamMeta(traced, { modern: false, clientCapabilities: undefined, progressToken: 7, traceContext: gateway })).toEqual({
+    expect(upstreamMeta(traced, { era: '2025', clientCapabilities: undefined, progressToken: 7, traceContext: gateway })).toEqual({
       traceparent: '00-gateway-01',
       custom: 1,
       progressToken: 7,
     });
-    expect(upstreamMeta(undefined, { modern: false, clientCapabilities: undefined, progressToken: undefined, traceContext: gateway })).toEqual(gateway);
+    expect(upstreamMeta(undefined, { era: '2025', clientCapabilities: undefined, progressToken: undefined, traceContext: gateway })).toEqual(gateway);
   });
 
   it('leaves `_meta` out when nothing is left to send', () => {
-    expect(upstreamMeta(requestMeta({ progressToken: 1, 'portcullis/options': {} }), { modern: false, clientCapabilities: undefined, progressToken: undefined })).toBeUndefined();
-    expect(upstreamMeta(undefined, { modern: false, clientCapabilities: {}, progressToken: undefined })).toBeUndefined();
+    expect(upstreamMeta(requestMeta({ progressToken: 1, 'portcullis/options': {} }), { era: '2025', clientCapabilities: undefined, progressToken: undefined })).toBeUndefined();
+    expect(upstreamMeta(undefined, { era: '2025', clientCapabilities: {}, progressToken: undefined })).toBeUndefined();
   });
 
   it('relays a client key named __proto__ as a key, never as the prototype of the upstream _meta', () => {
     const hostile = requestMeta(JSON.parse('{"__proto__": {"injected": true}, "custom": 1}'));
-    const out = upstreamMeta(hostile, { modern: false, clientCapabilities: undefined, progressToken: undefined })!;
+    const out = upstreamMeta(hostile, { era: '2025', clientCapabilities: undefined, progressToken: undefined })!;
     expect(Object.getPrototypeOf(out)).toBe(Object.prototype);
     expect((out as { injected?: unknown }).injected).toBeUndefined();
     expect(JSON.parse(JSON.stringify(out))).toEqual(JSON.parse('{"__proto__": {"injected": true}, "custom": 1}'));

@@ -89,7 +89,7 @@ describe('UpstreamRegistry', () => {
   it('opens a fresh connection per connect, and bounds only session children of stdio servers', async () => {
     const upstreams = registry(serverConfigs({ own: stdioServer(newMarker(), { isolation: 'session' }), shared: stdioServer(newMarker(), { isolation: 'shared' }) }));
     const first = await upstreams.connect('own');
-    const second = await upstreams.connect('own', { era: 'legacy', owner: recordingSink() });
+    const second = await upstreams.connect('own', { era: '2025', owner: recordingSink() });
     try {
       expect(first).not.toBe(second);
       expect(first.closed || second.closed).toBe(false);

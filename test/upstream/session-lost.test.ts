@@ -2,7 +2,7 @@
  * An HTTP upstream that forgets a session (restart, expiry) answers 404 to the session's next
  * request (MCP 2025-11-25, Transports, "Session Management"); the upstream kind says so
  * (`upstreamSessionLost`) and the call is retried once on a fresh connection. A 2025 session's own
- * connection to a Streamable HTTP upstream asks for the 2025 handshake first (`connectLegacyEra`).
+ * connection to a Streamable HTTP upstream asks for the 2025 handshake first (`connect2025`).
  * The real path runs a session scope over the HTTP fixture behind a proxy that forgets sessions
  * on demand; NETWORK SAFETY: everything binds and dials 127.0.0.1.
  */
@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UpstreamError } from '../../src/errors.js';
 import { createEgressDispatcher } from '../../src/net/egress-guard.js';
 import { SessionScope } from '../../src/routing/scopes.js';
-import { connectLegacyEra, upstreamSessionLost } from '../../src/upstream/connector.js';
+import { connect2025, upstreamSessionLost } from '../../src/upstream/connector.js';
 import { UpstreamRegistry } from '../../src/upstream/registry.js';
 import type { ReadyProcess } from '../fixtures/spawn-until-ready.js';
 import { forwardTo, listenOnLoopback } from '../integration/harness/loopback-proxy.js';
@@ -41,22 +41,22 @@ describe('upstreamSessionLost', () => {
   });
 });
 
-describe('connectLegacyEra', () => {
+describe('connect2025', () => {
   it('asks a Streamable HTTP upstream for the 2025 handshake first, then negotiates', async () => {
     const asked: Array<string | undefined> = [];
-    const opened = await connectLegacyEra(configs.web!, async (negotiation) => {
+    const opened = await connect2025(configs.web!, async (negotiation) => {
       asked.push(negotiation);
-      if (negotiation === 'legacy') throw new Error('2026 only');
+      if (negotiation === '2025') throw new Error('2026 only');
       return 'negotiated';
     }, logger);
     expect(opened).toBe('negotiated');
-    expect(asked).toEqual(['legacy', undefined]);
+    expect(asked).toEqual(['2025', undefined]);
   });
 
   it('connects once when the 2025 handshake works, and once for kinds that always speak 2025', async () => {
-    for (const [server, expected] of [['web', ['legacy']], ['local', [undefined]], ['old', [undefined]]] as const) {
+    for (const [server, expected] of [['web', ['2025']], ['local', [undefined]], ['old', [undefined]]] as const) {
       const asked: Array<string | undefined> = [];
-      await connectLegacyEra(configs[server]!, async (negotiation) => void asked.push(negotiation), logger);
+      await connect2025(configs[server]!, async (negotiation) => void asked.push(negotiation), logger);
       expect(asked).toEqual(expected);
     }
   });

@@ -99,7 +99,7 @@ function webConfig() {
   }).web!;
 }
 
-function connectWeb(negotiation: 'auto' | 'legacy'): Promise<UpstreamLink> {
+function connectWeb(negotiation: 'auto' | '2025'): Promise<UpstreamLink> {
   const connector = createConnector('web', webConfig(), { ...deps, allowedEnvNames: undefined, maxMessageBytes: 1024, dispatcherFor: () => createEgressDispatcher({ server: 'web', allowPrivateNetwork: true, connectTimeoutMs: 5_000, logger }) }, logger);
   return UpstreamLink.connect({ server: 'web', transport: connector.transport, negotiation, requestTimeoutMs: 10_000, logger, clientCapabilities: {}, exclusive: true });
 }
@@ -113,7 +113,7 @@ beforeEach(async () => {
     web: { transport: 'streamableHttp', url: upstream.url, allowPrivateNetwork: true, headers: { 'x-static': 'configured' }, envHeaders: { 'x-token': 'LEAN_TEST_TOKEN' } },
   }).web!;
   const connector = createConnector('web', config, { ...deps, allowedEnvNames: undefined, maxMessageBytes: 1024, dispatcherFor: () => createEgressDispatcher({ server: 'web', allowPrivateNetwork: true, connectTimeoutMs: 5_000, logger }) }, logger);
-  link = await UpstreamLink.connect({ server: 'web', transport: connector.transport, negotiation: 'legacy', requestTimeoutMs: 10_000, logger, clientCapabilities: {}, exclusive: true });
+  link = await UpstreamLink.connect({ server: 'web', transport: connector.transport, negotiation: '2025', requestTimeoutMs: 10_000, logger, clientCapabilities: {}, exclusive: true });
   posts.length = 0;
   return () => link.close();
 });
@@ -194,7 +194,7 @@ describe('the Streamable HTTP wire', () => {
     modern = true;
     const modernLink = await connectWeb('auto');
     try {
-      expect(modernLink.modern).toBe(true);
+      expect(modernLink.era).toBe('2026');
       posts.length = 0;
       await modernLink.request('tools/call', { name: 'echo', arguments: { text: 'a' } }, { sink: recordingSink() });
       await modernLink.request('tools/call', { name: 'café', arguments: { text: 'b' } }, { sink: recordingSink() });
@@ -211,7 +211,7 @@ describe('the Streamable HTTP wire', () => {
     getStreamSends = { jsonrpc: '2.0', method: 'notifications/tools/list_changed' };
     gets.length = 0;
     const heard = new Promise<string>((resolve) => {
-      void connectWeb('legacy').then((opened) => {
+      void connectWeb('2025').then((opened) => {
         opened.on((event) => {
           if (event.kind === 'listChanged') resolve(event.list);
         });

@@ -29,6 +29,7 @@ import type { LoadedTools } from './loaded-tools.js';
 import { callArguments, CALL_TOOL, META_TOOL_NAMES, metaTools, searchArguments, SEARCH_TOOLS } from './meta-tools.js';
 import { readDeferToolsOption } from './session-option.js';
 import { isPinned, type ToolSurfaceOptions } from './surface-options.js';
+import type { Era } from '../../rpc/era.js';
 
 type Params = Record<string, unknown>;
 type Result = Record<string, unknown>;
@@ -45,7 +46,7 @@ export interface SessionTools {
 
 /** What the surface needs of a call: its era, and the client's `_meta` (2026 options ride there). */
 export interface SurfaceCall {
-  readonly era: 'legacy' | 'modern';
+  readonly era: Era;
   readonly meta: Params | undefined;
 }
 
@@ -232,7 +233,7 @@ export class ToolSurface {
   }
 
   private option(session: SessionTools | undefined, call: SurfaceCall): boolean | undefined {
-    if (call.era === 'legacy') return session?.deferTools;
+    if (call.era === '2025') return session?.deferTools;
     const read = readDeferToolsOption(call.meta);
     if (!read.ok) throw new GatewayError('INVALID_PARAMS', read.message);
     return read.value;

@@ -16,6 +16,7 @@
  */
 import type { ServerCapabilities, Tool } from '@modelcontextprotocol/server';
 import { GatewayError } from '../../errors.js';
+import type { Era } from '../../rpc/era.js';
 
 /** The 2026-07-28 extension identifier (SEP-2663). */
 export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
@@ -73,10 +74,10 @@ export function taskSupportOf(tool: Pick<Tool, 'execution'>): TaskSupport {
  * part of that revision (the server decides per request), so it is removed. Returns `tool`
  * itself when nothing changes.
  */
-export function presentTaskSupport(tool: Tool, serverTakesTasks: boolean, era: 'legacy' | 'modern'): Tool {
+export function presentTaskSupport(tool: Tool, serverTakesTasks: boolean, era: Era): Tool {
   const execution = tool.execution as Record<string, unknown> | undefined;
   if (execution === undefined || !('taskSupport' in execution)) return tool;
-  if (era === 'legacy' && serverTakesTasks) return tool;
+  if (era === '2025' && serverTakesTasks) return tool;
   const { taskSupport: _dropped, ...rest } = execution;
   const { execution: _execution, ...base } = tool;
   return Object.keys(rest).length === 0 ? (base as Tool) : ({ ...base, execution: rest } as Tool);

@@ -21,6 +21,7 @@ import type { CallContext } from '../router.js';
 import { cancelsTasks, declaresTasksExtension, missingTasksExtension, taskSupportOf, type TaskSupport } from './task-capabilities.js';
 import { asTask, createdTaskOf, legacyTask, modernTask, renamed, withoutRelatedTask, withRelatedTask, type UpstreamTask } from './task-shapes.js';
 import type { TaskRecord, TaskTable } from './task-table.js';
+import type { Era } from '../../rpc/era.js';
 
 type Json = Record<string, unknown>;
 
@@ -31,7 +32,7 @@ export interface TaskScopeOptions {
   table: TaskTable;
   /** Whose tasks these are: an opaque key of the session or principal (never a raw session id). */
   owner: string;
-  era: 'legacy' | 'modern';
+  era: Era;
   /** Where status notifications of this owner's tasks go (a 2025 session's stream). */
   statusSink?: DownstreamSink;
   /** Whether `server` takes task-augmented `tools/call` (its declared capabilities). */
@@ -58,7 +59,7 @@ export class TaskScope {
   /** A `tools/call` to `tool` of `server` (params already carry the upstream's tool name). */
   async callTool(server: string, tool: { execution?: unknown } | undefined, params: Json, call: CallContext, forward: ForwardCall): Promise<Json> {
     const takes = this.options.takesTasks(server);
-    if (this.options.era === 'legacy') {
+    if (this.options.era === '2025') {
       if (params.task === undefined) return forward(params);
       if (typeof params.task !== 'object' || params.task === null || Array.isArray(params.task)) {
         throw new GatewayError('INVALID_PARAMS', '"task" must be an object');
@@ -89,7 +90,7 @@ export class TaskScope {
 
   /** One `tasks/*` request. */
   async request(method: string, params: Json, call: CallContext): Promise<Json> {
-    if (this.options.era === 'modern') return this.modernRequest(method, params, call);
+    if (this.options.era === '2026') return this.request2026(method, params, call);
     switch (method) {
       case 'tasks/get': {
         const record = this.find(params);
@@ -113,7 +114,7 @@ export class TaskScope {
     }
   }
 
-  private async modernRequest(method: string, params: Json, call: CallContext): Promise<Json> {
+  private async request2026(method: string, params: Json, call: CallContext): Promise<Json> {
     if (method !== 'tasks/get' && method !== 'tasks/cancel' && method !== 'tasks/update') {
       throw new GatewayError('NOT_SUPPORTED', `Method not found: ${method}`);
     }

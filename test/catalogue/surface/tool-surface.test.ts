@@ -22,7 +22,7 @@ const parts = [
   { server: 'other', tools: ['b1', 'b2', 'b3', 'b4', 'b5', 'b6'].map((n) => tool(`list_${n}`)) },
 ];
 const merged = mergeTools(parts, { separator: '__', filter: () => true });
-const legacy: SurfaceCall = { era: 'legacy', meta: undefined };
+const legacy: SurfaceCall = { era: '2025', meta: undefined };
 
 function surfaceFor(catalogue: Record<string, unknown>, servers: Record<string, Record<string, unknown>> = {}) {
   const config = parseConfig({
@@ -106,13 +106,13 @@ describe('loaded tools', () => {
     expect(a.announced).toBe(1);
     expect(namesOf((await viewA.list(merged, {}, legacy)).result)).toContain('pinned__make_a3');
     expect(namesOf((await viewB.list(merged, {}, legacy)).result)).toEqual(['search_tools', 'call_tool']);
-    expect(namesOf((await stateless.list(merged, {}, { era: 'modern', meta: undefined })).result)).toEqual(['search_tools', 'call_tool']);
+    expect(namesOf((await stateless.list(merged, {}, { era: '2026', meta: undefined })).result)).toEqual(['search_tools', 'call_tool']);
     expect(b.announced).toBe(0);
   });
 
   it("of a 2026 caller are kept per principal and workspace, and list for that caller alone", async () => {
     const surface = surfaceFor({ deferTools: true, maxLoadedTools: 4 });
-    const modern: SurfaceCall = { era: 'modern', meta: undefined };
+    const modern: SurfaceCall = { era: '2026', meta: undefined };
     const alice = surface.callerView('alice', undefined);
     const result = (await alice.callMeta(merged, { name: 'search_tools', arguments: { query: 'list b4', limit: 1, load: true } }, modern, () => Promise.reject(new Error('no call'))))!;
     expect((result.structuredContent as { loaded: string[] }).loaded).toEqual(['other__list_b4']);
@@ -239,9 +239,9 @@ describe('shown: per server, what tools/list lists and what it leaves to search'
   };
 
   it('agrees with list for every deferral setting, pins and a session’s loaded tools', async () => {
-    expect((await check(surfaceFor({ deferTools: false }).view(), { era: 'modern', meta: undefined })).get('pinned')).toEqual({ listed: 5, deferred: 0 });
+    expect((await check(surfaceFor({ deferTools: false }).view(), { era: '2026', meta: undefined })).get('pinned')).toEqual({ listed: 5, deferred: 0 });
     const above = surfaceFor({ deferTools: { above: 10 } }, { pinned: { alwaysLoad: ['make_a2'] } });
-    expect(await check(above.view(), { era: 'modern', meta: undefined })).toEqual(new Map([['pinned', { listed: 1, deferred: 4 }], ['other', { listed: 0, deferred: 6 }]]));
+    expect(await check(above.view(), { era: '2026', meta: undefined })).toEqual(new Map([['pinned', { listed: 1, deferred: 4 }], ['other', { listed: 0, deferred: 6 }]]));
     const own = session();
     own.loaded.load(['other__list_b3']);
     const withLoaded = surfaceFor({ deferTools: true });

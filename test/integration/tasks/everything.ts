@@ -32,7 +32,7 @@ export interface RpcAnswer {
  * One sessionless 2026-07-28 request over raw HTTP: the per-request envelope in `_meta`, the
  * routing headers (`Mcp-Method`, and `Mcp-Name` for the methods that name a tool or a task).
  */
-export async function modernRequest(
+export async function request2026(
   url: string,
   method: string,
   params: Record<string, unknown>,

@@ -8,7 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Cleanup, connectClient, errorOf, MCP_POST_HEADERS, messagesOf, MODERN_VERSION, rawRequest, startTestGateway } from '../harness.js';
-import { everythingServer, modernRequest, RESEARCH_TOOL, TASKS_EXTENSION, untilTerminal } from './everything.js';
+import { everythingServer, request2026, RESEARCH_TOOL, TASKS_EXTENSION, untilTerminal } from './everything.js';
 
 const suite = new Cleanup();
 const perTest = new Cleanup();
@@ -53,7 +53,7 @@ describe('the tasks extension for 2026-07-28 clients', () => {
   });
 
   it('acknowledges no taskIds to a client with the extension (status is not pushed: the client polls tasks/get)', async () => {
-    const created = await modernRequest(url, 'tools/call', { name: RESEARCH_TOOL, arguments: { topic: `listen-${randomUUID()}` } }, withExtension);
+    const created = await request2026(url, 'tools/call', { name: RESEARCH_TOOL, arguments: { topic: `listen-${randomUUID()}` } }, withExtension);
     const taskId = created.result!.taskId as string;
     const { messages } = await listenForTasks([taskId], true);
     const ack = messages.find((m) => m.method === 'notifications/subscriptions/acknowledged');
@@ -83,11 +83,11 @@ describe('the tasks extension for 2026-07-28 clients', () => {
 
   it('answers with a task and inlines the report in tasks/get once it completed', async () => {
     const topic = `topic-${randomUUID()}`;
-    const created = await modernRequest(url, 'tools/call', { name: RESEARCH_TOOL, arguments: { topic } }, withExtension);
+    const created = await request2026(url, 'tools/call', { name: RESEARCH_TOOL, arguments: { topic } }, withExtension);
     expect(created.result).toMatchObject({ resultType: 'task', status: 'working', ttlMs: expect.any(Number), createdAt: expect.any(String) });
     const taskId = created.result!.taskId as string;
 
-    const done = await untilTerminal(async () => (await modernRequest(url, 'tasks/get', { taskId }, withExtension)).result as Json);
+    const done = await untilTerminal(async () => (await request2026(url, 'tasks/get', { taskId }, withExtension)).result as Json);
     expect(done).toMatchObject({ resultType: 'complete', taskId, status: 'completed' });
     expect(JSON.stringify(done.result)).toContain(`# Research Report: ${topic}`);
     // 2026 tasks name the task in the task object; the 2025 related-task key is not carried over.
@@ -95,28 +95,28 @@ describe('the tasks extension for 2026-07-28 clients', () => {
   });
 
   it('does not leave a task waiting for input the gateway cannot ask a 2026 client for: it goes on to its end', async () => {
-    const created = await modernRequest(url, 'tools/call', { name: RESEARCH_TOOL, arguments: { topic: 'python', ambiguous: true } }, withExtension);
+    const created = await request2026(url, 'tools/call', { name: RESEARCH_TOOL, arguments: { topic: 'python', ambiguous: true } }, withExtension);
     const taskId = created.result!.taskId as string;
-    const done = await untilTerminal(async () => (await modernRequest(url, 'tasks/get', { taskId }, withExtension)).result as Json);
+    const done = await untilTerminal(async () => (await request2026(url, 'tasks/get', { taskId }, withExtension)).result as Json);
     expect(done.status).toBe('completed');
     expect(JSON.stringify(done.result)).toContain('# Research Report: python');
   });
 
   it('acknowledges tasks/cancel and tasks/update, and the cancelled task ends cancelled', async () => {
-    const created = await modernRequest(url, 'tools/call', { name: RESEARCH_TOOL, arguments: { topic: 'cancel me' } }, withExtension);
+    const created = await request2026(url, 'tools/call', { name: RESEARCH_TOOL, arguments: { topic: 'cancel me' } }, withExtension);
     const taskId = created.result!.taskId as string;
-    expect((await modernRequest(url, 'tasks/update', { taskId, inputResponses: { unknown: { action: 'accept' } } }, withExtension)).result).toMatchObject({
+    expect((await request2026(url, 'tasks/update', { taskId, inputResponses: { unknown: { action: 'accept' } } }, withExtension)).result).toMatchObject({
       resultType: 'complete',
     });
-    expect((await modernRequest(url, 'tasks/cancel', { taskId }, withExtension)).result).toMatchObject({ resultType: 'complete' });
-    expect(((await modernRequest(url, 'tasks/get', { taskId }, withExtension)).result as Json).status).toBe('cancelled');
+    expect((await request2026(url, 'tasks/cancel', { taskId }, withExtension)).result).toMatchObject({ resultType: 'complete' });
+    expect(((await request2026(url, 'tasks/get', { taskId }, withExtension)).result as Json).status).toBe('cancelled');
   });
 
   it('refuses tasks/get to a client without the extension, and 2025-only task methods', async () => {
-    const created = await modernRequest(url, 'tools/call', { name: RESEARCH_TOOL, arguments: { topic: 'y' } }, withExtension);
+    const created = await request2026(url, 'tools/call', { name: RESEARCH_TOOL, arguments: { topic: 'y' } }, withExtension);
     const taskId = created.result!.taskId as string;
-    expect((await modernRequest(url, 'tasks/get', { taskId })).error?.code).toBe(-32021);
-    expect((await modernRequest(url, 'tasks/result', { taskId }, withExtension)).error?.code).toBe(-32601);
-    expect((await modernRequest(url, 'tasks/list', {}, withExtension)).error?.code).toBe(-32601);
+    expect((await request2026(url, 'tasks/get', { taskId })).error?.code).toBe(-32021);
+    expect((await request2026(url, 'tasks/result', { taskId }, withExtension)).error?.code).toBe(-32601);
+    expect((await request2026(url, 'tasks/list', {}, withExtension)).error?.code).toBe(-32601);
   });
 });

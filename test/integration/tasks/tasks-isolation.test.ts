@@ -12,7 +12,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { passThroughResult } from '../../../src/rpc/pass-through.js';
 import { seededRandom } from '../../setup/random.js';
 import { bearerPrincipals, Cleanup, collectNotifications, connectClient, errorOf, startGatewayFor } from '../harness.js';
-import { everythingServer, modernRequest, RESEARCH_TOOL, TASKS_EXTENSION, untilTerminal } from './everything.js';
+import { everythingServer, request2026, RESEARCH_TOOL, TASKS_EXTENSION, untilTerminal } from './everything.js';
 
 const perTest = new Cleanup();
 afterEach(() => perTest.run());
@@ -94,19 +94,19 @@ describe('sessionless (2026-07-28) tasks, bound to their principal', () => {
     const url = await gateway('session');
     const extensions = { [TASKS_EXTENSION]: {} };
     const as = (name: string) => ({ extensions, headers: principals.headers(name) });
-    const created = await modernRequest(url, 'tools/call', { name: RESEARCH_TOOL, arguments: { topic: `t-${randomUUID()}` } }, as('alice'));
+    const created = await request2026(url, 'tools/call', { name: RESEARCH_TOOL, arguments: { topic: `t-${randomUUID()}` } }, as('alice'));
     expect(created.result).toMatchObject({ resultType: 'task', status: 'working' });
     const taskId = created.result!.taskId as string;
 
     const never = neverIssued.bytes(18).toString('base64url');
     for (const method of ['tasks/get', 'tasks/update', 'tasks/cancel']) {
       const params = method === 'tasks/update' ? { inputResponses: {} } : {};
-      const foreign = await modernRequest(url, method, { taskId, ...params }, as('bob'));
-      const unknown = await modernRequest(url, method, { taskId: never, ...params }, as('bob'));
+      const foreign = await request2026(url, method, { taskId, ...params }, as('bob'));
+      const unknown = await request2026(url, method, { taskId: never, ...params }, as('bob'));
       expect(foreign.error?.code).toBe(-32602);
       expect({ code: foreign.error?.code, message: foreign.error?.message }).toEqual({ code: unknown.error?.code, message: unknown.error?.message });
     }
-    const done = await untilTerminal(async () => (await modernRequest(url, 'tasks/get', { taskId }, as('alice'))).result as Json);
+    const done = await untilTerminal(async () => (await request2026(url, 'tasks/get', { taskId }, as('alice'))).result as Json);
     expect(done.status).toBe('completed');
   });
 });

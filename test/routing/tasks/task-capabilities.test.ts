@@ -56,21 +56,21 @@ describe('acceptsToolTasks / taskSupportOf', () => {
 describe('presentTaskSupport', () => {
   it('keeps a 2025 tool of a server that takes tool tasks as it is (same object)', () => {
     const required = tool({ taskSupport: 'required' });
-    expect(presentTaskSupport(required, true, 'legacy')).toBe(required);
+    expect(presentTaskSupport(required, true, '2025')).toBe(required);
   });
 
   it('shows a 2025 tool of a server that takes no tool tasks without task support', () => {
-    expect(presentTaskSupport(tool({ taskSupport: 'required' }), false, 'legacy')).toEqual(tool());
-    expect(presentTaskSupport(tool({ taskSupport: 'optional', other: 1 }), false, 'legacy')).toEqual(tool({ other: 1 }));
+    expect(presentTaskSupport(tool({ taskSupport: 'required' }), false, '2025')).toEqual(tool());
+    expect(presentTaskSupport(tool({ taskSupport: 'optional', other: 1 }), false, '2025')).toEqual(tool({ other: 1 }));
   });
 
   it('never shows execution.taskSupport to 2026 clients (not part of that revision)', () => {
-    expect(presentTaskSupport(tool({ taskSupport: 'required' }), true, 'modern')).toEqual(tool());
+    expect(presentTaskSupport(tool({ taskSupport: 'required' }), true, '2026')).toEqual(tool());
   });
 
   it('leaves a tool without execution untouched', () => {
     const plain = tool();
-    expect(presentTaskSupport(plain, false, 'modern')).toBe(plain);
+    expect(presentTaskSupport(plain, false, '2026')).toBe(plain);
   });
 });
 

@@ -1,0 +1,7 @@
+/**
+ * The two MCP protocol eras a client or an upstream speaks: `'2025'` for the session-based
+ * revisions (2025-03-26 … 2025-11-25, `initialize` and `Mcp-Session-Id`), `'2026'` for the
+ * stateless 2026-07-28 revision (`server/discover`, the per-request `_meta` envelope). One spelling
+ * in code, logs, metric labels and docs; "legacy" names only the 2024-11-05 HTTP+SSE transport.
+ */
+export type Era = '2025' | '2026';
