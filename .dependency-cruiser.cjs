@@ -16,6 +16,8 @@
  *   lifecycle/    graceful drain, hot reload               → upstream, leaves (composition wires it)
  *   integrity/    tool pins, the poisoning scanner, holds  → cluster (its Redis connection), leaves
  *   admin/        the admin page, tool-integrity approvals → inbound, upstream, customizations, lifecycle, integrity, leaves
+ *   customizations/ what the gateway publishes, toggles,   → inbound (body, bind rules), routing (gateway resources),
+ *                 enablement, per-user credentials          catalogue, upstream, cluster (its Redis), plugins, net, leaves
  *   leaves        config/ policy/ errors.ts observability/ naming/ rpc/: import only each other
  *
  * Type-only imports count for the layers (a type is coupling too); the cycle rule looks at value
@@ -80,6 +82,12 @@ module.exports = {
     onlyImports('net-is-low', 'net/ builds on the leaves only.', '^src/net/', 'net'),
     onlyImports('integrity-beside-the-catalogue', 'integrity/ (pins, scanner, holds) builds on the leaves and the cluster Redis connection; the catalogue and the routes call it.', '^src/integrity/', 'integrity|cluster'),
     onlyImports('lifecycle-drives-the-registry', 'lifecycle/ (drain, reload) reaches the running gateway through the registry and narrow hooks only.', '^src/lifecycle/', 'upstream'),
+    onlyImports(
+      'customizations-publish-the-gateway',
+      'customizations/ publishes servers, plugins and agents with their live state and per-scope enablement; it reads the layers below and only agents/, admin/ and the composition import it.',
+      '^src/customizations/',
+      'customizations|inbound|routing|catalogue|upstream|cluster|plugins|net',
+    ),
     onlyImports('admin-reads-the-gateway', 'admin/ reads the registry, the customisation list and reload outcomes; it serves nothing else.', '^src/admin/', 'inbound|upstream|customizations|lifecycle|integrity'),
     {
       name: 'src-not-to-tests',
