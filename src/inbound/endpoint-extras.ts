@@ -10,7 +10,7 @@ import { mergeInstructions } from '../catalogue/merge.js';
 import { gatewayText } from '../catalogue/persona.js';
 import type { GatewayEntries } from '../routing/gateway-entries.js';
 import { readInitOptions } from '../rpc/init-options.js';
-import type { Handshake } from './handshake-server.js';
+import type { Handshake } from './method-table.js';
 import { boundOptions, type OptionsBounds } from './init-options-reader.js';
 
 export interface EndpointExtrasOptions {

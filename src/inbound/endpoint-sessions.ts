@@ -18,7 +18,7 @@ import { LOCAL_HOOKS, type SessionHooks } from '../session/session-hooks.js';
 import { sessionTag } from '../observability/session-tag.js';
 import type { EndpointOptions } from './endpoint.js';
 import type { EndpointIdentity } from './endpoint-identity.js';
-import type { Handshake } from './handshake-server.js';
+import type { Handshake } from './method-table.js';
 import type { OptionsReader } from './init-options-reader.js';
 import { LegacySession, type LegacySessionOptions } from './legacy-session.js';
 

@@ -10,7 +10,7 @@ import { createMcpHandler, isLegacyRequest, type AuthInfo, type ClientCapabiliti
 import { errorResponse, type GatewayError } from '../errors.js';
 import type { GatewayEntries } from '../routing/gateway-entries.js';
 import { endpointExtras, endpointInstructions, type EndpointExtrasOptions } from './endpoint-extras.js';
-import type { Handshake } from './handshake-server.js';
+import type { Handshake } from './method-table.js';
 import { optionsReader, type OptionsReader } from './init-options-reader.js';
 import type { Logger } from '../observability/logger.js';
 import { primaryInfo } from '../routing/primaries.js';

@@ -10,7 +10,7 @@ import { randomUUID } from 'node:crypto';
 import type { ServerCapabilities, Transport } from '@modelcontextprotocol/server';
 import type { GatewayEntries } from '../routing/gateway-entries.js';
 import type { InitOptions } from '../rpc/init-options.js';
-import type { Handshake } from './handshake-server.js';
+import type { Handshake } from './method-table.js';
 import type { OptionsReader } from './init-options-reader.js';
 import type { RouteScope } from '../routing/router.js';
 import type { SessionServersScope } from '../routing/session-servers-scope.js';
@@ -82,7 +82,7 @@ export interface LegacySessionOptions {
   streamAfterMs: number;
   /** Reads and bounds the init options of the session's `initialize`; absent: `deferTools` only. */
   readOptions?: OptionsReader;
-  /** Completes the `initialize` result for this client (handshake-server.ts). */
+  /** Completes the `initialize` result for this client (method-table.ts). */
   handshake?: Handshake;
   /** The gateway's own prompts, resources and data tools. */
   entries?: GatewayEntries;
