@@ -5,8 +5,8 @@
  * stream only. The gateway subscribes upstream (`resources/subscribe`) to each named URI on the
  * connection of the server that owns it (routed as `resources/read` routes it), and unsubscribes
  * when the last listen naming it ends:
- * - `isolation: "principal"`: the caller's own connection (its principal and workspace), kept
- *   open while a subscription is on it;
+ * - `isolation: "principal"`: the caller's own connection (its principal and workspace, of the
+ *   2026 era where the upstream kind speaks it), kept open while a subscription is on it;
  * - otherwise the server's primary connection: pooled connections are leased one call at a time,
  *   so nothing long-lived can stay on them, and the primary serves every caller the same resource.
  *
@@ -132,7 +132,9 @@ export class ResourceListens {
       for (const uri of uris) {
         const server = routeResourceUri(uri, resources.index, templates.routes);
         if (server === undefined) continue;
-        const on = this.registry.entry(server).principals === undefined ? undefined : key;
+        // A principal server's subscription is on the caller's 2026 connection, as its calls are.
+        const entry = this.registry.entry(server);
+        const on = entry.principals === undefined ? undefined : entry.policy.principalKey({ era: '2026', key });
         const subscription = this.hold(server, uri, on, grant);
         wanted.push({ uri, subscription });
       }

@@ -6,8 +6,8 @@
  * (session-credentials.ts); and which connection's events reach the session:
  * - a server with connections per session: its own once open, until then the primary's list
  *   changes (its lists come from the primary meanwhile);
- * - a server with connections per principal: its principal's (shared with that principal's
- *   other sessions), until it is open the primary's list changes;
+ * - a server with connections per principal: its principal's 2025-era one (shared with that
+ *   principal's other sessions), until it is open the primary's list changes;
  * - a shared server: the primary's.
  * The session attaches each server it starts with and each one a reload adds (`attach`).
  */
@@ -113,12 +113,17 @@ export class SessionLinks {
   /** A subscription of the session's to a resource of `server` began or ended: the connection serving it counts it. */
   noteSubscription(server: string, subscribed: boolean): void {
     this.own.get(server)?.noteSubscription(subscribed);
-    this.registry.entry(server).principals?.noteSubscription(this.key, subscribed);
+    this.registry.entry(server).principals?.noteSubscription(this.principalKey(server), subscribed);
   }
 
   /** The principal connection outlives the session: a subscription it held there ends with it. */
   releaseSubscription(server: string): void {
-    this.registry.entry(server).principals?.noteSubscription(this.key, false);
+    this.registry.entry(server).principals?.noteSubscription(this.principalKey(server), false);
+  }
+
+  /** The key of this session's principal connection to `server` (its 2025-era one), as the server's policy settles it. */
+  private principalKey(server: string): ConnectionKey {
+    return this.registry.entry(server).policy.principalKey({ era: '2025', key: this.key });
   }
 
   /**
@@ -148,19 +153,20 @@ export class SessionLinks {
   /** Follows one server of the endpoint: its list changes and updates reach this session, through the connection its lists come from. */
   attach(server: string): void {
     const { onEvent } = this.options;
-    const keyId = connectionKeyId(this.key);
     const entry = this.registry.entry(server);
     const principals = entry.principals;
     if (principals !== undefined) {
       this.principalServers.add(server);
-      // This principal's connection is the session's: its changes and updates reach the session,
-      // and the primary's list changes do while the session's lists come from the primary.
+      const own = this.principalKey(server);
+      const keyId = connectionKeyId(own);
+      // This principal's 2025-era connection is the session's: its changes and updates reach the
+      // session, and the primary's list changes do while the session's lists come from the primary.
       this.unsubscribes.push(
         principals.on((key, event) => {
           if (connectionKeyId(key) === keyId) onEvent(server, event);
         }),
         entry.primary.on((event) => {
-          if (event.kind === 'listChanged' && principals.current(this.key) === undefined) onEvent(server, event);
+          if (event.kind === 'listChanged' && principals.current(own) === undefined) onEvent(server, event);
         }),
       );
       return;
@@ -204,6 +210,6 @@ export class SessionLinks {
 
   /** This session's principal connection to `server`, if it is one and open now. */
   private principalLink(server: string): UpstreamLink | undefined {
-    return this.registry.entry(server).principals?.current(this.key);
+    return this.registry.entry(server).principals?.current(this.principalKey(server));
   }
 }

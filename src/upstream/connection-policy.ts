@@ -7,11 +7,15 @@
  * | reach        | isolation   | 2025 session's call    | 2026 request's call          |
  * |--------------|-------------|------------------------|------------------------------|
  * | primary      | `shared`    | the primary            | the primary                  |
- * | primary      | `principal` | its principal's        | its principal's              |
+ * | primary      | `principal` | its principal's 2025   | its principal's 2026 (2025 where the kind speaks only that) |
  * | primary      | `session`   | the session's own      | a pooled lease               |
- * | perPrincipal | `principal` | its principal's        | its principal's              |
+ * | perPrincipal | `principal` | its principal's 2025   | its principal's 2026         |
  * | perUser      | `session`   | the session's own (its token) | refused: needs a session |
  *
+ * A principal's connection is one per era (`principalKey`, `connectionEra`), so a 2026 request is
+ * bridged to a 2026 upstream as 2026 (its `Mcp-Param-*` headers, its listens) and a 2025 session
+ * keeps the 2025 revision's subscriptions and log levels; a stdio or HTTP+SSE server speaks 2025
+ * to both, so both eras share the one connection there.
  * A 2026 call that may create a task runs on the primary (the task outlives the call, and no
  * idle reaping or lease hands the primary to anyone else). Every answer is one shape, a
  * `HeldConnection`: the link, `release` when the call is over, `drop` when the link is broken.
@@ -19,7 +23,7 @@
  */
 import type { Logger } from '../observability/logger.js';
 import type { Era } from '../rpc/era.js';
-import { upstreamSessionLost } from './connector.js';
+import { connectionEra, upstreamSessionLost } from './connector.js';
 import { sessionNeeded } from './credentials/user-tokens.js';
 import type { UpstreamLink } from './link.js';
 import type { ConnectionKey } from './principal-connections.js';
@@ -111,6 +115,12 @@ export class ConnectionPolicy {
     return this.entry.config.isolation === 'principal';
   }
 
+  /** The key `caller`'s principal connection is held under: its principal, workspace and the era that connection speaks. */
+  principalKey(caller: Pick<Caller, 'era' | 'key'>): ConnectionKey {
+    const { principal, workspace } = caller.key;
+    return { principal, workspace, era: connectionEra(this.entry.config, caller.era) };
+  }
+
   /** The connection for one call of `caller`. */
   acquire(caller: Caller): Promise<HeldConnection> {
     const { entry } = this;
@@ -119,7 +129,7 @@ export class ConnectionPolicy {
       case 'primary':
         return this.primary();
       case 'principal':
-        return this.principal(caller.key);
+        return this.principal(this.principalKey(caller));
       case 'pool': {
         // Every `session` server has a pool (registry-entry.ts); a restart swaps it in place.
         const pool = entry.pool;
@@ -171,10 +181,11 @@ export class ConnectionPolicy {
   async listLink(caller: Caller): Promise<UpstreamLink> {
     const { entry } = this;
     if (entry.reach === 'perUser' && caller.era === '2026') throw sessionNeeded(entry.name);
-    const open = caller.own?.current ?? entry.principals?.current(caller.key);
+    const key = this.principalKey(caller);
+    const open = caller.own?.current ?? entry.principals?.current(key);
     if (open !== undefined) return open;
-    if (entry.reach === 'perPrincipal' && caller.key.principal !== undefined && entry.principals !== undefined) {
-      const held = await entry.principals.acquire(caller.key);
+    if (entry.reach === 'perPrincipal' && key.principal !== undefined && entry.principals !== undefined) {
+      const held = await entry.principals.acquire(key);
       held.release();
       return held.link;
     }

@@ -10,6 +10,7 @@ import { createHttpTransport, httpSessionExpired, prefer2025Handshake, type Http
 import { createStdioTransport } from './stdio.js';
 import { AutoWire } from './auto-http.js';
 import type { Wire } from './peer.js';
+import type { Era } from '../rpc/era.js';
 
 export interface ConnectorDeps extends HttpConnectorDeps {
   /** The gateway's environment, from which a child inherits only a minimal set. */
@@ -45,6 +46,26 @@ export function createConnector(server: string, config: ServerConfig, deps: Conn
         }),
         negotiation: 'auto',
       };
+    default: {
+      const unreachable: never = config;
+      throw new TypeError(`unknown transport ${(unreachable as { transport: string }).transport}`);
+    }
+  }
+}
+
+/**
+ * The era a connection of `config` speaks to a caller of `era`: the caller's where the kind
+ * negotiates (Streamable HTTP and `auto` probe for 2026-07-28), else 2025 — a stdio connection is
+ * opened with the 2025 handshake and an HTTP+SSE one has no 2026 revision to speak.
+ */
+export function connectionEra(config: ServerConfig, era: Era): Era {
+  switch (config.transport) {
+    case 'stdio':
+    case 'sse':
+      return '2025';
+    case 'streamableHttp':
+    case 'auto':
+      return era;
     default: {
       const unreachable: never = config;
       throw new TypeError(`unknown transport ${(unreachable as { transport: string }).transport}`);

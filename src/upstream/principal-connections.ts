@@ -1,8 +1,11 @@
 /**
- * The connections of one `isolation: "principal"` server: one per authenticated principal and
- * workspace, shared by that principal's 2025 sessions and 2026 requests, so a server that keeps
- * state per connection (toggles, session resources, a note book) keeps it across all of that
- * principal's calls in either era, and never shows it to another principal.
+ * The connections of one `isolation: "principal"` server: one per authenticated principal,
+ * workspace and era, shared by that principal's calls of that era, so a server that keeps state
+ * per connection (toggles, session resources, a note book) keeps it across all of them, and never
+ * shows it to another principal. The era is the one the connection speaks (the connection policy
+ * settles it, `connectionEra`): a 2026 request reaches a 2026 upstream on a 2026-era connection
+ * (its `Mcp-Param-*` headers, 2026 listens), a 2025 session on a 2025-era one; where the kind
+ * speaks 2025 only (stdio, HTTP+SSE), both eras of a principal share its one connection.
  *
  * - A connection is opened on first use (a call, read, get, completion or subscription) and
  *   closed after `idleTimeoutMs` with no call in flight and no resource subscription on it; the
@@ -11,8 +14,8 @@
  *   the child has exited. A new key past the cap first closes the least recently used idle
  *   connection; with none idle the use is refused (`PRINCIPAL_CONNECTION_LIMIT`, naming the
  *   server), never moved onto another principal's connection.
- * - One authenticated principal holds at most `maxPerPrincipal` of them (one per workspace), so
- *   it cannot take every place by inventing workspaces. Without authentication every client is
+ * - One authenticated principal holds at most `maxPerPrincipal` of them (one per workspace and
+ *   era), so it cannot take every place by inventing workspaces. Without authentication every client is
  *   one anonymous principal: one connection per workspace for everybody, not capped beyond `max`.
  *
  * Keys are compared exactly: the principal is what authentication proved, the workspace what
@@ -22,20 +25,25 @@
 import { GatewayError } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
 import { RefusalLog } from '../observability/refusal-log.js';
+import type { Era } from '../rpc/era.js';
 import type { HeldConnection } from './connection-policy.js';
 import type { UpstreamLink } from './link.js';
 import type { LinkEvent } from './link.js';
 import { UpstreamSlot } from './slot.js';
 
-/** Whose connection: the authenticated principal (undefined without auth) and the workspace, if any. */
+/**
+ * Whose connection: the authenticated principal (undefined without auth), the workspace, if any,
+ * and the era the connection speaks (absent: 2025).
+ */
 export interface ConnectionKey {
   readonly principal: string | undefined;
   readonly workspace: string | undefined;
+  readonly era?: Era | undefined;
 }
 
-/** One string per key; principal and workspace cannot run into each other (JSON array). */
+/** One string per key; principal, workspace and era cannot run into each other (JSON array). */
 export function connectionKeyId(key: ConnectionKey): string {
-  return JSON.stringify([key.principal ?? null, key.workspace ?? null]);
+  return JSON.stringify([key.principal ?? null, key.workspace ?? null, key.era ?? '2025']);
 }
 
 export interface PrincipalConnectionsOptions {

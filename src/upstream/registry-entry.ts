@@ -45,7 +45,7 @@ export interface ServerEntry {
   readonly pool: LeasePool | undefined;
   /** Places for sessions' own child processes (stdio, `isolation: "session"`); undefined otherwise. */
   readonly sessionChildren: ChildQuota | undefined;
-  /** One connection per principal and workspace (`isolation: "principal"`); undefined otherwise. */
+  /** One connection per principal, workspace and era (`isolation: "principal"`); undefined otherwise. */
   readonly principals: PrincipalConnections | undefined;
   /** List changes heard on any connection of the server. */
   readonly changes: ServerChanges;
@@ -128,8 +128,14 @@ export function createServerEntry(name: string, config: ServerConfig, settings: 
           max: maxSessionChildren,
           maxPerPrincipal: Math.max(1, Math.ceil(maxSessionChildren / 2)),
           idleTimeoutMs: settings.principalIdleTimeoutMs,
-          // The 2025 revision where offered: 2025 sessions share it (subscriptions, log levels).
-          connect: (key) => settings.connect(name, { era: '2025', exclusive: true, credentialOwner: { kind: 'principal', principal: key.principal } }),
+          // The key's era (connection-policy.ts settles it): a 2025-era connection asks for the
+          // 2025 revision where offered, a 2026-era one negotiates as the primary does.
+          connect: (key) =>
+            settings.connect(name, {
+              era: (key.era ?? '2025') === '2025' ? '2025' : 'any',
+              exclusive: true,
+              credentialOwner: { kind: 'principal', principal: key.principal },
+            }),
           logger,
         })
       : undefined;

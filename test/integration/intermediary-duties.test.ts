@@ -20,6 +20,7 @@ import type { RunningGateway } from '../../src/gateway.js';
 import { spawnUntilReady } from '../fixtures/spawn-until-ready.js';
 import {
   assertBuilt,
+  bearerPrincipals,
   Cleanup,
   connectClient,
   httpServer,
@@ -29,6 +30,7 @@ import {
   openRawSession,
   rawRequest,
   ROOT,
+  startGatewayFor,
   startHttpFixture,
   startTestGateway,
   textOf,
@@ -43,6 +45,8 @@ const TRACEPARENT = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
 const perFile = new Cleanup();
 const perTest = new Cleanup();
 let gateway: RunningGateway;
+/** The HTTP spy's MCP URL (both eras). */
+let webUrl: string;
 
 beforeAll(async () => {
   assertBuilt();
@@ -55,12 +59,11 @@ beforeAll(async () => {
   perFile.add(() => web.stop());
   const fixture = await startHttpFixture();
   perFile.add(() => fixture.stop());
+  webUrl = web.match;
   gateway = await startTestGateway(perFile, {
-    // Per session (2026 requests on pooled 2026-era connections): the default, principal, shares
-    // one 2025-era connection per principal between both eras (docs/architecture.md, "Choosing
-    // an isolation"), and these tests are about what a 2026-era upstream connection carries.
-    fx: httpServer(fixture.match, { isolation: 'session' }),
-    web: httpServer(web.match, { isolation: 'session' }),
+    // The default isolation (principal): one connection per principal and era.
+    fx: httpServer(fixture.match),
+    web: httpServer(web.match),
     sharedweb: httpServer(web.match, { isolation: 'shared' }),
     spy: { transport: 'stdio', command: process.execPath, args: [SPY_JS, '--stdio', '--log', join(dir, 'spy.jsonl')] },
   });
@@ -72,9 +75,11 @@ interface Seen {
   era: '2025' | '2026';
   traceparent: string | null;
   paramHeaders: Record<string, string>;
+  /** The upstream session of a 2025-era HTTP connection; null on 2026. */
+  session: string | null;
 }
 
-async function whoami(client: Client, server: string, extra: { headers?: Record<string, string>; meta?: Record<string, unknown> } = {}) {
+async function whoami(client: Client, server: string, extra: { headers?: Record<string, string>; meta?: Record<string, unknown> } = {}): Promise<Seen> {
   const result = await client.callTool(
     { name: `${server}__whoami`, arguments: {}, ...(extra.meta === undefined ? {} : { _meta: extra.meta }) },
     extra.headers === undefined ? undefined : { headers: extra.headers },
@@ -125,6 +130,41 @@ describe('Mcp-Param-* headers', () => {
     const seen = await whoami(client, 'web', { headers: { 'Mcp-Param-Tenant': 'acme' } });
     expect(seen.era).toBe('2025');
     expect(seen.paramHeaders).toEqual({});
+  });
+});
+
+describe('isolation "principal" (the default) with two principals of both eras', () => {
+  it('gives each principal’s 2026 client a 2026-era connection carrying its own Mcp-Param-* headers and its 2025 sessions a 2025-era one, never another principal’s', async () => {
+    const principals = bearerPrincipals('alice', 'bob');
+    const running = await startGatewayFor(perTest, principals, { web: httpServer(webUrl) });
+    const connect = async (name: string, era: Era) => (await connectClient(perTest, running.url, era, { headers: principals.headers(name) })).client;
+    const [alice26, bob26, alice25, aliceAgain25, bob25] = await Promise.all([
+      connect('alice', '2026'),
+      connect('bob', '2026'),
+      connect('alice', '2025'),
+      connect('alice', '2025'),
+      connect('bob', '2025'),
+    ]);
+    const tenant = (name: string) => ({ headers: { 'Mcp-Param-Tenant': name } });
+    // Concurrent and interleaved: each call on the connection of its own principal and era.
+    const [a26, b26, a25, aa25, b25] = await Promise.all([
+      whoami(alice26, 'web', tenant('alice')),
+      whoami(bob26, 'web', tenant('bob')),
+      whoami(alice25, 'web', tenant('alice')),
+      whoami(aliceAgain25, 'web'),
+      whoami(bob25, 'web', tenant('bob')),
+    ]);
+    expect(a26).toMatchObject({ era: '2026', paramHeaders: { 'mcp-param-tenant': 'alice' }, session: null });
+    expect(b26).toMatchObject({ era: '2026', paramHeaders: { 'mcp-param-tenant': 'bob' }, session: null });
+    for (const seen of [a25, aa25, b25]) expect(seen).toMatchObject({ era: '2025', paramHeaders: {}, session: expect.any(String) });
+    // One 2025-era connection per principal: alice's two sessions share hers, bob's is his own.
+    expect(aa25.session).toBe(a25.session);
+    expect(b25.session).not.toBe(a25.session);
+    // Again, the other way round: nothing one principal's call left on a connection reaches the other's.
+    const [b26again, a26again] = await Promise.all([whoami(bob26, 'web'), whoami(alice26, 'web', tenant('alice-2'))]);
+    expect(b26again.paramHeaders).toEqual({});
+    expect(a26again.paramHeaders).toEqual({ 'mcp-param-tenant': 'alice-2' });
+    expect((await whoami(bob25, 'web')).session).toBe(b25.session);
   });
 });
 

@@ -10,6 +10,8 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { ServerConfig } from '../../src/config/schema.js';
 import { parseConfig } from '../../src/config/load.js';
 import { routeOf, type Caller, type Route } from '../../src/upstream/connection-policy.js';
+import { connectionEra } from '../../src/upstream/connector.js';
+import { connectionKeyId } from '../../src/upstream/principal-connections.js';
 import { reachOf } from '../../src/upstream/registry-entry.js';
 import { UpstreamRegistry } from '../../src/upstream/registry.js';
 import { assertBuilt, newMarker } from '../integration/harness/paths.js';
@@ -55,6 +57,28 @@ describe('the connection policy as a table', () => {
       expect(routeOf(entry, { era: '2025' })).toBe(session);
       expect(routeOf(entry, { era: '2026' })).toBe(request);
       expect(routeOf(entry, { era: '2026', task: true })).toBe(task);
+    });
+  }
+});
+
+describe('the era of a principal connection', () => {
+  const rows: Array<[string, Record<string, unknown>, '2025' | '2026']> = [
+    // name, server entry, the era a 2026 request's principal connection speaks
+    ['Streamable HTTP', { ...HTTP }, '2026'],
+    ['auto', { ...HTTP, transport: 'auto' }, '2026'],
+    ['tokenExchange', EXCHANGE, '2026'],
+    ['stdio (opened with the 2025 handshake)', { transport: 'stdio', command: 'node' }, '2025'],
+    ['HTTP+SSE (no 2026 revision)', { ...HTTP, transport: 'sse' }, '2025'],
+  ];
+  for (const [name, server, modern] of rows) {
+    it(`keys ${name}: a 2025 session → 2025, a 2026 request → ${modern}`, () => {
+      const { config } = entryOf(server);
+      expect(connectionEra(config, '2025')).toBe('2025');
+      expect(connectionEra(config, '2026')).toBe(modern);
+      const key = { principal: 'alice', workspace: 'w' };
+      // Keys of two eras are two connections; a key without an era is the 2025 one.
+      expect(connectionKeyId({ ...key, era: '2026' })).not.toBe(connectionKeyId({ ...key, era: '2025' }));
+      expect(connectionKeyId(key)).toBe(connectionKeyId({ ...key, era: '2025' }));
     });
   }
 });
