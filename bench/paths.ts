@@ -3,6 +3,8 @@
  *
  * - `direct`: the SDK echo server over Streamable HTTP (JSON responses), no proxy;
  * - `passthrough`: a byte relay (node:http, `servers/passthrough.ts`) in front of that server;
+ * - `mcp-relay`: a minimal MCP-aware relay in front of it (`servers/mcp-relay.ts`: parse, rename,
+ *   forward, check the answer's id), the floor of a message-level gateway;
  * - `portcullis-http` / `portcullis-stdio`: the gateway (default config) fronting that HTTP
  *   server, or a stdio echo child;
  * - `mcp-proxy` / `supergateway`: the popular npm proxies fronting the same stdio echo.
@@ -19,13 +21,14 @@ import { freeLoopbackPort } from './lib/ports.js';
 import { spawnTracked, type TrackedProcess } from './lib/processes.js';
 import { rivalFile } from './lib/rivals.js';
 
-export type PathId = 'direct' | 'passthrough' | 'portcullis-http' | 'portcullis-stdio' | 'mcp-proxy' | 'supergateway';
+export type PathId = 'direct' | 'passthrough' | 'mcp-relay' | 'portcullis-http' | 'portcullis-stdio' | 'mcp-proxy' | 'supergateway';
 
-export const PATH_IDS: readonly PathId[] = ['direct', 'passthrough', 'portcullis-http', 'portcullis-stdio', 'mcp-proxy', 'supergateway'];
+export const PATH_IDS: readonly PathId[] = ['direct', 'passthrough', 'mcp-relay', 'portcullis-http', 'portcullis-stdio', 'mcp-proxy', 'supergateway'];
 
 export const PATH_LABELS: Readonly<Record<PathId, string>> = {
   direct: 'direct HTTP echo',
   passthrough: 'byte passthrough → HTTP echo',
+  'mcp-relay': 'minimal MCP relay → HTTP echo',
   'portcullis-http': 'Portcullis → HTTP echo',
   'portcullis-stdio': 'Portcullis → stdio echo',
   'mcp-proxy': 'mcp-proxy → stdio echo',
@@ -36,6 +39,7 @@ export const PATH_LABELS: Readonly<Record<PathId, string>> = {
 export const TOOL_NAME: Readonly<Record<PathId, string>> = {
   direct: 'echo',
   passthrough: 'echo',
+  'mcp-relay': 'echo__echo',
   'portcullis-http': 'echo__echo',
   'portcullis-stdio': 'echo__echo',
   'mcp-proxy': 'echo',
@@ -48,6 +52,7 @@ export const SCRIPTS = {
   echoHttp: join(ROOT, 'dist/bench/servers/echo-http.js'),
   echoStdio: join(ROOT, 'dist/bench/servers/echo-stdio.js'),
   passthrough: join(ROOT, 'dist/bench/servers/passthrough.js'),
+  mcpRelay: join(ROOT, 'dist/bench/servers/mcp-relay.js'),
   loopbackPreload: pathToFileURL(join(ROOT, 'dist/bench/lib/loopback-listen.js')).href,
   gcProbePreload: pathToFileURL(join(ROOT, 'dist/bench/lib/gc-probe.js')).href,
   mcpProxy: rivalFile('mcp-proxy', 'dist/bin/mcp-proxy.mjs'),
@@ -131,6 +136,8 @@ function argvFor(id: PathId, ctx: BenchContext, port: number, configFile: string
       return [SCRIPTS.echoHttp, '--port', String(port)];
     case 'passthrough':
       return [SCRIPTS.passthrough, '--port', String(port), '--upstream', ctx.upstreamUrl];
+    case 'mcp-relay':
+      return [SCRIPTS.mcpRelay, '--port', String(port), '--upstream', ctx.upstreamUrl];
     case 'portcullis-http':
     case 'portcullis-stdio':
       return [...(ctx.gatewayNodeFlags ?? []), SCRIPTS.gateway, '--config', configFile];
@@ -221,7 +228,7 @@ export async function startPath(id: PathId, ctx: BenchContext): Promise<StartedP
   const proc = spawnPath(id, ctx, port);
   await untilToolsList(proc, pathUrl(port), 30_000);
   await assertLoopbackOnly(proc);
-  const frontsSharedEcho = id === 'passthrough' || id === 'portcullis-http';
+  const frontsSharedEcho = id === 'passthrough' || id === 'mcp-relay' || id === 'portcullis-http';
   const serverRoots = frontsSharedEcho && ctx.upstreamPid !== undefined ? [proc.pid, ctx.upstreamPid] : [proc.pid];
   return { id, url: pathUrl(port), process: proc, serverRoots };
 }

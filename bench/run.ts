@@ -252,7 +252,7 @@ async function main(): Promise<number> {
     const cold = plan.phases.has('cold') ? await coldStartPhase(ctx, plan, problems) : { results: {}, stdioEchoAloneMs: [] };
 
     log('tools/call load');
-    const load = !plan.phases.has('load') ? { rounds: {}, peakRss: {} } : await runLoadPhase(ctx, {
+    const load = !plan.phases.has('load') ? { rounds: {}, peakRss: {}, idleRss: {} } : await runLoadPhase(ctx, {
       paths: plan.paths,
       concurrencies: plan.concurrencies,
       rounds: plan.rounds,
@@ -291,6 +291,7 @@ async function main(): Promise<number> {
       },
       rows,
       peakRss: load.peakRss,
+      idleRssByPath: load.idleRss,
       coldStart: cold.results,
       stdioEchoAloneMs: cold.stdioEchoAloneMs,
       toolsList: gateway.toolsList,
@@ -300,8 +301,8 @@ async function main(): Promise<number> {
         rows,
         concurrencies: plan.concurrencies,
         toolsListP99: headlineList === undefined ? undefined : { gateway: headlineList.gatewayP99, direct: headlineList.directP99 },
-        idleRss: gateway.idleRss,
-        perSessionShared: gateway.sessionMemory.find((m) => m.isolation === 'shared')?.perSession,
+        idleRssByPath: load.idleRss,
+        perSessionHeap: gateway.sessionMemory.find((m) => m.isolation === 'shared')?.perSessionHeap,
         readyAfterUpstream,
         coldStartMs:
           cold.results['portcullis-stdio'] === undefined || cold.results['mcp-proxy'] === undefined

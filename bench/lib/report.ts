@@ -22,6 +22,8 @@ export interface RunReport {
   meta: Record<string, string | number>;
   rows: LoadRow[];
   peakRss: Record<string, number>;
+  /** RSS of each path's process, started and idle, bytes. */
+  idleRssByPath: Record<string, number>;
   coldStart: Record<string, { toolsListMs: number[]; readyMs: number[]; readyAfterUpstreamMs: number[] }>;
   stdioEchoAloneMs: number[];
   toolsList: ToolsListSummary[];
@@ -120,6 +122,7 @@ export function renderReport(report: RunReport, style: 'text' | 'markdown'): str
     const cold = report.coldStart[path];
     return [
       label(path),
+      mb(report.idleRssByPath[path]),
       mb(report.peakRss[path]),
       cold === undefined ? '—' : withSpread(cold.toolsListMs),
       cold === undefined || cold.readyMs.length === 0 ? '—' : withSpread(cold.readyMs),
@@ -130,6 +133,7 @@ export function renderReport(report: RunReport, style: 'text' | 'markdown'): str
     renderTable(
       [
         { title: 'path' },
+        { title: 'idle RSS (proxy process)', align: 'right' },
         { title: 'peak RSS (proxy process)', align: 'right' },
         { title: 'cold start ms', align: 'right' },
         { title: 'spawn → Ready ms', align: 'right' },

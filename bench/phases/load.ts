@@ -2,7 +2,8 @@
  * The `tools/call` load phase: every path is started once and given one initialized session;
  * then, for each round, each concurrency, each path in turn (path A c=1, path B c=1, …, path A
  * c=16, …) runs a fixed-duration autocannon round, so machine drift hits every path alike.
- * Peak RSS (VmHWM) of each path's process is read after the last round, and the CPU time that
+ * Each path's process RSS is read once it is started and has answered one call (idle), its peak
+ * RSS (VmHWM) after the last round, and the CPU time that
  * process spent per call is read around every round (robust to a busy machine, unlike req/s),
  * with the CPU of every server process of the path (the proxy, its children, the echo behind it).
  *
@@ -35,6 +36,8 @@ export interface LoadPhaseResult {
   rounds: Partial<Record<PinMode, ModeRounds>>;
   /** Peak RSS of each path's process over the whole phase, bytes. */
   peakRss: Record<string, number>;
+  /** RSS of each path's process once started and probed with one call, before any load, bytes. */
+  idleRss: Record<string, number>;
 }
 
 interface Target {
@@ -55,6 +58,7 @@ function loadOptions(target: Target, connections: number, durationS: number) {
 
 export async function runLoadPhase(ctx: BenchContext, plan: LoadPlan): Promise<LoadPhaseResult> {
   const targets = new Map<PathId, Target>();
+  const idleRss: Record<string, number> = {};
   try {
     for (const id of plan.paths) {
       const started = await startPath(id, ctx);
@@ -62,6 +66,7 @@ export async function runLoadPhase(ctx: BenchContext, plan: LoadPlan): Promise<L
       const probe = await rpc(session, 'tools/call', { name: TOOL_NAME[id], arguments: { text: 'probe' } });
       if (JSON.stringify(probe).indexOf('probe') < 0) throw new Error(`${id}: echo did not echo`);
       targets.set(id, { started, session });
+      idleRss[id] = memoryOf(started.process.pid)?.rss ?? Number.NaN;
     }
     for (const target of targets.values()) {
       if (plan.warmupS > 0) await runLoad(loadOptions(target, 16, plan.warmupS));
@@ -94,7 +99,7 @@ export async function runLoadPhase(ctx: BenchContext, plan: LoadPlan): Promise<L
     }
     const peakRss: Record<string, number> = {};
     for (const [id, target] of targets) peakRss[id] = memoryOf(target.started.process.pid)?.peakRss ?? Number.NaN;
-    return { rounds, peakRss };
+    return { rounds, peakRss, idleRss };
   } finally {
     for (const target of targets.values()) {
       await closeSession(target.session);
