@@ -6,21 +6,26 @@
  * writes the result, or the error `handle` throws, back on its own wire.
  *
  * What the table does, per request:
- * - the handshake answers itself: `initialize` (2025 era; the protocol version negotiated against
- *   the SDK's `SUPPORTED_PROTOCOL_VERSIONS`) and `server/discover` (2026 era), each completed for
- *   the asking client (`Handshake`: its persona, the endpoint's `_meta`); `ping`;
+ * - the era gate: a method only the other revision defines does not exist (-32601);
+ * - the handshake answers itself: `initialize` (2025 era, its params checked; the protocol
+ *   version negotiated against the SDK's `SUPPORTED_PROTOCOL_VERSIONS`) and `server/discover`
+ *   (2026 era), each completed for the asking client (`Handshake`: its persona, the endpoint's
+ *   `_meta`); `ping` (2025 era);
  * - everything else is routed (routing/gateway-entries.ts `routeWithEntries`, then the router)
  *   with the client's `_meta` read once (rpc/request-meta.ts), the init options that apply, the
  *   2026 `Mcp-Param-*` headers, and a sink for what upstreams send back toward the client;
  * - around a routed request: its `rpc` log line, its metrics, its trace span and audit line
  *   (request-observers.ts), the poll timer that closes a long call's SSE stream (SEP-1699);
  * - on the way out: a 2026 upstream's own identity stamp is dropped from the result (the client
- *   talks to the gateway), and every failure becomes a `ProtocolError` whose code, message and
- *   data are the one error taxonomy's for the era (src/errors.ts, docs/errors.md).
+ *   talks to the gateway), a 2025 client's tool list gets object-rooted output schemas, and every
+ *   failure becomes a `ProtocolError` whose code, message and data are the one error taxonomy's
+ *   for the era (src/errors.ts, docs/errors.md).
  *
- * What it leaves to the binding: ids, correlation, cancellation (abort `signal`), which stream a
- * message goes on, and the era's wire encoding of results (2026: `resultType`, the gateway's own
- * serverInfo stamp; both done by the SDK's encoder for now).
+ * What it leaves to the binding: ids, correlation, cancellation (abort `signal`), notifications
+ * (`initialized`, `cancelled`, `roots/list_changed`), what the client declared at `initialize`
+ * (the binding reads it from the request and gives it to the call's `sink`), which stream a
+ * message goes on, and the 2026 wire encoding of results (`resultType`, the gateway's own
+ * serverInfo stamp, cache fields: the SDK's encoder where `createMcpHandler` serves).
  */
 import { ProtocolError, SUPPORTED_PROTOCOL_VERSIONS, type ServerCapabilities } from '@modelcontextprotocol/server';
 import { GatewayError, toJsonRpcError } from '../errors.js';
@@ -30,6 +35,7 @@ import { sessionTag } from '../observability/session-tag.js';
 import type { AccessProfile } from '../policy/access-policy.js';
 import { routeWithEntries, type GatewayEntries } from '../routing/gateway-entries.js';
 import { requestLabels } from '../routing/request-labels.js';
+import { TASKS_EXTENSION } from '../routing/tasks/task-capabilities.js';
 import type { CallContext, RouteScope } from '../routing/router.js';
 import type { InitOptions } from '../rpc/init-options.js';
 import { requestMeta } from '../rpc/request-meta.js';
@@ -139,6 +145,32 @@ export function negotiatedVersion(requested: unknown): string {
 
 const SERVER_INFO_KEY = 'io.modelcontextprotocol/serverInfo';
 
+/** Requests of the 2025 revisions (MCP 2025-11-25 schema), client's and server's. */
+const METHODS_2025 = new Set([
+  'ping', 'initialize', 'completion/complete', 'logging/setLevel', 'prompts/get', 'prompts/list', 'resources/list',
+  'resources/templates/list', 'resources/read', 'resources/subscribe', 'resources/unsubscribe', 'tools/call', 'tools/list',
+  'tasks/get', 'tasks/result', 'tasks/list', 'tasks/cancel', 'sampling/createMessage', 'elicitation/create', 'roots/list',
+]);
+
+/** Requests of the 2026-07-28 revision (its schema), beside the tasks extension's. */
+const METHODS_2026 = new Set([
+  'tools/call', 'tools/list', 'prompts/get', 'prompts/list', 'resources/list', 'resources/templates/list', 'resources/read',
+  'completion/complete', 'server/discover', 'subscriptions/listen',
+]);
+
+/** The tasks extension's names that 2026-07-28 removed from its core (served when the extension is declared). */
+const TASK_EXTENSION_METHODS = new Set(['tasks/get', 'tasks/cancel']);
+
+/**
+ * A method some revision defines but not the client's: it does not exist for this client (-32601),
+ * as the SDK's era gate answered. Names outside both schemas (extensions) are the router's to judge.
+ */
+function inOtherEraOnly(method: string, era: Era, tasksExtension: boolean): boolean {
+  if (era === '2025') return !METHODS_2025.has(method) && METHODS_2026.has(method);
+  if (METHODS_2026.has(method) || (tasksExtension && TASK_EXTENSION_METHODS.has(method))) return false;
+  return METHODS_2025.has(method);
+}
+
 /** Logging levels of `logging/setLevel` (MCP 2025-11-25, server/utilities/logging). */
 const LOGGING_LEVELS = new Set(['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency']);
 
@@ -162,9 +194,60 @@ function metaOf(params: Params | undefined): Record<string, unknown> | undefined
   return typeof meta === 'object' && meta !== null && !Array.isArray(meta) ? (meta as Record<string, unknown>) : undefined;
 }
 
-/** The other era's handshake: no such method in this one (MCP 2026-07-28 removed `initialize`; 2025 has no `server/discover`). */
+/** A method of the other era only: no such method in this one (2026-07-28 removed `initialize`, `ping`, …; 2025 has no `server/discover`). */
 function otherEra(method: string): GatewayError {
   return new GatewayError('NOT_SUPPORTED', `Method not found: ${method}`);
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** What an `initialize` must carry (MCP 2025-11-25 lifecycle: `InitializeRequest`); the refusal's text, or undefined. */
+function initializeProblem(params: Params | undefined): string | undefined {
+  if (typeof params?.protocolVersion !== 'string') return 'protocolVersion must be a string';
+  if (!isObject(params.capabilities)) return 'capabilities must be an object';
+  const info = params.clientInfo;
+  if (!isObject(info) || typeof info.name !== 'string' || typeof info.version !== 'string') return 'clientInfo must name the client (name, version)';
+  return undefined;
+}
+
+/** JSON Schema keys whose values are data, not subschemas: a `$ref` inside is a literal. */
+const DATA_KEYS = new Set(['const', 'enum', 'default', 'examples']);
+
+/** `schema` with its document-local `$ref`s pointing one level down, under `properties.result`. */
+function refsUnderResult(node: unknown, dataPosition: boolean): unknown {
+  if (Array.isArray(node)) return node.map((item) => refsUnderResult(item, false));
+  if (!isObject(node) || dataPosition) return node;
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(node)) {
+    if (key === '$ref' && typeof value === 'string' && value.startsWith('#')) out[key] = `#/properties/result${value.slice(1)}`;
+    else out[key] = refsUnderResult(value, DATA_KEYS.has(key));
+  }
+  return out;
+}
+
+/**
+ * A 2025 client's tool list: the 2025 schema wants an `outputSchema` whose root is an object, and
+ * a 2026 upstream may declare any root; such a schema goes out wrapped as `{ result: <schema> }`,
+ * as the SDK's 2025 encoding did (document-local `$ref`s rewritten; a root `$id` starts a new
+ * base, so nothing under it is).
+ */
+export function as2025ToolList(result: Result): Result {
+  const tools = result.tools;
+  const wraps = (tool: unknown) => isObject(tool) && isObject(tool.outputSchema) && tool.outputSchema.type !== 'object';
+  if (!Array.isArray(tools) || !tools.some(wraps)) return result;
+  return {
+    ...result,
+    tools: tools.map((tool: Record<string, unknown>) => {
+      if (!wraps(tool)) return tool;
+      const schema = tool.outputSchema as Record<string, unknown>;
+      const { $schema, ...natural } = schema;
+      const inner = typeof schema.$id === 'string' ? natural : (refsUnderResult(natural, false) as Record<string, unknown>);
+      const wrapped = { ...(typeof $schema === 'string' ? { $schema } : {}), type: 'object', properties: { result: inner }, required: ['result'] };
+      return { ...tool, outputSchema: wrapped };
+    }),
+  };
 }
 
 /** A failure as the era's JSON-RPC error, thrown as the `ProtocolError` bindings write back. */
@@ -179,6 +262,7 @@ export function createMethodTable(options: MethodTableOptions): MethodTable {
   const rpcLog = fixedFieldLogger(options.logger);
   const serverInfo = { name: options.name, version: options.version };
   const checksLevel = era === '2025' && options.capabilities.logging !== undefined;
+  const tasksExtension = options.capabilities.extensions?.[TASKS_EXTENSION] !== undefined;
 
   /** The handshake's instructions and `_meta`, completed for the asking client. */
   const complete = (result: Result, params: Params | undefined): Result => {
@@ -237,7 +321,8 @@ export function createMethodTable(options: MethodTableOptions): MethodTable {
     try {
       const initOptions = initOptionsOf(context.meta);
       const work = () => routeWithEntries(options.entries, scope, request.method, params, context, initOptions);
-      const result = withoutUpstreamIdentity(await (observed === undefined ? work() : observed.run(work)));
+      const answered = withoutUpstreamIdentity(await (observed === undefined ? work() : observed.run(work)));
+      const result = era === '2025' && request.method === 'tools/list' ? as2025ToolList(answered) : answered;
       rpcLog.info({ ...line, outcome: 'ok', ms: Math.round(performance.now() - started) }, 'rpc');
       observed?.finish();
       await count('ok');
@@ -254,12 +339,14 @@ export function createMethodTable(options: MethodTableOptions): MethodTable {
   };
 
   const handle = async (request: InboundRequest, call: MethodCall): Promise<Result> => {
+    if (inOtherEraOnly(request.method, era, tasksExtension)) throw protocolError(otherEra(request.method), era);
     switch (request.method) {
       case 'ping':
         return {};
       case 'initialize':
-        if (era !== '2025') throw protocolError(otherEra(request.method), era);
         try {
+          const problem = initializeProblem(request.params);
+          if (problem !== undefined) throw new GatewayError('INVALID_PARAMS', `initialize: ${problem}`);
           const result: Result = {
             protocolVersion: negotiatedVersion(request.params?.protocolVersion),
             capabilities: options.capabilities,
@@ -270,7 +357,6 @@ export function createMethodTable(options: MethodTableOptions): MethodTable {
           throw protocolError(error, era);
         }
       case 'server/discover':
-        if (era !== '2026') throw protocolError(otherEra(request.method), era);
         try {
           return complete({ supportedVersions: SUPPORTED_2026_VERSIONS, capabilities: options.capabilities }, request.params);
         } catch (error) {

@@ -6,7 +6,7 @@
 import { ProtocolError, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GatewayError } from '../../src/errors.js';
-import { createMethodTable, negotiatedVersion, type Era, type MethodCall, type MethodTableOptions } from '../../src/inbound/method-table.js';
+import { as2025ToolList, createMethodTable, negotiatedVersion, type Era, type MethodCall, type MethodTableOptions } from '../../src/inbound/method-table.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { StatelessScope } from '../../src/routing/stateless-scope.js';
 import { UpstreamRegistry } from '../../src/upstream/registry.js';
@@ -46,6 +46,9 @@ function table(era: Era, extra: Partial<MethodTableOptions> = {}) {
     ...extra,
   });
 }
+
+const CLIENT = { name: 'c', version: '1' };
+const INIT = { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: CLIENT };
 
 function call(): MethodCall {
   return { scope: stateless.forPrincipal(undefined), signal: new AbortController().signal, sink: recordingSink() };
@@ -93,11 +96,11 @@ describe('the handshake answers', () => {
       return { instructions: `as ${String(meta?.persona)}`, meta: { 'portcullis/server': 'aggregate' } };
     };
     const t = table('2025', { handshake });
-    const result = await t.handle({ id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', _meta: { persona: 'pirate' } } }, call());
+    const result = await t.handle({ id: 1, method: 'initialize', params: { ...INIT, _meta: { persona: 'pirate' } } }, call());
     expect(result.instructions).toBe('as pirate');
     expect(result._meta).toEqual({ 'portcullis/server': 'aggregate' });
     expect(seen).toEqual([{ persona: 'pirate' }]);
-    const refused = await refusal(t.handle({ id: 2, method: 'initialize', params: { _meta: { persona: 'bad' } } }, call()));
+    const refused = await refusal(t.handle({ id: 2, method: 'initialize', params: { ...INIT, _meta: { persona: 'bad' } } }, call()));
     expect(refused.code).toBe(-32602);
     expect(refused.message).toMatch(/persona refused/);
   });
@@ -107,9 +110,34 @@ describe('the handshake answers', () => {
     expect((await refusal(table('2025').handle({ id: 1, method: 'server/discover', params: {} }, call()))).code).toBe(-32601);
   });
 
-  it('ping answers an empty result in both eras', async () => {
+  it('ping answers an empty result to a 2025 client; 2026-07-28 has no ping (-32601)', async () => {
     expect(await table('2025').handle({ id: 1, method: 'ping' }, call())).toEqual({});
-    expect(await table('2026').handle({ id: 1, method: 'ping' }, call())).toEqual({});
+    expect((await refusal(table('2026').handle({ id: 1, method: 'ping' }, call()))).code).toBe(-32601);
+  });
+
+  it('refuses an initialize without a version, capabilities or client name (-32602 naming the field)', async () => {
+    const t = table('2025');
+    const bad = [
+      [{ capabilities: {}, clientInfo: CLIENT }, /protocolVersion/],
+      [{ protocolVersion: '2025-11-25', clientInfo: CLIENT }, /capabilities/],
+      [{ protocolVersion: '2025-11-25', capabilities: [], clientInfo: CLIENT }, /capabilities/],
+      [{ protocolVersion: '2025-11-25', capabilities: {} }, /clientInfo/],
+      [{ protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'c' } }, /clientInfo/],
+    ] as const;
+    for (const [params, field] of bad) {
+      const refused = await refusal(t.handle({ id: 1, method: 'initialize', params: { ...params } }, call()));
+      expect(refused.code).toBe(-32602);
+      expect(refused.message).toMatch(field);
+    }
+  });
+
+  it('a method of the other revision only does not exist for the client (-32601)', async () => {
+    for (const method of ['subscriptions/listen', 'server/discover']) {
+      expect((await refusal(table('2025').handle({ id: 1, method, params: {} }, call()))).code).toBe(-32601);
+    }
+    for (const method of ['resources/subscribe', 'logging/setLevel', 'roots/list', 'tasks/get', 'initialize']) {
+      expect((await refusal(table('2026').handle({ id: 1, method, params: {} }, call()))).code).toBe(-32601);
+    }
   });
 });
 
@@ -146,7 +174,8 @@ describe('routed requests', () => {
   });
 
   it('refuses a 2026 tasks/get whose taskId is not a string (-32602)', async () => {
-    const refused = await refusal(table('2026').handle({ id: 6, method: 'tasks/get', params: { taskId: 12 } }, call()));
+    const tasks = table('2026', { capabilities: { tools: {}, extensions: { 'io.modelcontextprotocol/tasks': {} } } });
+    const refused = await refusal(tasks.handle({ id: 6, method: 'tasks/get', params: { taskId: 12 } }, call()));
     expect(refused.code).toBe(-32602);
   });
 
@@ -155,5 +184,50 @@ describe('routed requests', () => {
     const refused = await refusal(t.handle({ id: 8, method: 'tools/list', params: { _meta: { 'portcullis/options': { deferTools: 3 } } } }, call()));
     expect(refused.code).toBe(-32602);
     expect(refused.message).toMatch(/deferTools/);
+  });
+});
+
+describe('a 2025 client’s tool list', () => {
+  it('wraps an output schema whose root is not an object as { result }, its local $refs pointing under it', () => {
+    const array = {
+      $schema: 'https://json-schema.org/draft/2020-12/schema',
+      type: 'array',
+      items: { $ref: '#/$defs/item' },
+      $defs: { item: { type: 'string', default: { $ref: '#/not-a-ref' } } },
+    };
+    const listed = as2025ToolList({ tools: [{ name: 'a', inputSchema: { type: 'object' }, outputSchema: array }, { name: 'b', inputSchema: { type: 'object' }, outputSchema: { type: 'object' } }] });
+    expect(listed.tools).toEqual([
+      {
+        name: 'a',
+        inputSchema: { type: 'object' },
+        outputSchema: {
+          $schema: 'https://json-schema.org/draft/2020-12/schema',
+          type: 'object',
+          properties: {
+            result: {
+              type: 'array',
+              items: { $ref: '#/properties/result/$defs/item' },
+              $defs: { item: { type: 'string', default: { $ref: '#/not-a-ref' } } },
+            },
+          },
+          required: ['result'],
+        },
+      },
+      { name: 'b', inputSchema: { type: 'object' }, outputSchema: { type: 'object' } },
+    ]);
+  });
+
+  it('leaves a list with only object roots (or none) as it is, the same object', () => {
+    const result = { tools: [{ name: 'a', inputSchema: { type: 'object' } }, { name: 'b', inputSchema: { type: 'object' }, outputSchema: { type: 'object' } }] };
+    expect(as2025ToolList(result)).toBe(result);
+  });
+
+  it('does not rewrite refs under a schema whose root $id starts a new base', () => {
+    const listed = as2025ToolList({ tools: [{ name: 'a', outputSchema: { $id: 'urn:x', type: 'string', $ref: '#/$defs/s' } }] });
+    expect((listed.tools as Array<{ outputSchema: unknown }>)[0]!.outputSchema).toEqual({
+      type: 'object',
+      properties: { result: { $id: 'urn:x', type: 'string', $ref: '#/$defs/s' } },
+      required: ['result'],
+    });
   });
 });
