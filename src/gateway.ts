@@ -53,6 +53,7 @@ import { visibleCounts } from './routing/visible-counts.js';
 import { primaryToolNames } from './routing/primaries.js';
 import { isLoopbackAddress } from './inbound/bind-check.js';
 import { integrityAuditRecord, toolIntegrityFor } from './integrity/from-config.js';
+import { judgeOnConnect } from './composition/integrity-on-connect.js';
 import { resolveTelemetry, startTelemetry, type Telemetry } from './composition/telemetry.js';
 import { reportStartProgress } from './composition/start-progress.js';
 
@@ -214,6 +215,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       for (const link of registry.entry(server).changes.live()) link.announceListChanged('tools');
     });
     closers.add('tool integrity', stopAnnouncing);
+    const connectJudge = judgeOnConnect(registry, integrity, logger);
+    closers.add('tool integrity on connect', connectJudge.stop);
 
 
     // Subscribed before the first connection attempt, so each sees every state from `starting` on.
@@ -228,6 +231,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     } finally {
       stopProgress();
     }
+    // Before the first client: its handshake answers the instructions judged here (pinned on first use).
+    await connectJudge.first();
     await eventStore.start();
     void warnAboutMissingEnabledTools(registry, logger); // once each tool list is known
     void warnAboutShadowedResources(registry, logger); // once each resource list is known

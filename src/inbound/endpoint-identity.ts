@@ -11,7 +11,7 @@
  */
 import type { ServerCapabilities } from '@modelcontextprotocol/server';
 import { mergeCapabilities, mergeInstructions } from '../catalogue/merge.js';
-import { primaryInfo, type PrimaryInfo } from '../routing/primaries.js';
+import { primaryInfo, type PrimaryInfo, type ServedInstructions } from '../routing/primaries.js';
 import { mergeTaskCapability, TASKS_EXTENSION } from '../routing/tasks/task-capabilities.js';
 import type { ScopeOptions } from '../routing/scope-options.js';
 import type { Era } from '../rpc/era.js';
@@ -28,6 +28,8 @@ export interface EndpointIdentity {
 export interface IdentitySource {
   registry: ScopeOptions['registry'];
   servers: ScopeOptions['servers'];
+  /** Each server's instructions as clients are shown them (tool integrity's pinned text); absent: the upstream's own. */
+  served?: ServedInstructions | undefined;
   name: string;
   version: string;
   /** The gateway's own instructions (persona text), placed before each upstream's. */
@@ -46,7 +48,7 @@ export interface IdentitySource {
 }
 
 export function endpointIdentity(source: IdentitySource, era: Era, view: AccessView): EndpointIdentity {
-  const every = primaryInfo(source.registry, source.servers.names);
+  const every = primaryInfo(source.registry, source.servers.names, source.served);
   const parts = view.shownServers(every);
   const capabilities = mergeCapabilities(parts);
   if (parts !== every) {

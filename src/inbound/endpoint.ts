@@ -13,7 +13,7 @@ import { endpointExtras, endpointInstructions, type EndpointExtrasOptions } from
 import type { Handshake } from './method-table.js';
 import { optionsReader, type OptionsReader } from './init-options-reader.js';
 import type { Logger } from '../observability/logger.js';
-import { primaryInfo } from '../routing/primaries.js';
+import { primaryInfo, type ServedInstructions } from '../routing/primaries.js';
 import { feedListeners } from '../routing/listen-feed.js';
 import { StatelessScope } from '../routing/stateless-scope.js';
 import type { ScopeOptions } from '../routing/scope-options.js';
@@ -319,7 +319,13 @@ export class McpEndpoint {
 
   /** The handshake completion and the gateway's own entries, for every `Server` of this endpoint, as `view` sees them. */
   private extras(view: AccessView): { handshake?: Handshake; entries?: GatewayEntries } {
-    return endpointExtras(this.options, () => view.shownServers(primaryInfo(this.options.scope.registry, this.options.scope.servers.names)));
+    return endpointExtras(this.options, () => view.shownServers(primaryInfo(this.options.scope.registry, this.options.scope.servers.names, this.servedInstructions())));
+  }
+
+  /** Under tool integrity, a server's pinned instructions while a change of them is held. */
+  private servedInstructions(): ServedInstructions | undefined {
+    const integrity = this.options.scope.catalogue.integrity;
+    return integrity === undefined ? undefined : (server, current) => integrity.servedInstructions(server, current);
   }
 
   /**
@@ -332,6 +338,7 @@ export class McpEndpoint {
       {
         registry: scope.registry,
         servers: scope.servers,
+        served: this.servedInstructions(),
         name,
         version,
         instructions,

@@ -15,14 +15,24 @@ export interface PrimaryInfo {
 
 export type ListName = 'tools' | 'prompts' | 'resources';
 
-/** Capabilities and instructions of `servers`, in that order, from the primaries that are up now. */
-export function primaryInfo(registry: UpstreamRegistry, servers: readonly string[]): PrimaryInfo[] {
+/**
+ * The instructions a client is shown for `server` given the upstream's own: tool integrity serves
+ * the pinned text while a change of them waits for an admin (integrity/tool-integrity.ts).
+ */
+export type ServedInstructions = (server: string, current: string | undefined) => string | undefined;
+
+/**
+ * Capabilities and instructions of `servers`, in that order, from the primaries that are up now;
+ * each up server's instructions as `served` says (absent: the upstream's own).
+ */
+export function primaryInfo(registry: UpstreamRegistry, servers: readonly string[], served?: ServedInstructions): PrimaryInfo[] {
   return servers.map((server) => {
     const entry = registry.entry(server);
     const link = entry.primary.current;
     // A server reached per principal has no primary (principal-bound.ts): its declared lists.
     const capabilities = link?.capabilities ?? (entry.reach === 'perPrincipal' ? PER_PRINCIPAL_CAPABILITIES : undefined);
-    return { server, capabilities, instructions: link?.instructions };
+    const instructions = link === undefined || served === undefined ? link?.instructions : served(server, link.instructions);
+    return { server, capabilities, instructions };
   });
 }
 
