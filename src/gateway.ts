@@ -39,12 +39,12 @@ import { SubjectTokens } from './upstream/credentials/subject-tokens.js';
 import { UserTokens } from './upstream/credentials/user-tokens.js';
 import { buildEndpoints } from './composition/endpoints.js';
 import { serverSetChanges } from './composition/server-set-changes.js';
-import { allowedEnvNames, compileAuthentication, compileVisibility, logPlugins, refuseBind } from './composition/gateway-policy.js';
+import { compileAuthentication, logPlugins, refuseBind } from './composition/gateway-policy.js';
+import { compileSettings, liveSettings } from './composition/live-settings.js';
 import { listen } from './composition/listener.js';
 import { loadConfigFile } from './config/load.js';
 import { ConfigError, GatewayError } from './errors.js';
 import { preflight } from './composition/preflight.js';
-import type { VisibilityFilter } from './catalogue/merge.js';
 import { DrainGate } from './lifecycle/drain-gate.js';
 import { drainGateway, type DrainOutcome } from './lifecycle/drain.js';
 import { Reloader, type ReloadOutcome, type ReloadTrigger } from './lifecycle/reload.js';
@@ -157,11 +157,13 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     const decisions = await readEnablement(config, plugins, logger);
     closers.add('enablement store', () => decisions.store.close()); // after the list: pending writes finished
     const servers = { ...plugins.servers, ...config.servers };
+    // What a reload changes without a restart, swapped whole (composition/live-settings.ts).
+    const live = liveSettings(compileSettings(config, servers));
     telemetry = startTelemetry(telemetrySettings, {
       config,
       logger,
       version: GATEWAY_VERSION,
-      servers,
+      toolFilters: live.toolFilters,
       disabledServers: new Set(plugins.plugins.flatMap((p) => p.servers.filter((s) => !s.runs).map((s) => s.declaration.name))),
       onEgressRefusal: (range) => metrics.egressRefused('otlp-traces', range),
     });
@@ -188,7 +190,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       deps: {
         parentEnv: env,
         readEnv: (name) => env[name],
-        allowedEnvNames: allowedEnvNames(config),
+        allowedEnvNames: () => live.current.allowedEnvNames,
         sseFallbackAllowed: config.policy.legacySse.upstream,
         maxMessageBytes: config.limits.maxUpstreamMessageBytes,
         tokenSourceFor: (name, server, owner) => credentials.tokenSourceFor(name, server, owner),
@@ -254,17 +256,6 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     // Graceful drain: every request passes the gate, which refuses new ones once draining began.
     const gate = new DrainGate();
     // Swapped whole by a reload: every list and call sees the old filters or the new, never a mix.
-    let visibility = compileVisibility(config, servers);
-    const toolFilter: VisibilityFilter = (server, name, exposed) => visibility(server, name, exposed);
-    let bodyLimits = { maxBytes: config.limits.maxBodyBytes, maxDepth: config.limits.maxJsonDepth };
-    const liveLimits = {
-      get maxBytes() {
-        return bodyLimits.maxBytes;
-      },
-      get maxDepth() {
-        return bodyLimits.maxDepth;
-      },
-    };
     const endpoints = buildEndpoints({
       agents,
       customizations: customizations.list,
@@ -275,8 +266,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       config,
       version: GATEWAY_VERSION,
       registry,
-      toolFilter,
-      limits: liveLimits,
+      toolFilter: live.visibility,
+      limits: live.bodyLimits,
       refuseRequests: () => (gate.draining ? gate.refusal() : undefined),
       admission,
       eventStore: sharing.wrapStore(eventStore),
@@ -301,10 +292,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       },
       serversOf: (next) => ({ ...plugins.servers, ...next.servers }),
       swap: (next, nextServers) => {
-        visibility = compileVisibility(next, nextServers);
-        bodyLimits = { maxBytes: next.limits.maxBodyBytes, maxDepth: next.limits.maxJsonDepth };
-        registry.setAllowedEnvNames(allowedEnvNames(next));
-        telemetry?.setServers(nextServers);
+        live.swap(compileSettings(next, nextServers));
       },
       ...serverSetChanges({ registry, endpoints, customizations, logger, configServers: (): string[] => Object.keys(reloader.config.servers) }),
       registry,

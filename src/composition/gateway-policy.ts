@@ -16,17 +16,6 @@ import { compilePolicyRules } from '../policy/policy-rules.js';
 import { compileToolFilter } from '../policy/tool-filter.js';
 
 /** Per-server enabled/disabled lists AND the policy's denied globs: one predicate for list and call. */
-export function compileVisibility(config: Readonly<GatewayConfig>, servers: Readonly<Record<string, ServerConfig>>): VisibilityFilter {
-  const filters = new Map(
-    Object.entries(servers).map(([name, server]) => [
-      name,
-      compileToolFilter({ enabledTools: server.enabledTools, disabledTools: server.disabledTools }),
-    ]),
-  );
-  const policyAllows = compileDeniedTools(config.policy.deniedTools);
-  return (server, name, exposed) => (filters.get(server)?.(name) ?? false) && policyAllows(server, name, exposed);
-}
-
 /**
  * The variables `envHeaders` and `${env:NAME}` header references may read at run time: those the
  * config names that the policy allows (parseConfig refused any other). The connector never reads

@@ -4,7 +4,7 @@
  * or an audit file that cannot be opened, stops the start with the field named), then the
  * exporter, the sink and, per endpoint, what its requests are observed with.
  */
-import type { GatewayConfig, ServerConfig } from '../config/schema.js';
+import type { GatewayConfig } from '../config/schema.js';
 import { resolveTracing, type TracingSettings } from '../config/tracing-settings.js';
 import { ConfigError } from '../errors.js';
 import { createOtlpPost } from '../net/otlp-post.js';
@@ -16,7 +16,7 @@ import { Tracing } from '../observability/tracing.js';
 import { compileDeniedTools } from '../policy/denied-tools.js';
 import { compileHiddenReason } from '../policy/hidden-reason.js';
 import { compilePolicyRules } from '../policy/policy-rules.js';
-import { compileToolFilter, type ToolPredicate } from '../policy/tool-filter.js';
+import type { ToolFilters } from './live-settings.js';
 import type { RequestObservers } from '../inbound/request-observers.js';
 
 /** Longest the shutdown waits for the last spans to be exported. */
@@ -37,7 +37,8 @@ export interface TelemetryDeps {
   logger: Logger;
   version: string;
   /** Every running server's config (the config's and the plugins'). */
-  servers: Readonly<Record<string, ServerConfig>>;
+  /** Each server's tool filters, read at each check (a reload swaps them: live-settings.ts). */
+  toolFilters: ToolFilters;
   /** Servers declared but not run (a plugin configured `enabled: false`). */
   disabledServers: ReadonlySet<string>;
   /** Egress refusals of the exporter, for metrics. */
@@ -49,8 +50,6 @@ export interface Telemetry {
   readonly audit: AuditLog | undefined;
   /** What an endpoint's requests are observed with; `undefined` when tracing and audit are off. */
   observersFor(endpoint: string, separator: string | null, server?: string): RequestObservers | undefined;
-  /** A reload changed the servers (one added, filters moved): the audit's hidden-name reasons follow. */
-  setServers(servers: Readonly<Record<string, ServerConfig>>): void;
   /** Writes the audit lines and exports the spans still waiting, then releases both. */
   close(): Promise<void>;
 }
@@ -91,13 +90,6 @@ export function startTelemetry(settings: TelemetrySettings, deps: TelemetryDeps)
     // Never the URL or a header: the protocol and the sampling are enough to tell it is on.
     logger.info({ protocol: traces.protocol, sampleRatio: traces.sampleRatio }, 'tracing on (OTLP/HTTP)');
   }
-  // One map every endpoint's hidden-name check reads: a reload replaces its contents.
-  const filters = new Map<string, ToolPredicate>();
-  const setServers = (servers: Readonly<Record<string, ServerConfig>>) => {
-    filters.clear();
-    for (const [name, server] of Object.entries(servers)) filters.set(name, compileToolFilter({ enabledTools: server.enabledTools, disabledTools: server.disabledTools }));
-  };
-  setServers(deps.servers);
   const policyAllows = compileDeniedTools(deps.config.policy.deniedTools);
   let closing: Promise<void> | undefined;
   return {
@@ -106,7 +98,7 @@ export function startTelemetry(settings: TelemetrySettings, deps: TelemetryDeps)
     observersFor(endpoint, separator, server) {
       if (tracing === undefined && audit === undefined) return undefined;
       const hiddenReason = compileHiddenReason({
-        filters,
+        filters: deps.toolFilters,
         disabled: deps.disabledServers,
         policyAllows,
         separator,
@@ -114,7 +106,6 @@ export function startTelemetry(settings: TelemetrySettings, deps: TelemetryDeps)
       });
       return { endpoint, hiddenReason, ...(tracing === undefined ? {} : { tracing }), ...(audit === undefined ? {} : { audit }) };
     },
-    setServers,
     close() {
       closing ??= (async () => {
         audit?.close();

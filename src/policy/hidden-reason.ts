@@ -19,7 +19,7 @@ export type HiddenReason = 'filtered' | 'denied' | 'disabled';
 
 export interface HiddenReasonOptions {
   /** Each running server's `enabledTools`/`disabledTools` predicate on upstream names (read at each check). */
-  filters: ReadonlyMap<string, ToolPredicate>;
+  filters: Pick<ReadonlyMap<string, ToolPredicate>, 'get' | 'keys'>;
   /** Servers declared but not run. */
   disabled: ReadonlySet<string>;
   policyAllows: PolicyToolCheck;

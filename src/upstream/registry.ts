@@ -123,10 +123,6 @@ export class UpstreamRegistry {
     announceToolsChanged(this.entry(name));
   }
 
-  /** The variables `envHeaders` may read from now on (a reload changed which ones the config names). */
-  setAllowedEnvNames(names: readonly string[]): void {
-    this.options = { ...this.options, deps: { ...this.options.deps, allowedEnvNames: names } };
-  }
 
   entry(name: string): ServerEntry {
     const entry = this.entries.get(name);

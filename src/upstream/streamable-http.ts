@@ -40,8 +40,8 @@ export interface HttpConnectorDeps {
   dispatcherFor(server: string, config: RemoteServerConfig): Dispatcher;
   /** Reads an environment variable by name (the config layer owns process.env). */
   readEnv(name: string): string | undefined;
-  /** Environment variable names the policy lets `envHeaders` read; `undefined` allows any. */
-  allowedEnvNames?: readonly string[];
+  /** Environment variable names the policy lets `envHeaders` read now (a reload may change them); absent: any. */
+  allowedEnvNames?(): readonly string[];
   /** The most one upstream message may hold (policy `limits.maxUpstreamMessageBytes`); default 16 MiB. */
   maxMessageBytes?: number;
   /** The gateway's own credentials for a server with `upstreamAuth` (upstream/credentials/). */
@@ -78,7 +78,7 @@ function createUpstreamHttp(server: string, config: RemoteServerConfig, deps: Ht
     headers: config.headers,
     envHeaders: config.envHeaders,
     ...(config.envReferences === undefined ? {} : { templates: config.envReferences.headers }),
-    allowedEnvNames: deps.allowedEnvNames,
+    allowedEnvNames: deps.allowedEnvNames?.(),
   });
   const maxMessageBytes = deps.maxMessageBytes ?? DEFAULT_BODY_LIMITS.maxMessageBytes;
   const limits = { maxMessageBytes, maxOtherBodyBytes: MAX_ERROR_BODY_BYTES };

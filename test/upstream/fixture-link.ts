@@ -17,7 +17,7 @@ export const logger = silentLogger();
 export const deps: ConnectorDeps = {
   parentEnv: process.env,
   readEnv: (name) => process.env[name],
-  allowedEnvNames: [],
+  allowedEnvNames: () => [],
   dispatcherFor: () => {
     throw new Error('no HTTP upstream in these tests');
   },
