@@ -12,12 +12,13 @@
  * - An upstream refusal of the token (401, or 403 asking for more scopes, naming protected
  *   resource metadata) drops it: the connection is closed once the call is over, the session's
  *   list shows `authRequired` with what the upstream asked for, the session hears its lists
- *   changed, and the call fails with `UPSTREAM_AUTH_REQUIRED` saying to authenticate again.
+ *   changed, and the call fails with `UPSTREAM_AUTH_REQUIRED` saying to authenticate again. The
+ *   refusal may reach the connection's own stream first (the token source records it, with its
+ *   challenge, in the store): the next call then says the same, never that no token was given.
  */
-import { GatewayError } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
 import { authRequiredIn } from '../upstream/auth-required.js';
-import { missingToken, takesUserTokens, type UserTokens } from '../upstream/credentials/user-tokens.js';
+import { credentialRefused, missingToken, takesUserTokens, type UserTokens } from '../upstream/credentials/user-tokens.js';
 import type { UpstreamRegistry } from '../upstream/registry.js';
 import type { UpstreamLink } from '../upstream/link.js';
 import { notifyListsChanged, type DownstreamSink } from '../rpc/sink.js';
@@ -86,7 +87,11 @@ export class SessionCredentials {
     const { store, sessionId } = this.options;
     const connection = this.options.connections.get(server)!;
     const token = store.tokenOf(sessionId, server);
-    if (token === undefined) throw missingToken(server);
+    if (token === undefined) {
+      // Refused on the connection's own stream before this call: said as a refusal, as on the call.
+      const refused = store.refusalOf(sessionId, server);
+      throw refused === undefined ? missingToken(server) : credentialRefused(server, refused);
+    }
     let used: UpstreamLink | undefined;
     const acquire = async (): Promise<HeldConnection> => {
       const held = await connection.acquire();
@@ -104,12 +109,7 @@ export class SessionCredentials {
       // refusal was on its way would have failed the call as "connection closed") — only that
       // link, never one a new token opened since.
       if (used !== undefined) this.dropLink(connection, server, used);
-      const reason = auth?.challenge.reason ?? 'expired';
-      throw new GatewayError(
-        'UPSTREAM_AUTH_REQUIRED',
-        `upstream "${server}" refused this session's credential (${reason}); it was dropped: send a new one with POST <MCP path>/customizations/authenticate {"id", "token"}`,
-        { server, data: { reason } },
-      );
+      throw credentialRefused(server, auth?.challenge.reason ?? store.refusalOf(sessionId, server) ?? 'expired');
     }
   }
 

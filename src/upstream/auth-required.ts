@@ -8,7 +8,6 @@
  */
 import type { Dispatcher } from 'undici';
 import { findCause, UpstreamError } from '../errors.js';
-import type { GuardedFetch } from '../net/guarded-fetch.js';
 import type { Logger } from '../observability/logger.js';
 import { authChallengeOf, type AuthChallenge } from './auth-challenge.js';
 import { fetchProtectedResourceMetadata, type ProtectedResourceMetadata } from './protected-resource.js';
@@ -55,18 +54,4 @@ export async function authRefusal(status: number, wwwAuthenticate: string | null
   const resource = await fetchProtectedResourceMetadata(challenge.resourceMetadata, options);
   options.logger.warn({ server: options.server, reason: challenge.reason }, 'upstream asks for authorization');
   return new UpstreamAuthRequired(options.server, challenge, resource);
-}
-
-/**
- * `fetchUpstream` with authorization refusals read: an answer that is one (`authRefusal`) is
- * released and rejects as an {@link UpstreamAuthRequired}; every other answer is returned as it came.
- */
-export function readingAuthChallenges(fetchUpstream: GuardedFetch, options: AuthChallengeOptions): GuardedFetch {
-  return async function fetchReadingChallenges(url, init) {
-    const response = await fetchUpstream(url, init);
-    if (response.status !== 401 && response.status !== 403) return response;
-    if (authChallengeOf(response.status, response.headers.get('www-authenticate')) === undefined) return response;
-    await response.body?.cancel().catch(() => undefined);
-    throw await authRefusal(response.status, response.headers.get('www-authenticate'), options);
-  };
 }

@@ -26,7 +26,7 @@ import { readJsonAnswer } from '../net/json-answer.js';
 import { isEventStreamContentType } from '../net/media-type.js';
 import type { Logger } from '../observability/logger.js';
 import { compileOutboundHeaders } from '../policy/outbound-headers.js';
-import { authRefusal, authRequiredIn, readingAuthChallenges, type AuthChallengeOptions } from './auth-required.js';
+import { authRefusal, authRequiredIn, type AuthChallengeOptions, type UpstreamAuthRequired } from './auth-required.js';
 import type { UpstreamTokenSource } from './credentials/token-source.js';
 import { outsideAnyRequest } from './credentials/subject-tokens.js';
 import type { CredentialOwner } from './credentials/credential-owner.js';
@@ -48,6 +48,17 @@ export interface HttpConnectorDeps {
   tokenSourceFor?(server: string, config: RemoteServerConfig, owner: CredentialOwner | undefined): UpstreamTokenSource | undefined;
   /** Whose connection this is (credential-owner.ts); absent on connections no caller owns. */
   credentialOwner?: CredentialOwner | undefined;
+}
+
+/** Where a request's token is read: in its call's context, or outside any for a GET. */
+type Context = <T>(work: () => T) => T;
+
+/**
+ * A GET is the connection's own stream, not a call: a per-principal token is the principal's
+ * latest, not that of the request during which the stream happened to open (subject-tokens.ts).
+ */
+function contextOf(method: string | undefined): Context {
+  return method === 'GET' ? outsideAnyRequest : (work) => work();
 }
 
 /** Bodies read only for an error message (an error status, an unexpected type) are cut here. */
@@ -105,31 +116,46 @@ function createUpstreamHttp(server: string, config: RemoteServerConfig, deps: Ht
     return built.headers;
   };
 
+  /**
+   * A 401/403 answer to a request that went out with `token`: the refusal it is (auth-required.ts),
+   * if it asks for authorization, and — for a 401 — the token invalidated with that refusal, so the
+   * credential's owner learns why whichever request met it first (a call, or the connection's own
+   * stream). The next request fetches a fresh token.
+   */
+  const refusalOf = async (status: number, wwwAuthenticate: string | null | undefined, token: string | undefined, context: Context) => {
+    let refusal: UpstreamAuthRequired | undefined;
+    try {
+      refusal = await authRefusal(status, wwwAuthenticate, challenges);
+      return refusal;
+    } finally {
+      // Also when the metadata it names cannot be read: the token was refused all the same.
+      if (status === 401 && token !== undefined) context(() => tokens?.invalidate(token, refusal));
+    }
+  };
+
   const guarded = createGuardedFetch(guardOptions);
-  const fetchUpstream: GuardedFetch = readingAuthChallenges(async function fetchUpstream(url, init) {
+  const fetchUpstream: GuardedFetch = async function fetchUpstream(url, init) {
     const given = init?.headers;
     const headers = outboundHeaders(given instanceof Headers ? given : new Headers(given));
-    if (tokens === undefined) return guarded(url, { ...init, headers });
-    // A GET is the connection's own stream, not a call: a per-principal token is the principal's
-    // latest, not that of the request during which it happened to open (subject-tokens.ts).
-    const context = init?.method === 'GET' ? outsideAnyRequest : <T>(work: () => T) => work();
-    const token = await context(() => tokens.token());
-    headers.authorization = `Bearer ${token}`;
+    const context = contextOf(init?.method);
+    const token = tokens === undefined ? undefined : await context(() => tokens.token());
+    if (token !== undefined) headers.authorization = `Bearer ${token}`;
     const response = await guarded(url, { ...init, headers });
-    // Refused: the next request fetches a fresh token.
-    if (response.status === 401) context(() => tokens.invalidate(token));
-    return response;
-  }, challenges);
+    if (response.status !== 401 && response.status !== 403) return response;
+    const refusal = await refusalOf(response.status, response.headers.get('www-authenticate'), token, context);
+    if (refusal === undefined) return response;
+    await response.body?.cancel().catch(() => undefined);
+    throw refusal;
+  };
 
   const exchange: UpstreamExchange = async (url, init) => {
     const headers = withFetchDefaults(outboundHeaders(init.headers), https, null);
-    const context = init.method === 'GET' ? outsideAnyRequest : <T>(work: () => T) => work();
+    const context = contextOf(init.method);
     const token = tokens === undefined ? undefined : await context(() => tokens.token());
     if (token !== undefined) headers.authorization = `Bearer ${token}`;
     const answer = await request(url, { method: init.method, headers, body: init.body, signal: init.signal });
     if (answer.statusCode !== 401 && answer.statusCode !== 403) return answer;
-    if (answer.statusCode === 401 && token !== undefined) context(() => tokens?.invalidate(token));
-    const refusal = await authRefusal(answer.statusCode, headerValue(answer.headers, 'www-authenticate'), challenges);
+    const refusal = await refusalOf(answer.statusCode, headerValue(answer.headers, 'www-authenticate'), token, context);
     if (refusal === undefined) return answer;
     answer.body.dump().catch(() => undefined);
     throw refusal;

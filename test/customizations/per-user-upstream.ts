@@ -6,8 +6,9 @@
  * document itself. Tool `whoami` answers which user the request's token belongs to. A token can
  * be revoked, and every `Authorization` the gate saw is kept, so a test can tell what reached it.
  * Tool `hold` answers only once the test releases it, so a test can act while a call is in flight.
+ * Open GET streams can be cut, so a test can make the client's own stream meet a revoked token first.
  */
-import { createServer } from 'node:http';
+import { createServer, type ServerResponse } from 'node:http';
 import { McpServer } from '@modelcontextprotocol/server';
 import { serveBothEras } from '../../demo/lib/serve-both-eras.js';
 import { forwardTo, listenOnLoopback } from '../integration/harness/loopback-proxy.js';
@@ -22,6 +23,10 @@ export interface PerUserUpstream {
   readonly seen: ReadonlyArray<string | undefined>;
   /** From now on `token` is refused (401 invalid_token). */
   revoke(token: string): void;
+  /** Cuts every open GET stream (a client's standalone stream): its client reconnects, with its token. */
+  cutStreams(): void;
+  /** GET requests the gate has answered or forwarded so far. */
+  readonly streamRequests: number;
   /** Resolves once a `hold` call reached the upstream. */
   holding(): Promise<void>;
   /** Lets every `hold` call answer. */
@@ -58,6 +63,8 @@ export async function startPerUserUpstream(): Promise<PerUserUpstream> {
   const target = new URL(inner.url);
   const revoked = new Set<string>();
   const seen: Array<string | undefined> = [];
+  const streams = new Set<ServerResponse>();
+  let streamRequests = 0;
   let origin = '';
   const gate = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -70,6 +77,11 @@ export async function startPerUserUpstream(): Promise<PerUserUpstream> {
       }
       const sent = req.headers.authorization;
       seen.push(sent);
+      if (req.method === 'GET') {
+        streamRequests += 1;
+        streams.add(res);
+        res.on('close', () => streams.delete(res));
+      }
       const token = sent?.startsWith('Bearer ') ? sent.slice('Bearer '.length) : undefined;
       if (token !== undefined && USERS[token] !== undefined && !revoked.has(token)) {
         forwardTo(target, req, res, Buffer.concat(chunks));
@@ -87,6 +99,12 @@ export async function startPerUserUpstream(): Promise<PerUserUpstream> {
     origin,
     seen,
     revoke: (token) => revoked.add(token),
+    cutStreams: () => {
+      for (const stream of streams) stream.destroy();
+    },
+    get streamRequests() {
+      return streamRequests;
+    },
     holding: () => holding,
     release,
     async close() {

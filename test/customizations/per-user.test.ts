@@ -134,17 +134,12 @@ describe('perUser: an upstream that demands each user\'s own token', () => {
     w.upstream.revoke('user-a-token');
     const refused = await errorOf(a.client.callTool({ name: 'notes__whoami', arguments: {} }));
     expect(refused.data).toMatchObject({ code: 'UPSTREAM_AUTH_REQUIRED' });
-    // The refusal may reach the gateway first on the session's standalone GET stream (the token is
-    // dropped there) or on this call: either way the call says to authenticate again.
-    expect(refused.message).toMatch(/(dropped|refused it).*authenticate/);
+    expect(refused.message).toMatch(/refused this session's credential \(expired\); it was dropped.*authenticate/);
+    expect(refused.data).toMatchObject({ reason: 'expired' });
     expect(refused.message).not.toContain('user-a-token');
     expect(await heldTokens(w)).toBe(0);
     await a.listChanged.waitFor(2);
-    // Which 401 the list reports depends on which request met the refusal first (the call, or the
-    // connection's own stream after the token was dropped); both ask for a new token.
-    const after = (await notesOf(w, a)).state as { kind: string; reason?: string };
-    expect(after).toMatchObject({ kind: 'authRequired', requiredScopes: ['notes:read'] });
-    expect(['expired', 'required']).toContain(after.reason);
+    expect((await notesOf(w, a)).state).toMatchObject({ kind: 'authRequired', reason: 'expired', requiredScopes: ['notes:read'] });
     expect(await toolNames(a)).not.toContain('notes__whoami');
 
     // The revoked token again: the upstream refuses it at once, and it is not kept.
@@ -157,6 +152,37 @@ describe('perUser: an upstream that demands each user\'s own token', () => {
 
     // Refused tokens in a row never make the next one wait out a backoff.
     for (let attempt = 0; attempt < 6; attempt++) expect((await authenticate(w, a, { id, token: 'user-a-token' })).status).toBe(502);
+    expect((await authenticate(w, a, { id, token: 'user-b-token' })).status).toBe(200);
+    expect(await whoami(a)).toBe('user B');
+    expect(JSON.stringify(w.lines)).not.toContain('user-a-token');
+  });
+
+  it('says a token was refused, not missing, when the connection\'s own stream met the refusal before any call', async () => {
+    const w = await world();
+    const a = await session(w, 'alice');
+    const id = (await notesOf(w, a)).id;
+    expect((await authenticate(w, a, { id, token: 'user-a-token' })).status).toBe(200);
+    await a.listChanged.waitFor(1);
+    expect(await whoami(a)).toBe('user A');
+    await waitUntil(() => w.upstream.streamRequests > 0, "the session connection's standalone stream");
+
+    // Revoked, and the stream cut: its reconnect carries the token and meets the 401 with no call open.
+    w.upstream.revoke('user-a-token');
+    const before = w.upstream.streamRequests;
+    w.upstream.cutStreams();
+    await waitUntil(async () => (await heldTokens(w)) === 0, 'the token dropped on the stream');
+    expect(w.upstream.streamRequests).toBeGreaterThan(before);
+    await a.listChanged.waitFor(2);
+    expect((await notesOf(w, a)).state).toMatchObject({ kind: 'authRequired', reason: 'expired', requiredScopes: ['notes:read'] });
+
+    // The next call never goes out without a token, and says why there is none: the upstream refused it.
+    const sent = w.upstream.seen.length;
+    const refused = await errorOf(a.client.callTool({ name: 'notes__whoami', arguments: {} }));
+    expect(refused.data).toMatchObject({ code: 'UPSTREAM_AUTH_REQUIRED', reason: 'expired' });
+    expect(refused.message).toMatch(/refused this session's credential \(expired\); it was dropped.*authenticate/);
+    expect(w.upstream.seen.slice(sent).filter((header) => header !== undefined && header.includes('user-a-token'))).toEqual([]);
+
+    // A new token clears the refusal: the session is served again, as that user.
     expect((await authenticate(w, a, { id, token: 'user-b-token' })).status).toBe(200);
     expect(await whoami(a)).toBe('user B');
     expect(JSON.stringify(w.lines)).not.toContain('user-a-token');

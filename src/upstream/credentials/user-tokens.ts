@@ -6,7 +6,8 @@
  * A session is attached when its scope is built, with the per-user servers it reaches, and
  * detached when it ends (DELETE, idle expiry, a closed HTTP+SSE stream, shutdown): detaching
  * drops its tokens, so the store never holds a token of a session that is gone. A token is also
- * dropped the moment the upstream answers 401 to it, and every session's token for a server when
+ * dropped the moment the upstream answers 401 to it — to a call or to the connection's own stream,
+ * and either way the session's list and its next call say it was refused — and every session's token for a server when
  * a reload restarts or removes that server (`dropServer`: it was given for the upstream as it was).
  * A token is held only for a server the session sees (`UserSessionHooks.visible`). Bounded: tokens ≤ live sessions × per-user
  * servers (sessions are capped by `sessions.max`), each at most {@link MAX_UPSTREAM_TOKEN_LENGTH} bytes.
@@ -16,6 +17,7 @@ import { GatewayError, UpstreamError } from '../../errors.js';
 import type { ServerConfig } from '../../config/schema.js';
 import { MAX_UPSTREAM_TOKEN_LENGTH } from '../../net/bearer-token.js';
 import type { UpstreamAuthRequired } from '../auth-required.js';
+import type { AuthChallenge } from '../auth-challenge.js';
 import type { SlotState } from '../slot.js';
 import type { UpstreamTokenSource } from './token-source.js';
 
@@ -117,8 +119,9 @@ export class UserTokens {
   refused(session: string, server: string, token: string | undefined, auth?: UpstreamAuthRequired): void {
     const record = this.sessions.get(session);
     if (record === undefined) return;
-    if (auth !== undefined) record.refusals.set(server, auth);
     const held = record.tokens.get(server);
+    // A refusal of a token replaced since says nothing of the one held now.
+    if (auth !== undefined && (token === undefined || held === undefined || held === token)) record.refusals.set(server, auth);
     if (held !== undefined && (token === undefined || held === token)) {
       record.tokens.delete(server);
       this.changed(record, server);
@@ -128,6 +131,19 @@ export class UserTokens {
   /** True when the upstream answered 401 to `token`, `session`'s token for `server` when a call went out (not since set again). */
   wasRefused(session: string, server: string, token: string): boolean {
     return this.sessions.get(session)?.refused.get(server) === token;
+  }
+
+  /**
+   * Why `session` holds no token for `server` when the upstream refused the last one it gave
+   * (on a call or on the connection's own stream; none set since): the challenge's reason, or
+   * `expired` for a bare 401. Undefined when it never gave one, or gave a new one since.
+   */
+  refusalOf(session: string, server: string): AuthChallenge['reason'] | undefined {
+    const record = this.sessions.get(session);
+    if (record === undefined || record.tokens.has(server)) return undefined;
+    const auth = record.refusals.get(server);
+    if (auth !== undefined) return auth.challenge.reason;
+    return record.refused.has(server) ? 'expired' : undefined;
   }
 
   /**
@@ -166,9 +182,9 @@ export class UserTokens {
         const token = this.sessions.get(session)?.tokens.get(server);
         return token === undefined ? Promise.reject(missingToken(server)) : Promise.resolve(token);
       },
-      invalidate: (token) => {
+      invalidate: (token, refusal) => {
         this.sessions.get(session)?.refused.set(server, token);
-        this.refused(session, server, token);
+        this.refused(session, server, token, refusal);
       },
     };
   }
@@ -207,6 +223,18 @@ export function missingToken(server: string): UpstreamError {
     'UPSTREAM_AUTH_REQUIRED',
     server,
     'takes each user\'s own credential and this session has none (or the upstream refused it): send one with POST <MCP path>/customizations/authenticate {"id", "token"}',
+  );
+}
+
+/**
+ * A call of a session whose token for `server` the upstream refused (`reason`, as its challenge
+ * said; `expired` for a bare 401): the token is gone, and the client must send a new one.
+ */
+export function credentialRefused(server: string, reason: AuthChallenge['reason']): GatewayError {
+  return new GatewayError(
+    'UPSTREAM_AUTH_REQUIRED',
+    `upstream "${server}" refused this session's credential (${reason}); it was dropped: send a new one with POST <MCP path>/customizations/authenticate {"id", "token"}`,
+    { server, data: { reason } },
   );
 }
 
