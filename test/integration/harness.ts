@@ -8,7 +8,8 @@
  * - `raw-http`: node:http requests and hand-driven 2025 sessions;
  * - `cli`: the `portcullis` executable as a child process;
  * - `principals`: bearer principals and a gateway that authenticates them;
- * - `catalogue-upstream`: the search benchmark's ~5,000 tools as real HTTP upstreams.
+ * - `catalogue-upstream`: the search benchmark's ~5,000 tools as real HTTP upstreams;
+ * - `rug-pull`: the fixture that rewrites its tools, and the tool-integrity approvals API.
  */
 export * from './harness/wait.js';
 export * from './harness/paths.js';
@@ -20,3 +21,4 @@ export * from './harness/cli.js';
 export * from './harness/gateway-scope.js';
 export * from './harness/principals.js';
 export * from './harness/catalogue-upstream.js';
+export * from './harness/rug-pull.js';
