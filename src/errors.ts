@@ -28,6 +28,10 @@ export const WireCode = {
   Unavailable: -32001,
   /** MCP 2026-07-28: the request needs a capability the client did not declare. */
   MissingRequiredClientCapability: -32021,
+  /** MCP 2026-07-28 (SEP-2243): a request's standard headers are missing or disagree with its body. */
+  HeaderMismatch: -32020,
+  /** MCP 2026-07-28: the request names a protocol revision the server does not serve. */
+  UnsupportedProtocolVersion: -32022,
 } as const;
 
 export type GatewayErrorCode =
@@ -364,4 +368,86 @@ export function findCause<T>(error: unknown, match: (value: unknown) => value is
     current = (current as { cause?: unknown }).cause;
   }
   return undefined;
+}
+
+/**
+ * A refusal of the MCP 2026-07-28 Streamable HTTP validation ladder (basic/transports/
+ * streamable-http): the message's shape, its era, its `_meta` envelope, the standard headers
+ * (`MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`), the method's existence in the revision,
+ * a listen's filter. These are protocol conditions, not the gateway's: each is answered with the
+ * HTTP status the spec gives its rung and the wording of the SDK's own HTTP entry, so a 2026
+ * client meets the gateway exactly as it meets a direct server (no gateway `data.code`). The
+ * SDK's classifier (`classifyInboundRequest`) returns its refusals in this shape.
+ */
+export interface ProtocolRefusal {
+  readonly httpStatus: number;
+  readonly code: number;
+  readonly message: string;
+  readonly data?: unknown;
+}
+
+/** The ladder refusals the gateway decides itself (the classifier's come ready-made). */
+export const protocolRefusal = {
+  /** A standard header missing or disagreeing with the body (SEP-2243): 400, -32020. */
+  headerMismatch(header: string, body: string): ProtocolRefusal {
+    return {
+      httpStatus: 400,
+      code: WireCode.HeaderMismatch,
+      message: `Bad Request: the request headers and body disagree: ${body}`,
+      data: { mismatch: { header, body } },
+    };
+  },
+  /** A revision the endpoint does not serve: 400, -32022 naming those it does. */
+  unsupportedVersion(supported: readonly string[], requested: string): ProtocolRefusal {
+    return {
+      httpStatus: 400,
+      code: WireCode.UnsupportedProtocolVersion,
+      message: `Unsupported protocol version: ${requested}`,
+      data: { supported: [...supported], requested },
+    };
+  },
+  /** A method of the protocol that this revision does not have (`ping`, `initialize`, … on 2026-07-28): 404, -32601. */
+  methodNotFound(): ProtocolRefusal {
+    return { httpStatus: 404, code: WireCode.MethodNotFound, message: 'Method not found' };
+  },
+  /** A `subscriptions/listen` whose `notifications` filter is missing or malformed: in band, -32602. */
+  invalidListenFilter(): ProtocolRefusal {
+    return { httpStatus: 200, code: WireCode.InvalidParams, message: "Invalid params: 'notifications' is required and must be a valid SubscriptionFilter" };
+  },
+  /** A 2026 result the gateway could not encode (a `resultType` its method does not have): in band, -32603. */
+  unencodable(): ProtocolRefusal {
+    return { httpStatus: 200, code: WireCode.InternalError, message: 'Internal error' };
+  },
+};
+
+/** The JSON-RPC error response of `refusal`, answering request `id`. */
+export function protocolRefusalMessage(id: ResponseId, refusal: ProtocolRefusal): { jsonrpc: '2.0'; id: ResponseId; error: JsonRpcErrorBody } {
+  return {
+    jsonrpc: '2.0',
+    id,
+    error: refusal.data === undefined ? { code: refusal.code, message: refusal.message } : { code: refusal.code, message: refusal.message, data: refusal.data },
+  };
+}
+
+/** The HTTP answer of `refusal` (its status, the JSON-RPC error in a JSON body). */
+export function protocolRefusalResponse(refusal: ProtocolRefusal, id: ResponseId): Response {
+  return Response.json(protocolRefusalMessage(id, refusal), { status: refusal.httpStatus });
+}
+
+/**
+ * The JSON-RPC error answering a 2026-07-28 request `id`, and the HTTP status of a JSON answer
+ * carrying it. `error` is what the method table threw — a `ProtocolError` whose code, message and
+ * data are already the taxonomy's (carried as they are) — or anything else, mapped here. A 2026
+ * client never gets -32002 (SEP-2164: resource not found is -32602 on this revision, an
+ * upstream's own -32002 included). The status is 200 (an error of the request, not of the
+ * transport), except -32021, which MCP 2026-07-28 answers 400 wherever it arises.
+ */
+export function answer2026Error(id: string | number, error: unknown): { message: { jsonrpc: '2.0'; id: ResponseId; error: JsonRpcErrorBody }; status: number } {
+  const thrown = error as { code?: unknown; message?: unknown; data?: unknown } | null;
+  const body: JsonRpcErrorBody =
+    !(error instanceof GatewayError) && typeof thrown?.code === 'number' && Number.isSafeInteger(thrown.code)
+      ? { code: thrown.code, message: typeof thrown.message === 'string' ? thrown.message : 'Internal error', ...(thrown.data === undefined ? {} : { data: thrown.data }) }
+      : toJsonRpcError(error, '2026');
+  if (body.code === WireCode.ResourceNotFound) body.code = WireCode.InvalidParams;
+  return { message: { jsonrpc: '2.0', id, error: body }, status: body.code === WireCode.MissingRequiredClientCapability ? 400 : 200 };
 }

@@ -1,12 +1,11 @@
 /**
  * One MCP endpoint (the aggregate `/mcp`, or a per-server side channel): both protocol eras on
- * one path. The body is read once, bounded; `isLegacyRequest` decides the era; 2025 traffic goes
- * to its session's transport (the endpoint's sessions: `endpoint-sessions.ts`), 2026 traffic to the
- * SDK's stateless `createMcpHandler` with `legacy: 'reject'` (its own legacy mode has no sessions:
- * docs/decisions.md, "Behaviours the code is built around").
+ * one path. The body is read once, bounded; the SDK's classifier decides the era from it and the
+ * standard headers (request-2026.ts `classifyRequest`); 2025 traffic goes to its session's
+ * transport (the endpoint's sessions: `endpoint-sessions.ts`), 2026 traffic to the gateway's own
+ * stateless binding (`request-2026.ts`), which answers through the endpoint's method table.
  */
 import type { AccessProfile } from '../policy/access-policy.js';
-import { createMcpHandler, isLegacyRequest, type AuthInfo, type ClientCapabilities, type McpHttpHandler } from '@modelcontextprotocol/server';
 import { errorResponse, type GatewayError } from '../errors.js';
 import type { GatewayEntries } from '../routing/gateway-entries.js';
 import { endpointExtras, endpointInstructions, type EndpointExtrasOptions } from './endpoint-extras.js';
@@ -18,30 +17,27 @@ import { feedListeners } from '../routing/listen-feed.js';
 import { StatelessScope } from '../routing/stateless-scope.js';
 import type { ScopeOptions } from '../routing/scope-options.js';
 import type { RouteScope } from '../routing/router.js';
-import { workspaceError, workspaceOf } from '../routing/workspace.js';
 import type { GatewayEventStore } from '../session/event-store.js';
 import type { SessionAdmission } from '../session/session-admission.js';
 import { readJsonRpcBody, type BodyLimits } from './body.js';
 import { accessView, type AccessView } from '../policy/access-view.js';
 import { ANYONE, chargeRequest, refusedRequest, requestIdOf, type Caller } from './entrance.js';
 import type { IncomingBody } from './incoming-body.js';
-import { createGatewayServer } from './gateway-server.js';
 import type { Era } from '../rpc/era.js';
 import { endpointIdentity, type EndpointIdentity } from './endpoint-identity.js';
 import type { LegacySession } from './legacy-session.js';
 import { EndpointSessions } from './endpoint-sessions.js';
 import { LegacySseEndpoint } from './legacy-sse/sse-endpoint.js';
 import type { SessionHooks } from '../session/session-hooks.js';
-import { ModernListenBus } from './modern-listens.js';
+import { ListenStreams } from './modern-listens.js';
+import { classifyRequest, Requests2026, type Face2026 } from './request-2026.js';
+import { createMethodTable } from './method-table.js';
 import { ResourceListens } from '../routing/resource-listens.js';
-import { envelopeCapabilities } from '../rpc/client-capabilities.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
 import type { RequestObservers } from './request-observers.js';
 import { relayTaskStatus } from '../routing/tasks/task-scope.js';
 import { TaskTable, type TaskTableOptions } from '../routing/tasks/task-table.js';
 
-const metricsOption = (metrics: GatewayMetrics | undefined) => (metrics === undefined ? {} : { metrics });
-const observersOption = (observers: RequestObservers | undefined) => (observers === undefined ? {} : { observers });
 
 /** `EndpointExtrasOptions` (endpoint-extras.ts): persona, init options, the gateway's entries, handshake `_meta`. */
 export interface EndpointOptions extends EndpointExtrasOptions {
@@ -87,38 +83,18 @@ export interface EndpointOptions extends EndpointExtrasOptions {
   listens?: { maxListensPerPrincipal?: number; maxUrisTotal?: number; maxUrisPerPrincipal?: number };
 }
 
-/**
- * How a 2026-era request's principal reaches the scope it routes through: the SDK hands the
- * `authInfo` given to `fetch` to the factory that builds the request's `Server`. The credential
- * itself stops at the edge (app.ts strips it), so `token` is empty; `clientId` is the principal.
- */
-function principalAuthInfo(principal: string | undefined, access: AccessProfile | undefined): AuthInfo {
-  return { token: '', clientId: principal ?? '', scopes: [], ...(access === undefined ? {} : { extra: { [ACCESS_KEY]: access } }) };
-}
-
-/** Where a 2026 request's access profile travels in `authInfo.extra` to the factory. */
-const ACCESS_KEY = 'portcullis/access';
-
-function accessOf(info: AuthInfo | undefined): AccessProfile | undefined {
-  return info?.extra?.[ACCESS_KEY] as AccessProfile | undefined;
-}
-
 export class McpEndpoint {
   private readonly options: EndpointOptions;
   /** The endpoint's 2025-era sessions. */
   private readonly sessions: EndpointSessions;
-  private readonly modern: McpHttpHandler;
+  /** The endpoint's 2026-era requests (request-2026.ts). */
+  private readonly requests2026: Requests2026;
   private readonly stateless: StatelessScope;
   private readonly unsubscribes: Array<() => void> = [];
-  /**
-   * What each 2026 request named for the factory that builds its `Server` (keyed by the request
-   * itself): its workspace, and the capabilities it declared (its lists follow them).
-   */
-  private readonly requestContexts = new WeakMap<Request, { workspace: string | undefined; capabilities: ClientCapabilities | undefined }>();
   private readonly tasks: TaskTable | undefined;
   /** 2026 clients' resource subscriptions (`subscriptions/listen`), held upstream per listen. */
   private readonly resourceListens: ResourceListens;
-  private readonly listenBus: ModernListenBus;
+  private readonly listens: ListenStreams;
   /** The deprecated HTTP+SSE transport (2024-11-05) on this endpoint's sessions (legacy-sse/). */
   readonly legacySse: LegacySseEndpoint;
   /** Init options of 2026 requests, read per request (ignored names logged once per set). */
@@ -163,51 +139,24 @@ export class McpEndpoint {
       ...(listens.maxUrisTotal === undefined ? {} : { maxTotal: listens.maxUrisTotal }),
       ...(listens.maxUrisPerPrincipal === undefined ? {} : { maxPerPrincipal: listens.maxUrisPerPrincipal }),
     });
-    this.listenBus = new ModernListenBus(
+    this.listens = new ListenStreams(
       this.resourceListens,
       listens.maxListensPerPrincipal === undefined ? {} : { maxListensPerPrincipal: listens.maxListensPerPrincipal },
     );
-    this.modern = createMcpHandler(
-      // Built per request: the request's principal arrives in `authInfo` (see `fetch`).
-      (context) => {
-        const named = context.requestInfo === undefined ? undefined : this.requestContexts.get(context.requestInfo);
-        const principal = context.authInfo?.clientId;
-        const access = accessOf(context.authInfo);
-        const scope = stateless.forPrincipal(principal === '' ? undefined : principal, named?.workspace, named?.capabilities, access);
-        const view = accessView(access);
-        const identity = this.identity('2026', view);
-        return createGatewayServer(
-          {
-            ...identity,
-            era: '2026',
-            logger: options.logger,
-            ...metricsOption(options.metrics),
-            ...observersOption(options.observers),
-            ...(access === undefined ? {} : { access }),
-            ...this.extras(view),
-            ...(this.requestOptions === undefined ? {} : { options: { perRequest: this.requestOptions } }),
-          },
-          () => scope,
-        );
-      },
-      { legacy: 'reject', bus: this.listenBus, onerror: (error) => options.logger.debug({ err: error.message }, 'modern request rejected') },
-    );
+    this.requests2026 = new Requests2026({
+      face: (access) => this.face2026(access),
+      scope: (principal, workspace, capabilities, access) => stateless.forPrincipal(principal, workspace, capabilities, access),
+      listens: this.listens,
+      logger: options.logger,
+    });
     // 2026 clients learn of list changes through `subscriptions/listen` (listen-feed.ts says which).
-    this.unsubscribes.push(
-      feedListeners(options.scope.registry, options.scope.servers, stateless.catalogue, (list) => {
-        if (list === 'tools') this.modern.notify.toolsChanged();
-        else if (list === 'prompts') this.modern.notify.promptsChanged();
-        else this.modern.notify.resourcesChanged();
-      }),
-    );
+    this.unsubscribes.push(feedListeners(options.scope.registry, options.scope.servers, stateless.catalogue, (list) => this.listens.publish(list)));
     // A global or workspace decision changes what sessionless callers see: every list may have.
     const visibility = options.scope.visibility;
     if (visibility !== undefined) {
       this.unsubscribes.push(
         visibility.onChange(() => {
-          this.modern.notify.toolsChanged();
-          this.modern.notify.promptsChanged();
-          this.modern.notify.resourcesChanged();
+          for (const list of ['tools', 'prompts', 'resources'] as const) this.listens.publish(list);
         }),
       );
     }
@@ -276,26 +225,13 @@ export class McpEndpoint {
       if (spent !== undefined) return refusedRequest(spent, parsedBody);
     }
     // A request naming a session this replica holds is 2025-era by construction (2026 has no
-    // sessions): skip the classifier, which costs on every call of a busy session.
+    // sessions): skip the classifier, which costs on every call of a busy session. GET and
+    // DELETE are session operations (2026-07-28 is POST only).
     const sessionId = request.headers.get('mcp-session-id');
     const known = sessionId !== null && this.sessions.holds(sessionId);
-    if (!known && !(await isLegacyRequest(request, parsedBody))) {
-      const workspace = workspaceOf(parsedBody);
-      if (!workspace.ok) return errorResponse(workspaceError(workspace.message));
-      this.requestContexts.set(request, { workspace: workspace.workspace, capabilities: envelopeCapabilities(parsedBody) });
-      // A listen naming resources is subscribed upstream first (modern-listens.ts), only to
-      // resources this caller may see.
-      const caller = {
-        principal,
-        workspace: workspace.workspace,
-        catalogue: () => this.stateless.forPrincipal(principal, workspace.workspace, undefined, access).catalogue,
-      };
-      return this.listenBus.serve(parsedBody, caller, (body) =>
-        this.modern.fetch(request, {
-          ...(body === undefined ? {} : { parsedBody: body }),
-          ...(principal === undefined && access === undefined ? {} : { authInfo: principalAuthInfo(principal, access) }),
-        }),
-      );
+    if (!known && request.method === 'POST') {
+      const outcome = classifyRequest(request, parsedBody);
+      if (outcome.kind !== 'legacy') return this.requests2026.serve(request, parsedBody, outcome, { principal, access });
     }
     return this.sessions.serve(request, parsedBody, principal, access);
   }
@@ -303,8 +239,9 @@ export class McpEndpoint {
   async close(): Promise<void> {
     for (const unsubscribe of this.unsubscribes.splice(0)) unsubscribe();
     await this.sessions.closeAll();
+    this.listens.close();
+    this.requests2026.close();
     this.resourceListens.close();
-    await this.modern.close();
     await this.stateless.close();
     this.tasks?.close();
   }
@@ -315,6 +252,27 @@ export class McpEndpoint {
    */
   broughtBy(sessionId: string, principal: string | undefined): ReturnType<LegacySession['broughtServers']> {
     return this.sessions.broughtBy(sessionId, principal);
+  }
+
+  /**
+   * How a 2026 request of a caller with `access` is served: the method table with the identity
+   * and extras of the caller's view (built per request: capabilities follow the primaries that are
+   * up right now), the capabilities declared, and the gateway's `serverInfo`.
+   */
+  private face2026(access: AccessProfile | undefined): Face2026 {
+    const options = this.options;
+    const view = accessView(access);
+    const identity = this.identity('2026', view);
+    const table = createMethodTable({
+      ...identity,
+      era: '2026',
+      logger: options.logger,
+      metrics: options.metrics,
+      observers: options.observers,
+      ...this.extras(view),
+      options: this.requestOptions === undefined ? undefined : { perRequest: this.requestOptions },
+    });
+    return { table, capabilities: identity.capabilities, serverInfo: { name: identity.name, version: identity.version } };
   }
 
   /** The handshake completion and the gateway's own entries, for every `Server` of this endpoint, as `view` sees them. */

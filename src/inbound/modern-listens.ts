@@ -1,40 +1,39 @@
 /**
- * 2026-07-28 `subscriptions/listen` streams, served by the SDK's `createMcpHandler` over this bus.
- * The SDK owns the wire (the acknowledgement first, the filter, `subscriptionId` stamping,
- * keep-alive, teardown); the bus sources its events:
- * - list changes (`publish`, from listen-feed.ts) go to every open stream, and the SDK passes on
- *   those the stream asked for;
+ * 2026-07-28 `subscriptions/listen` streams of one endpoint (MCP 2026-07-28 basic/patterns/
+ * subscriptions): each listen is one SSE answer that opens with
+ * `notifications/subscriptions/acknowledged` naming what will be delivered, then carries the
+ * changes its filter asked for, each stamped with the listen's `subscriptionId` (its request id),
+ * with `: keepalive` comments between. It ends when the client hangs up, or, when the endpoint
+ * closes (shutdown, drain), with the empty `complete` result that says the server ended it.
+ *
+ * What a stream carries:
+ * - list changes (`publish`, from routing/listen-feed.ts) go to every open stream whose filter
+ *   asked for that list (`toolsListChanged`, `promptsListChanged`, `resourcesListChanged`), only
+ *   where the endpoint declares `listChanged` for it;
  * - resource updates go only to the stream whose listen holds that subscription
- *   (routing/resource-listens.ts): each listen naming `resourceSubscriptions` is subscribed
- *   upstream before the SDK serves it, and the body the SDK sees names only the URIs that were
- *   honoured, so its acknowledgement says exactly what will be delivered (MCP 2026-07-28,
- *   basic/patterns/subscriptions: the server acknowledges the subset it accepts).
+ *   (routing/resource-listens.ts): a listen naming `resourceSubscriptions` (where the endpoint
+ *   declares `resources.subscribe`) is subscribed upstream first, and the acknowledgement names
+ *   only the URIs that were honoured (the server acknowledges the subset it accepts).
  *
- * How a stream finds its listen: the SDK registers a stream's listener (`subscribe`) synchronously
- * while it serves that request, inside `fetch`; `serve` runs `fetch` in an AsyncLocalStorage
- * context holding the listen's grant, and the first `subscribe` in that context takes it. The
- * stream's teardown (client hang-up, server shutdown) calls the unsubscribe, which releases the
- * grant; a listen the SDK refused or answered without a stream never subscribed, and its grant is
- * released when `fetch` returns.
- *
- * Listen streams per principal: the SDK holds at most 1,024 open streams per endpoint; one
- * authenticated principal may hold `maxListensPerPrincipal` of them (default half), so it cannot
- * take every stream (SUBSCRIPTION_LIMIT, `data.limit.scope: "principal"`). A listen holds its place
- * from admission until its stream's teardown, or until `fetch` returns when no stream opened.
+ * Bounds: at most `maxListens` open streams per endpoint (default 1,024), of which one
+ * authenticated principal may hold `maxListensPerPrincipal` (default half); past either the
+ * listen is refused SUBSCRIPTION_LIMIT (503, -32001) with `data.limit` saying whose bound it met.
+ * A listen holds its place until its stream ends. A stream whose client reads nothing while more
+ * than 32 MiB waits is cut.
  *
  * A listen naming `taskIds` (the tasks extension's status notifications) from a client that did
- * not declare the extension is refused -32021, as the extension requires; from one that did, the
- * SDK acknowledges it without `taskIds` — no status is pushed (routing/tasks/README.md).
+ * not declare the extension is refused -32021, as the extension requires; from one that did, it
+ * is acknowledged without `taskIds` — no status is pushed (routing/tasks/README.md).
  */
-import { AsyncLocalStorage } from 'node:async_hooks';
-import type { ServerEvent, ServerEventBus } from '@modelcontextprotocol/server';
-import { errorResponse } from '../errors.js';
+import { SERVER_INFO_META_KEY, SUBSCRIPTION_ID_META_KEY, type Implementation, type JSONRPCRequest, type ServerCapabilities } from '@modelcontextprotocol/server';
+import { errorResponse, protocolRefusal, protocolRefusalResponse } from '../errors.js';
 import { PrincipalShare } from '../policy/principal-share.js';
 import type { Catalogue } from '../catalogue/catalogue.js';
 import type { ListenGrant } from '../routing/listen-grant.js';
 import { subscriptionLimit } from '../routing/listen-limits.js';
 import type { ResourceListens } from '../routing/resource-listens.js';
 import { declaresTasksExtension, missingTasksExtension } from '../routing/tasks/task-capabilities.js';
+import { MAX_UNREAD_BYTES, SSE_HEADERS, SseWriter } from './sse-writer.js';
 
 /** Who is listening: the request's principal and workspace, and its view of the catalogue. */
 export interface ListenCaller {
@@ -43,121 +42,178 @@ export interface ListenCaller {
   catalogue(): Catalogue;
 }
 
-/** Open listen streams per endpoint the SDK's handler allows (its `DEFAULT_MAX_SUBSCRIPTIONS`). */
-export const SDK_MAX_LISTENS = 1024;
-export const DEFAULT_MAX_LISTENS_PER_PRINCIPAL = SDK_MAX_LISTENS / 2;
-
-/** What one listen holds until its stream ends: its resource grant, if any, and its place in the principal's share. */
-interface Claim {
-  grant: ListenGrant | undefined;
-  /** Gives the listen's place back; idempotent. */
-  free: () => void;
-  taken: boolean;
+/** What the endpoint declares to the caller (the filter is honoured within it) and who it is. */
+export interface ListenFace {
+  readonly capabilities: ServerCapabilities;
+  readonly serverInfo: Implementation;
 }
+
+/** Open listen streams per endpoint, by default (the SDK's own bound, kept). */
+export const DEFAULT_MAX_LISTENS = 1024;
+export const DEFAULT_MAX_LISTENS_PER_PRINCIPAL = DEFAULT_MAX_LISTENS / 2;
+
+/** The lists whose changes a listen may ask for. */
+export type ListName = 'tools' | 'prompts' | 'resources';
+
+/** What a listen asked for, as honoured (MCP 2026-07-28 `SubscriptionFilter`). */
+interface Filter {
+  toolsListChanged?: true;
+  promptsListChanged?: true;
+  resourcesListChanged?: true;
+  resourceSubscriptions?: string[];
+}
+
+const FILTER_KEY: Record<ListName, 'toolsListChanged' | 'promptsListChanged' | 'resourcesListChanged'> = {
+  tools: 'toolsListChanged',
+  prompts: 'promptsListChanged',
+  resources: 'resourcesListChanged',
+};
 
 type Body = Record<string, unknown>;
 
-/** The `resourceSubscriptions` of a well-formed listen request; undefined for anything else (the SDK judges it). */
-export function listenedUris(body: unknown): readonly string[] | undefined {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) return undefined;
-  const message = body as Body;
-  if (message.method !== 'subscriptions/listen' || message.id === undefined) return undefined;
-  const notifications = (message.params as Body | undefined)?.notifications as Body | undefined;
-  const uris = notifications?.resourceSubscriptions;
-  if (!Array.isArray(uris) || uris.length === 0 || !uris.every((uri) => typeof uri === 'string')) return undefined;
-  return uris as string[];
+function isPlainObject(value: unknown): value is Body {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/** True for a `subscriptions/listen` request (a method and an id). */
-function isListen(body: unknown): boolean {
-  return typeof body === 'object' && body !== null && (body as Body).method === 'subscriptions/listen' && (body as Body).id !== undefined;
+/**
+ * The filter a listen request asked for, as the revision's schema reads it: `notifications` an
+ * object whose list flags are booleans and whose `resourceSubscriptions` is an array of strings
+ * (other members are not the filter's and are ignored); undefined when it is not one. Pure.
+ */
+export function requestedFilter(params: unknown): Body | undefined {
+  const filter = isPlainObject(params) ? params.notifications : undefined;
+  if (!isPlainObject(filter)) return undefined;
+  for (const key of ['toolsListChanged', 'promptsListChanged', 'resourcesListChanged']) {
+    if (filter[key] !== undefined && typeof filter[key] !== 'boolean') return undefined;
+  }
+  const uris = filter.resourceSubscriptions;
+  if (uris !== undefined && !(Array.isArray(uris) && uris.every((uri) => typeof uri === 'string'))) return undefined;
+  return filter;
 }
 
-/** True for a listen request whose filter names `taskIds` (the tasks extension's status notifications). */
-function namesTaskIds(body: unknown): boolean {
-  if (typeof body !== 'object' || body === null || (body as Body).method !== 'subscriptions/listen') return false;
-  const notifications = ((body as Body).params as Body | undefined)?.notifications as Body | undefined;
-  return notifications?.taskIds !== undefined;
+/** What of `requested` the endpoint can deliver, given what it declares. Pure. */
+export function honoured(requested: Body, capabilities: ServerCapabilities): Filter {
+  const filter: Filter = {};
+  if (requested.toolsListChanged === true && capabilities.tools?.listChanged === true) filter.toolsListChanged = true;
+  if (requested.promptsListChanged === true && capabilities.prompts?.listChanged === true) filter.promptsListChanged = true;
+  if (requested.resourcesListChanged === true && capabilities.resources?.listChanged === true) filter.resourcesListChanged = true;
+  const uris = requested.resourceSubscriptions as string[] | undefined;
+  if (uris !== undefined && uris.length > 0 && capabilities.resources?.subscribe === true) filter.resourceSubscriptions = [...uris];
+  return filter;
 }
 
-/** `body` with its `resourceSubscriptions` narrowed to `uris`. */
-function narrowed(body: unknown, uris: readonly string[]): Body {
-  const message = body as Body;
-  const params = message.params as Body;
-  const notifications = params.notifications as Body;
-  return { ...message, params: { ...params, notifications: { ...notifications, resourceSubscriptions: [...uris] } } };
+/** One open listen. */
+interface Stream {
+  readonly filter: Filter;
+  deliver(method: string, params: Body | undefined): void;
+  /** Ends the stream: `graceful` writes the closing result first (the server ended it). */
+  end(graceful: boolean): void;
 }
 
-export class ModernListenBus implements ServerEventBus {
-  private readonly listeners = new Set<(event: ServerEvent) => void>();
-  private readonly claims = new AsyncLocalStorage<Claim>();
+export class ListenStreams {
+  private readonly open = new Set<Stream>();
   private readonly resources: ResourceListens;
-  /** Listens each authenticated principal holds (admitted, stream not yet torn down). */
+  private readonly maxListens: number;
+  /** Listens each authenticated principal holds (admitted, stream not yet ended). */
   private readonly perPrincipal: PrincipalShare;
 
-  constructor(resources: ResourceListens, options: { maxListensPerPrincipal?: number } = {}) {
+  constructor(resources: ResourceListens, options: { maxListens?: number; maxListensPerPrincipal?: number } = {}) {
     this.resources = resources;
-    this.perPrincipal = new PrincipalShare(options.maxListensPerPrincipal ?? DEFAULT_MAX_LISTENS_PER_PRINCIPAL);
+    this.maxListens = options.maxListens ?? DEFAULT_MAX_LISTENS;
+    this.perPrincipal = new PrincipalShare(options.maxListensPerPrincipal ?? Math.floor(this.maxListens / 2));
   }
 
   /** Open listen streams right now. */
   get streams(): number {
-    return this.listeners.size;
+    return this.open.size;
   }
 
-  /** A list change, to every open stream (resource updates travel by grant only, never here). */
-  publish(event: ServerEvent): void {
-    if (event.kind === 'resource_updated') return;
-    for (const listener of [...this.listeners]) listener(event);
-  }
-
-  subscribe(listener: (event: ServerEvent) => void): () => void {
-    this.listeners.add(listener);
-    const claim = this.claims.getStore();
-    const grant = claim !== undefined && !claim.taken ? claim.grant : undefined;
-    const free = claim !== undefined && !claim.taken ? claim.free : undefined;
-    if (claim !== undefined) claim.taken = true;
-    grant?.attach((uri, params) => listener({ kind: 'resource_updated', uri, params }));
-    let live = true;
-    return () => {
-      if (!live) return;
-      live = false;
-      this.listeners.delete(listener);
-      grant?.release();
-      free?.();
-    };
+  /** `list` changed: told to every open stream that asked for it. */
+  publish(list: ListName): void {
+    const key = FILTER_KEY[list];
+    for (const stream of [...this.open]) if (stream.filter[key] === true) stream.deliver(`notifications/${list}/list_changed`, undefined);
   }
 
   /**
-   * Serves one 2026 request through `fetch` (the SDK handler, given the body to use). A listen
-   * naming resources is first subscribed upstream for `key`, owners found in `catalogue`; a
-   * refusal (too many URIs, the gateway's subscription budget) is answered here.
+   * Serves one listen request (already through the 2026 validation ladder) of `caller`, as
+   * `face` declares the endpoint; the stream ends when `signal` aborts (the client hung up).
    */
-  async serve(body: unknown, caller: ListenCaller, fetch: (body: unknown) => Promise<Response>): Promise<Response> {
-    if (namesTaskIds(body) && !declaresTasksExtension(((body as Body).params as Body | undefined)?._meta as Body | undefined)) {
+  async serve(message: JSONRPCRequest, caller: ListenCaller, face: ListenFace, signal: AbortSignal): Promise<Response> {
+    const id = message.id;
+    const params = message.params as Body | undefined;
+    if (isPlainObject(params?.notifications) && params.notifications.taskIds !== undefined && !declaresTasksExtension(params._meta as Body | undefined)) {
       // 2026-07-28 tasks extension, "Task Status Notifications": a MUST for a non-declaring client.
-      return errorResponse(missingTasksExtension(), { id: (body as Body).id as string | number });
+      return errorResponse(missingTasksExtension(), { id });
     }
-    if (!isListen(body)) return fetch(body);
-    const id = (body as Body).id as string | number;
+    const requested = requestedFilter(params);
+    if (requested === undefined) return protocolRefusalResponse(protocolRefusal.invalidListenFilter(), id);
+    if (this.open.size >= this.maxListens) return errorResponse(subscriptionLimit('gateway', 'listens', this.maxListens), { id });
     const free = this.perPrincipal.take(caller.principal);
     if (free === undefined) return errorResponse(subscriptionLimit('principal', 'listens', this.perPrincipal.max), { id });
-    const uris = listenedUris(body);
+    const filter = honoured(requested, face.capabilities);
     let grant: ListenGrant | undefined;
-    try {
-      if (uris !== undefined) grant = await this.resources.open({ principal: caller.principal, workspace: caller.workspace }, caller.catalogue(), uris);
-    } catch (error) {
-      free();
-      return errorResponse(error, { id });
-    }
-    const claim: Claim = { grant, free, taken: false };
-    try {
-      return await this.claims.run(claim, () => fetch(grant === undefined ? body : narrowed(body, grant.uris)));
-    } finally {
-      if (!claim.taken) {
-        grant?.release();
+    if (filter.resourceSubscriptions !== undefined) {
+      try {
+        grant = await this.resources.open({ principal: caller.principal, workspace: caller.workspace }, caller.catalogue(), filter.resourceSubscriptions);
+      } catch (error) {
         free();
+        return errorResponse(error, { id });
       }
+      if (grant.uris.length > 0) filter.resourceSubscriptions = [...grant.uris];
+      else delete filter.resourceSubscriptions;
     }
+    return this.stream(id, filter, face.serverInfo, signal, () => {
+      grant?.release();
+      free();
+    }, grant);
+  }
+
+  /** Ends every stream with the closing result (the endpoint is closing). */
+  close(): void {
+    for (const stream of [...this.open]) stream.end(true);
+  }
+
+  private stream(id: string | number, filter: Filter, serverInfo: Implementation, signal: AbortSignal, release: () => void, grant: ListenGrant | undefined): Response {
+    let ended = false;
+    const writer = new SseWriter(() => stream.end(false));
+    const stamped = (params: Body | undefined): Body => ({ ...params, _meta: { ...(params?._meta as Body | undefined), [SUBSCRIPTION_ID_META_KEY]: id } });
+    const write = (message: Body) => {
+      writer.event(message as never, undefined);
+      if (writer.backlogBytes > MAX_UNREAD_BYTES) writer.abort();
+    };
+    const onAbort = () => stream.end(false);
+    const stream: Stream = {
+      filter,
+      deliver: (method, params) => {
+        if (!ended) write({ jsonrpc: '2.0', method, params: stamped(params) });
+      },
+      end: (graceful) => {
+        if (ended) return;
+        ended = true;
+        this.open.delete(stream);
+        signal.removeEventListener('abort', onAbort);
+        release();
+        if (graceful) {
+          write({ jsonrpc: '2.0', id, result: { resultType: 'complete', _meta: { [SUBSCRIPTION_ID_META_KEY]: id, [SERVER_INFO_META_KEY]: serverInfo } } });
+        }
+        writer.close();
+      },
+    };
+    write({ jsonrpc: '2.0', method: 'notifications/subscriptions/acknowledged', params: stamped({ notifications: filter }) });
+    if (Object.keys(filter).length === 0) {
+      // Nothing to deliver: the listen ends at once, as the server's own decision.
+      stream.end(true);
+    } else if (signal.aborted) {
+      stream.end(false);
+    } else {
+      this.open.add(stream);
+      signal.addEventListener('abort', onAbort, { once: true });
+      writer.startKeepAlive();
+      const uris = filter.resourceSubscriptions;
+      grant?.attach((uri, params) => {
+        if (uris?.includes(uri) === true) stream.deliver('notifications/resources/updated', { ...params, uri });
+      });
+    }
+    return new Response(writer.body, { status: 200, headers: SSE_HEADERS });
   }
 }
