@@ -3,8 +3,10 @@
  * open (the rug-pull fixture, over stdio and over HTTP, clients of both eras) has its changed and
  * new definitions held under `hold` — gone from `tools/list`, from `search_tools` and from the
  * side channel, a call to one refused with TOOL_PENDING_APPROVAL and never relayed — and the
- * session hears `list_changed`; a poisoned tool of each flag kind is held at first sight; under
- * `warn` nothing is hidden but the change is recorded; pins survive a restart.
+ * session hears `list_changed`, then hears it again and is served the change once it is approved
+ * (each of the four upstream transport × client era pairs); a poisoned tool of each flag kind is
+ * held at first sight; under `warn` nothing is hidden but the change is recorded; pins survive a
+ * restart.
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -60,7 +62,7 @@ async function toolChanges(client: Client, era: Era) {
 }
 
 describe.each(['stdio', 'http'] as const)('a %s upstream that rewrites its tools under hold', (transport) => {
-  it.each(ERAS)('hides the changed and new tools from a %s client, refuses their calls, and tells the session', async (era) => {
+  it.each(ERAS)('hides the changed and new tools from a %s client, refuses their calls, tells the session, and serves the change once approved', async (era) => {
     const dir = scratch();
     const file = toolsFile(dir, 'notes', REVIEWED);
     const notes = transport === 'stdio' ? stdioRug(file) : await httpRug(file);
@@ -96,6 +98,20 @@ describe.each(['stdio', 'http'] as const)('a %s upstream that rewrites its tools
     const again = await startTestGateway(cleanup, { notes }, { stateDir: join(dir, 'state'), toolIntegrity: { mode: 'hold' } });
     const { client: later } = await connectClient(cleanup, again.url, era);
     expect(await names(later)).toEqual(['notes__publish', 'notes__read_note']);
+
+    // Approved (the reviewed hash), the rewritten definition is served to the open session, which
+    // hears of it, and to the side channel; the new tool, not decided, stays held.
+    const listed = (await (await fetch(`${gateway.url}/integrity`)).json()) as { pending: Array<{ id: string; tool: string; hash: string }> };
+    const changed = listed.pending.find((p) => p.tool === 'add_note')!;
+    const approved = await fetch(`${gateway.url}/integrity/approve`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ id: changed.id, hash: changed.hash }) });
+    expect(approved.status).toBe(200);
+    await changes.waitFor(2);
+    expect(await names(client)).toEqual(['notes__add_note', 'notes__publish', 'notes__read_note']);
+    const served = (await client.listTools()).tools.find((t) => t.name === 'notes__add_note');
+    expect(served?.description).toBe(RUG_PULLED[0]!.description);
+    expect(textOf(await client.callTool({ name: 'notes__add_note', arguments: {} }))).toBe('called add_note');
+    expect(textOf(await side.callTool({ name: 'add_note', arguments: {} }))).toBe('called add_note');
+    expect((await errorOf(client.callTool({ name: 'notes__sync_notes', arguments: {} }))).data).toMatchObject({ code: 'TOOL_PENDING_APPROVAL' });
   });
 });
 
