@@ -164,8 +164,10 @@ const TASK_EXTENSION_METHODS = new Set(['tasks/get', 'tasks/cancel']);
 /**
  * A method some revision defines but not the client's: it does not exist for this client (-32601),
  * as the SDK's era gate answered. Names outside both schemas (extensions) are the router's to judge.
+ * Exported for the 2026 HTTP binding (request-2026.ts), which answers it before dispatch with the
+ * status the revision gives that rung (404).
  */
-function inOtherEraOnly(method: string, era: Era, tasksExtension: boolean): boolean {
+export function inOtherEraOnly(method: string, era: Era, tasksExtension: boolean): boolean {
   if (era === '2025') return !METHODS_2025.has(method) && METHODS_2026.has(method);
   if (METHODS_2026.has(method) || (tasksExtension && TASK_EXTENSION_METHODS.has(method))) return false;
   return METHODS_2025.has(method);

@@ -50,7 +50,7 @@ import { workspaceError, workspaceOf } from '../routing/workspace.js';
 import { envelopeCapabilities } from '../rpc/client-capabilities.js';
 import type { DownstreamSink, RpcMessage } from '../rpc/sink.js';
 import type { ClientCapabilities } from '@modelcontextprotocol/client';
-import { SUPPORTED_2026_VERSIONS, type MethodTable } from './method-table.js';
+import { inOtherEraOnly, SUPPORTED_2026_VERSIONS, type MethodTable } from './method-table.js';
 import type { ListenStreams } from './modern-listens.js';
 import { MAX_UNREAD_BYTES, SSE_HEADERS, SseWriter } from './sse-writer.js';
 
@@ -84,30 +84,6 @@ export type Admission =
   | { kind: 'request'; message: JSONRPCRequest }
   | { kind: 'notification'; message: JSONRPCNotification }
   | { kind: 'refused'; refusal: ProtocolRefusal; id: ResponseId };
-
-/**
- * Request methods of the protocol that 2026-07-28 no longer has (its registry keeps `tools/*`,
- * `prompts/*`, `resources/list|templates/list|read`, `completion/complete`, `server/discover`,
- * `subscriptions/listen`). Any other method is not the protocol's and goes to the method table,
- * which knows the gateway's own.
- */
-const REMOVED_IN_2026 = new Set([
-  'ping',
-  'initialize',
-  'logging/setLevel',
-  'resources/subscribe',
-  'resources/unsubscribe',
-  'tasks/get',
-  'tasks/result',
-  'tasks/list',
-  'tasks/cancel',
-  'sampling/createMessage',
-  'elicitation/create',
-  'roots/list',
-]);
-
-/** The tasks extension (SEP-2663) brings back these two names where it is offered. */
-const TASKS_EXTENSION_METHODS = new Set(['tasks/get', 'tasks/cancel']);
 
 /** The body field `Mcp-Name` mirrors, per method (SEP-2243 "Standard Request Headers"; SEP-2663 for `tasks/*`). */
 const NAME_SOURCE: Readonly<Record<string, string>> = {
@@ -196,9 +172,9 @@ export function admit(outcome: Outcome2026, body: unknown, headers: Headers, tas
   const message = outcome.message;
   const headerRefusal = standardHeaderRefusal(message, revision, headers);
   if (headerRefusal !== undefined) return { kind: 'refused', refusal: headerRefusal, id };
-  if (REMOVED_IN_2026.has(message.method) && !(tasksExtension && TASKS_EXTENSION_METHODS.has(message.method))) {
-    return { kind: 'refused', refusal: protocolRefusal.methodNotFound(), id };
-  }
+  // A method the protocol has but 2026-07-28 does not (`ping`, `initialize`, …): the method
+  // table's era gate, answered here with the rung's status.
+  if (inOtherEraOnly(message.method, '2026', tasksExtension)) return { kind: 'refused', refusal: protocolRefusal.methodNotFound(), id };
   return { kind: 'request', message };
 }
 
