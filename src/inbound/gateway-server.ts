@@ -1,24 +1,21 @@
 /**
- * The SDK `Server` the gateway presents to a client, in either era, as a binding of the gateway's
- * own method table (method-table.ts): the SDK parses and correlates, keeps the handshake's
+ * The SDK `Server` the gateway presents to a 2025-era session, as a binding of the gateway's own
+ * method table (method-table.ts): the SDK parses and correlates, keeps the handshake's
  * bookkeeping (the client's capabilities, the negotiated version) and cancellation; every request
  * it dispatches, the handshake's included, is answered by the table. What the SDK lifted out of
- * a 2026 request (`_meta` envelope, `inputResponses`, `requestState`) is put back first, so the
+ * a request (`inputResponses`, `requestState`, reserved `_meta` keys) is put back first, so the
  * table sees the client's request as sent (docs/decisions.md, "Behaviours the code is built
- * around").
+ * around"). 2026-era requests never reach an SDK `Server` (request-2026.ts).
  */
 import type { Server, ClientCapabilities, ServerCapabilities, ServerContext } from '@modelcontextprotocol/server';
-import { z } from 'zod';
 import type { Logger } from '../observability/logger.js';
 import type { RouteScope } from '../routing/router.js';
 import type { GatewayEntries } from '../routing/gateway-entries.js';
 import type { InitOptions } from '../rpc/init-options.js';
 import { HandshakeServer } from './handshake-server.js';
 import type { OptionsReader } from './init-options-reader.js';
-import { CLIENT_CAPABILITIES_META_KEY } from '../rpc/client-capabilities.js';
 import { passThroughResult } from '../rpc/pass-through.js';
 import type { DownstreamSink } from '../rpc/sink.js';
-import { TASKS_EXTENSION } from '../routing/tasks/task-capabilities.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
 import type { RequestObservers } from './request-observers.js';
 import type { AccessProfile } from '../policy/access-policy.js';
@@ -42,7 +39,7 @@ export interface GatewayServerOptions {
   metrics?: GatewayMetrics;
   /** Traces and audit lines of each request (request-observers.ts); absent: neither. */
   observers?: RequestObservers;
-  /** A 2025 session's principal (a 2026 request's comes with the request); for audit lines. */
+  /** The session's principal; for audit lines. */
   principal?: string;
   /** What the policy's access rules let this caller see; for audit lines (the rule that hid a name). */
   access?: AccessProfile;
@@ -97,20 +94,8 @@ export function sessionSink(server: Server): DownstreamSink {
 }
 
 /**
- * What the client of one request declared: a 2025 session's `initialize`, or a 2026 request's own
- * `_meta` envelope (2026-07-28: declared per request, never carried over from another request).
- */
-function requestClientCapabilities(server: Server, ctx: ServerContext, era: Era): ClientCapabilities | undefined {
-  if (era === '2025') return server.getClientCapabilities();
-  return (ctx.mcpReq.envelope as Record<string, unknown> | undefined)?.[CLIENT_CAPABILITIES_META_KEY] as ClientCapabilities | undefined;
-}
-
-/** The params of the tasks extension's `tasks/get` and `tasks/cancel` (the router checks the id). */
-const TASK_ID_PARAMS = z.looseObject({ taskId: z.string() });
-
-/**
- * The request as the client sent it: the SDK lifts the 2026 envelope, `inputResponses` and
- * `requestState` out of `params`; they are put back here for the method table.
+ * The request as the client sent it: the SDK lifts the reserved `_meta` keys, `inputResponses`
+ * and `requestState` out of `params`; they are put back here for the method table.
  */
 function asSent(request: { method: string; params?: Record<string, unknown> }, ctx: ServerContext): InboundRequest {
   const params = { ...(request.params ?? {}) };
@@ -145,9 +130,9 @@ export function createGatewayServer(options: GatewayServerOptions, scopeOf: (req
     const call: MethodCall = {
       scope: scopeOf(ctx.http?.req),
       signal: ctx.mcpReq.signal,
-      sink: callSink(ctx, options.era, requestClientCapabilities(server, ctx, options.era) ?? {}),
+      sink: callSink(ctx, options.era, server.getClientCapabilities() ?? {}),
       headers: ctx.http?.req?.headers,
-      principal: options.era === '2025' ? options.principal : ctx.http?.authInfo?.clientId,
+      principal: options.principal,
       access: options.access,
       sessionId: ctx.sessionId,
       closeSse: ctx.http?.closeSSE,
@@ -167,13 +152,6 @@ export function createGatewayServer(options: GatewayServerOptions, scopeOf: (req
     // The SDK answers logging/setLevel itself when logging is declared; the level belongs to
     // the upstreams that log, so route it (the SDK still validates the level first).
     server.setRequestHandler('logging/setLevel', (request, ctx) => answer(request as never, ctx));
-  }
-  if (options.era === '2026' && options.capabilities.extensions?.[TASKS_EXTENSION] !== undefined) {
-    // 2026-07-28 removed tasks/get and tasks/cancel from the core; the tasks extension reuses
-    // the names, which the SDK dispatches only to a handler registered with its own schema.
-    for (const method of ['tasks/get', 'tasks/cancel'] as const) {
-      server.setRequestHandler(method, { params: TASK_ID_PARAMS }, (params, ctx) => answer({ method, params: params as Record<string, unknown> }, ctx));
-    }
   }
   server.fallbackNotificationHandler = async (notification) => {
     // Only what a client may say to a server is relayed, and without anything else it carried.
