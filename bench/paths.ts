@@ -6,7 +6,9 @@
  * - `mcp-relay`: a minimal MCP-aware relay in front of it (`servers/mcp-relay.ts`: parse, rename,
  *   forward, check the answer's id), the floor of a message-level gateway;
  * - `portcullis-http` / `portcullis-stdio`: the gateway (default config) fronting that HTTP
- *   server, or a stdio echo child;
+ *   server, or a stdio echo child, driven by 2025-era clients (one session each);
+ * - `portcullis-http-2026` / `portcullis-stdio-2026`: the same gateways driven by 2026-07-28
+ *   clients (no session: every request carries its `_meta` envelope and standard headers);
  * - `mcp-proxy` / `supergateway`: the popular npm proxies fronting the same stdio echo.
  *
  * Every listening socket of a started proxy is read back from /proc; anything but loopback stops
@@ -21,9 +23,32 @@ import { freeLoopbackPort } from './lib/ports.js';
 import { spawnTracked, type TrackedProcess } from './lib/processes.js';
 import { rivalFile } from './lib/rivals.js';
 
-export type PathId = 'direct' | 'passthrough' | 'mcp-relay' | 'portcullis-http' | 'portcullis-stdio' | 'mcp-proxy' | 'supergateway';
+export type PathId =
+  | 'direct'
+  | 'passthrough'
+  | 'mcp-relay'
+  | 'portcullis-http'
+  | 'portcullis-stdio'
+  | 'portcullis-http-2026'
+  | 'portcullis-stdio-2026'
+  | 'mcp-proxy'
+  | 'supergateway';
 
+/** The paths a run drives when `--paths` is not given (the 2026-client paths are asked for by name). */
 export const PATH_IDS: readonly PathId[] = ['direct', 'passthrough', 'mcp-relay', 'portcullis-http', 'portcullis-stdio', 'mcp-proxy', 'supergateway'];
+
+/** Every path `--paths` may name. */
+export const KNOWN_PATH_IDS: readonly PathId[] = [...PATH_IDS, 'portcullis-http-2026', 'portcullis-stdio-2026'];
+
+/** The protocol era of the bench's client on each path: 2026 only where the path says so. */
+export function clientEra(id: PathId): '2025' | '2026' {
+  return id === 'portcullis-http-2026' || id === 'portcullis-stdio-2026' ? '2026' : '2025';
+}
+
+/** The gateway's paths, whichever era drives them. */
+function isGatewayPath(id: PathId): boolean {
+  return id === 'portcullis-http' || id === 'portcullis-stdio' || id === 'portcullis-http-2026' || id === 'portcullis-stdio-2026';
+}
 
 export const PATH_LABELS: Readonly<Record<PathId, string>> = {
   direct: 'direct HTTP echo',
@@ -31,6 +56,8 @@ export const PATH_LABELS: Readonly<Record<PathId, string>> = {
   'mcp-relay': 'minimal MCP relay → HTTP echo',
   'portcullis-http': 'Portcullis → HTTP echo',
   'portcullis-stdio': 'Portcullis → stdio echo',
+  'portcullis-http-2026': 'Portcullis → HTTP echo, 2026 client',
+  'portcullis-stdio-2026': 'Portcullis → stdio echo, 2026 client',
   'mcp-proxy': 'mcp-proxy → stdio echo',
   supergateway: 'supergateway → stdio echo',
 };
@@ -42,6 +69,8 @@ export const TOOL_NAME: Readonly<Record<PathId, string>> = {
   'mcp-relay': 'echo__echo',
   'portcullis-http': 'echo__echo',
   'portcullis-stdio': 'echo__echo',
+  'portcullis-http-2026': 'echo__echo',
+  'portcullis-stdio-2026': 'echo__echo',
   'mcp-proxy': 'echo',
   supergateway: 'echo',
 };
@@ -140,6 +169,8 @@ function argvFor(id: PathId, ctx: BenchContext, port: number, configFile: string
       return [SCRIPTS.mcpRelay, '--port', String(port), '--upstream', ctx.upstreamUrl];
     case 'portcullis-http':
     case 'portcullis-stdio':
+    case 'portcullis-http-2026':
+    case 'portcullis-stdio-2026':
       return [...(ctx.gatewayNodeFlags ?? []), SCRIPTS.gateway, '--config', configFile];
     case 'mcp-proxy':
       // No resumability store: Portcullis keeps none either, and request/response load needs none.
@@ -180,12 +211,12 @@ function shellSafe(path: string): string {
  */
 export function spawnPath(id: PathId, ctx: BenchContext, port: number): TrackedProcess {
   let configFile = '';
-  if (id === 'portcullis-http' || id === 'portcullis-stdio') {
+  if (isGatewayPath(id)) {
     configFile = join(ctx.logDir, `${id}-${++serial}.json`);
-    const server = id === 'portcullis-http' ? httpEcho(ctx.upstreamUrl) : stdioEcho();
+    const server = id === 'portcullis-http' || id === 'portcullis-http-2026' ? httpEcho(ctx.upstreamUrl) : stdioEcho();
     writeFileSync(configFile, JSON.stringify(gatewayConfig(port, { echo: server }), null, 2));
   }
-  const readStdout = id === 'portcullis-http' || id === 'portcullis-stdio' || id === 'direct';
+  const readStdout = isGatewayPath(id) || id === 'direct';
   return spawnTracked(`${id}-${++serial}`, argvFor(id, ctx, port, configFile), { logDir: ctx.logDir, readStdout });
 }
 
@@ -228,7 +259,7 @@ export async function startPath(id: PathId, ctx: BenchContext): Promise<StartedP
   const proc = spawnPath(id, ctx, port);
   await untilToolsList(proc, pathUrl(port), 30_000);
   await assertLoopbackOnly(proc);
-  const frontsSharedEcho = id === 'passthrough' || id === 'mcp-relay' || id === 'portcullis-http';
+  const frontsSharedEcho = id === 'passthrough' || id === 'mcp-relay' || id === 'portcullis-http' || id === 'portcullis-http-2026';
   const serverRoots = frontsSharedEcho && ctx.upstreamPid !== undefined ? [proc.pid, ctx.upstreamPid] : [proc.pid];
   return { id, url: pathUrl(port), process: proc, serverRoots };
 }

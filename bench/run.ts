@@ -23,7 +23,7 @@ import { ensureRivals, rivalVersion, type RivalPackage } from './lib/rivals.js';
 import { median } from './lib/stats.js';
 import { judgeTargets, loadRowsByMode } from './lib/summary.js';
 import { canPin, type PinMode } from './lib/affinity.js';
-import { PATH_IDS, startEchoHttp, type BenchContext, type PathId } from './paths.js';
+import { KNOWN_PATH_IDS, PATH_IDS, startEchoHttp, type BenchContext, type PathId } from './paths.js';
 import { coldStart, stdioEchoColdStart } from './phases/cold-start.js';
 import { runLoadPhase } from './phases/load.js';
 import { runIntegrityPhase } from './phases/integrity.js';
@@ -80,7 +80,7 @@ function readPlan(argv: string[]): Plan {
   const quick = values.quick === true;
   const concurrencies = (values.concurrency ?? '16,64').split(',').map((c) => int(c, 0, 1, 256, 'concurrency'));
   const paths = (values.paths ?? PATH_IDS.join(',')).split(',') as PathId[];
-  for (const path of paths) if (!PATH_IDS.includes(path)) throw new TypeError(`--paths: unknown path "${path}" (known: ${PATH_IDS.join(', ')})`);
+  for (const path of paths) if (!KNOWN_PATH_IDS.includes(path)) throw new TypeError(`--paths: unknown path "${path}" (known: ${KNOWN_PATH_IDS.join(', ')})`);
   if (!paths.includes('direct')) paths.unshift('direct');
   const modes = (values.pin ?? 'pinned,unpinned').split(',') as PinMode[];
   for (const mode of modes) if (mode !== 'pinned' && mode !== 'unpinned') throw new TypeError(`--pin: unknown mode "${mode}" (known: pinned, unpinned)`);

@@ -40,7 +40,7 @@ export function upstreamReadyTimes(logText: string): number[] {
 export async function coldStart(id: PathId, ctx: BenchContext): Promise<ColdStartSample> {
   const port = await freeLoopbackPort();
   const proc = spawnPath(id, ctx, port);
-  const isGateway = id === 'portcullis-http' || id === 'portcullis-stdio';
+  const isGateway = id.startsWith('portcullis-');
   const ready = isGateway ? proc.waitForLine(READY, 30_000) : undefined;
   ready?.catch(() => undefined);
   try {

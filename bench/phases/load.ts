@@ -11,11 +11,11 @@
  * the path's servers on CPU 1) and unpinned, so both ratios come from the same run.
  */
 import { isSuccessBody, runLoad, type LoadResult } from '../lib/load.js';
-import { closeSession, echoCallBody, openSession, rpc, type McpSession } from '../lib/mcp-session.js';
+import { closeSession, echoCallBody, openSession, requestHeaders, rpc, type McpSession } from '../lib/mcp-session.js';
 import { CLOCK_TICKS_PER_SECOND, processTicks } from '../lib/cpu-noise.js';
 import { memoryOf } from '../lib/proc.js';
 import { applyAffinity, withDescendants, type PinMode } from '../lib/affinity.js';
-import { startPath, TOOL_NAME, type BenchContext, type PathId, type StartedPath } from '../paths.js';
+import { clientEra, startPath, TOOL_NAME, type BenchContext, type PathId, type StartedPath } from '../paths.js';
 
 export interface LoadPlan {
   paths: readonly PathId[];
@@ -48,8 +48,8 @@ interface Target {
 function loadOptions(target: Target, connections: number, durationS: number) {
   return {
     url: target.started.url,
-    headers: target.session.headers,
-    body: echoCallBody(TOOL_NAME[target.started.id]),
+    headers: requestHeaders(target.session, 'tools/call', { name: TOOL_NAME[target.started.id] }),
+    body: echoCallBody(TOOL_NAME[target.started.id], target.session.era),
     connections,
     durationS,
     verify: isSuccessBody,
@@ -62,7 +62,7 @@ export async function runLoadPhase(ctx: BenchContext, plan: LoadPlan): Promise<L
   try {
     for (const id of plan.paths) {
       const started = await startPath(id, ctx);
-      const session = await openSession(started.url);
+      const session = await openSession(started.url, undefined, clientEra(id));
       const probe = await rpc(session, 'tools/call', { name: TOOL_NAME[id], arguments: { text: 'probe' } });
       if (JSON.stringify(probe).indexOf('probe') < 0) throw new Error(`${id}: echo did not echo`);
       targets.set(id, { started, session });
