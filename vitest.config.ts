@@ -9,7 +9,7 @@ import { configDefaults, defineConfig } from 'vitest/config';
  */
 export const SUITES = {
   soak: ['test/integration/pool-soak.test.ts', 'test/integration/history-soak.test.ts', 'test/inbound/fuzz-endpoint.test.ts', 'test/integration/many-sessions-soak.test.ts'],
-  browser: ['test/admin/admin-page.test.ts'],
+  browser: ['test/admin/admin-page.test.ts', 'test/admin/admin-integrity-page.test.ts'],
   scale: ['test/catalogue/search/benchmark-catalogue.test.ts', 'test/integration/deferral.test.ts'],
 } as const;
 
