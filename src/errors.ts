@@ -154,6 +154,28 @@ export class UpstreamError extends GatewayError {
   }
 }
 
+/**
+ * An HTTP upstream answered with a status that is no MCP answer (a POST refused, a GET stream
+ * not opened): `UPSTREAM_UNAVAILABLE`, naming the server and the status only — never the body,
+ * which may quote anything. The status is kept for what is decided by it (`httpStatusOf`): a
+ * session the upstream forgot (404), the `auto` transport's fallback, a probe's fallback, the
+ * advice at start.
+ */
+export class UpstreamHttpError extends UpstreamError {
+  readonly status: number;
+
+  constructor(server: string, status: number, what = 'answered') {
+    super('UPSTREAM_UNAVAILABLE', server, `${what} HTTP ${status}`);
+    this.name = 'UpstreamHttpError';
+    this.status = status;
+  }
+}
+
+/** The HTTP status an upstream answered with, found along `error`'s cause chain (bounded), if any. */
+export function httpStatusOf(error: unknown): number | undefined {
+  return findCause(error, (value): value is UpstreamHttpError => value instanceof UpstreamHttpError)?.status;
+}
+
 /** An error the upstream server itself answered with (a JSON-RPC error): relayed as-is. */
 export class UpstreamRpcError extends Error {
   readonly rpcCode: number;

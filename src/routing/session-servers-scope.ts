@@ -16,7 +16,7 @@
 import { Catalogue, type CatalogueOptions } from '../catalogue/catalogue.js';
 import type { VisibilityFilter } from '../catalogue/merge.js';
 import type { ServerConfig } from '../config/schema.js';
-import { findCause, GatewayError } from '../errors.js';
+import { findCause, GatewayError, UpstreamHttpError } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
 import { compileToolFilter } from '../policy/tool-filter.js';
 import type { DownstreamSink, RpcMessage } from '../rpc/sink.js';
@@ -48,9 +48,10 @@ export interface OpenSessionServersOptions {
   readonly logger: Logger;
 }
 
-/** The cause code of a failed first connection: the gateway's own code below its wrapping (an egress refusal), else an errno or SDK code. */
+/** The cause code of a failed first connection: the gateway's own code below its wrapping (an egress refusal), else an HTTP status or errno code. */
 function causeCode(error: unknown): string {
-  return findCause(error, (value): value is GatewayError => value instanceof GatewayError && value.code !== 'UPSTREAM_START_FAILED')?.code ?? safeReason(error);
+  const own = (value: unknown): value is GatewayError => value instanceof GatewayError && !(value instanceof UpstreamHttpError) && value.code !== 'UPSTREAM_START_FAILED';
+  return findCause(error, own)?.code ?? safeReason(error);
 }
 
 export class SessionServersScope implements RouteScope {

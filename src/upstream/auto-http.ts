@@ -6,8 +6,8 @@
  * the message again there. The choice is made on the connection's first message, once, and logged
  * (at info when it differs from the server's last choice, else at debug).
  */
-import { SdkHttpError, type JSONRPCMessage } from '@modelcontextprotocol/client';
-import { findCause } from '../errors.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/client';
+import { httpStatusOf } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
 import type { Wire, WireSendOptions } from './peer.js';
 
@@ -52,7 +52,7 @@ export class AutoWire implements Wire {
     try {
       await this.current.send(message, options);
     } catch (error) {
-      const status = findCause(error, (value): value is SdkHttpError => value instanceof SdkHttpError)?.status;
+      const status = httpStatusOf(error);
       if (this.options.sse === undefined || (status !== 404 && status !== 405)) throw error;
       const http = this.current;
       http.onclose = undefined;

@@ -14,12 +14,11 @@ import {
   CLIENT_INFO_META_KEY,
   PROTOCOL_VERSION_META_KEY,
   ProtocolErrorCode,
-  SdkHttpError,
   SUPPORTED_PROTOCOL_VERSIONS,
   type ClientCapabilities,
   type ServerCapabilities,
 } from '@modelcontextprotocol/client';
-import { findCause, UpstreamError, UpstreamRpcError } from '../errors.js';
+import { httpStatusOf, UpstreamError, UpstreamRpcError } from '../errors.js';
 import type { RpcPeer } from './peer.js';
 
 /** The 2026 revision, the only one of its era the gateway speaks upstream. */
@@ -115,9 +114,8 @@ async function probe(peer: RpcPeer, options: HandshakeOptions): Promise<Handshak
  */
 function probeUnknown(error: unknown): boolean {
   if (error instanceof UpstreamRpcError) return !refusesEveryRevision(error.rpcCode, error.data);
-  const http = findCause(error, (value): value is SdkHttpError => value instanceof SdkHttpError);
-  if (http === undefined) return false;
-  const status = http.status;
+  const status = httpStatusOf(error);
+  if (status === undefined) return false;
   if (status === 401 || status === 403 || status >= 500) return false;
   return status >= 400;
 }

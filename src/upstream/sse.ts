@@ -14,22 +14,21 @@
  * semantics) and then follows the new `endpoint` event into a fresh, uninitialised upstream session
  * without reporting the cut; and it buffers an event of any size. Here a stream that ends closes
  * the transport (the link reconnects and initialises anew, see slot.ts), and no event may exceed
- * `MAX_MESSAGE_BYTES`.
+ * the per-message cap (policy `limits.maxUpstreamMessageBytes`): the fetch bounds every event of
+ * the stream before it is parsed (net/sse-event-bound.ts), and the events are read with
+ * `eventsource-parser`, as the Streamable HTTP wire reads its streams. `id` and `retry` mean
+ * nothing here: an HTTP+SSE session cannot be resumed, so nothing reconnects with them.
  */
-import { SdkError, SdkErrorCode, SdkHttpError, type JSONRPCMessage } from '@modelcontextprotocol/client';
+import type { JSONRPCMessage } from '@modelcontextprotocol/client';
+import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import type { Dispatcher } from 'undici';
 import type { RemoteServerConfig } from '../config/schema.js';
-import { UpstreamError } from '../errors.js';
+import { findCause, UpstreamError, UpstreamHttpError } from '../errors.js';
 import { discardBody } from '../net/discard-body.js';
-import { messageTooLarge } from '../net/dispatch-hop.js';
 import type { GuardedFetch } from '../net/guarded-fetch.js';
 import type { Logger } from '../observability/logger.js';
-import { createSseEventReader, type SseEvent } from './sse-events.js';
 import { isRpcMessage, type Wire } from './peer.js';
 import { createUpstreamFetch, type HttpConnectorDeps } from './streamable-http.js';
-
-/** The default per-message cap (policy `limits.maxUpstreamMessageBytes`): the most one SSE event may hold. */
-export const MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
 
 /**
  * The stream is quiet between messages for as long as the session lives, so its GET gets no body
@@ -44,14 +43,7 @@ const quietStreams: Dispatcher.DispatcherComposeInterceptor = (dispatch) =>
 export function createSseTransport(server: string, config: RemoteServerConfig, deps: HttpConnectorDeps, logger: Logger): SseClientTransport {
   const dispatcher = deps.dispatcherFor(server, config).compose(quietStreams);
   const fetch = createUpstreamFetch(server, config, deps, logger, dispatcher);
-  return new SseClientTransport({
-    server,
-    url: new URL(config.url),
-    fetch,
-    connectTimeoutMs: config.connectTimeoutMs,
-    logger,
-    maxMessageBytes: deps.maxMessageBytes ?? MAX_MESSAGE_BYTES,
-  });
+  return new SseClientTransport({ server, url: new URL(config.url), fetch, connectTimeoutMs: config.connectTimeoutMs, logger });
 }
 
 export interface SseClientTransportOptions {
@@ -59,12 +51,11 @@ export interface SseClientTransportOptions {
   server: string;
   /** The SSE endpoint. */
   url: URL;
+  /** The server's fetch (`createUpstreamFetch`): its egress and header rules, and its bound on each event. */
   fetch: GuardedFetch;
   /** Bounds the whole opening: the GET answered and the `endpoint` event received. */
   connectTimeoutMs: number;
   logger: Logger;
-  /** Largest event accepted; default `MAX_MESSAGE_BYTES`. Larger closes the transport. */
-  maxMessageBytes?: number;
 }
 
 function isEventStream(contentType: string | null): boolean {
@@ -124,19 +115,14 @@ export class SseClientTransport implements Wire {
 
   async send(message: JSONRPCMessage): Promise<void> {
     const endpoint = this.endpoint;
-    if (endpoint === undefined || this.closed) throw new SdkError(SdkErrorCode.NotConnected, 'Not connected');
+    if (endpoint === undefined || this.closed) throw new UpstreamError('UPSTREAM_UNAVAILABLE', this.options.server, 'connection closed');
     const headers: Record<string, string> = { 'content-type': 'application/json' };
     if (this.protocolVersion !== undefined) headers['mcp-protocol-version'] = this.protocolVersion;
     const response = await this.options.fetch(endpoint, { method: 'POST', headers, body: JSON.stringify(message), signal: this.abort.signal });
     // Its answer is "Accepted" at most; what the message causes comes on the stream.
     await discardBody(response.body);
-    if (!response.ok) {
-      // No body in the message: an upstream's error page may quote anything (the SDK's would).
-      throw new SdkHttpError(SdkErrorCode.ClientHttpNotImplemented, `upstream answered HTTP ${response.status}`, {
-        status: response.status,
-        statusText: response.statusText,
-      });
-    }
+    // No body in the message: an upstream's error page may quote anything.
+    if (!response.ok) throw new UpstreamHttpError(this.options.server, response.status);
   }
 
   setProtocolVersion(version: string): void {
@@ -146,7 +132,7 @@ export class SseClientTransport implements Wire {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    this.announced?.reject(new SdkError(SdkErrorCode.ConnectionClosed, 'Connection closed'));
+    this.announced?.reject(new UpstreamError('UPSTREAM_UNAVAILABLE', this.options.server, 'connection closed'));
     if (!this.abort.signal.aborted) this.abort.abort();
     this.onclose?.();
   }
@@ -162,26 +148,20 @@ export class SseClientTransport implements Wire {
   }
 
   private async read(body: ReadableStream<Uint8Array>): Promise<void> {
-    const events = createSseEventReader(this.options.maxMessageBytes ?? MAX_MESSAGE_BYTES);
+    const parser = createParser({ onEvent: (event) => this.dispatch(event) });
+    const decoder = new TextDecoder();
     const reader = body.getReader();
     try {
       while (!this.closed) {
         const { done, value } = await reader.read();
         if (done) break;
-        const pushed = events.push(value);
-        if (!pushed.ok) {
-          this.fail(messageTooLarge(this.options.server, this.options.maxMessageBytes ?? MAX_MESSAGE_BYTES));
-          break;
-        }
-        for (const event of pushed.events) {
-          if (this.closed) break;
-          this.dispatch(event);
-        }
+        parser.feed(decoder.decode(value, { stream: true }));
       }
     } catch (error) {
-      // Cut, aborted by close, or a body error: the stream is gone either way. The fetch's own
-      // bound (the same cap) may have refused an event first: that is reported as such.
-      if (error instanceof UpstreamError && error.code === 'UPSTREAM_MESSAGE_TOO_LARGE') this.fail(error);
+      // Cut, aborted by close, or a body error: the stream is gone either way. An event over the
+      // cap ends the stream with the fetch's own error: that is reported as such.
+      const tooLarge = findCause(error, (value): value is UpstreamError => value instanceof UpstreamError && value.code === 'UPSTREAM_MESSAGE_TOO_LARGE');
+      if (tooLarge !== undefined) this.fail(tooLarge);
     } finally {
       reader.cancel().catch(() => undefined);
     }
@@ -189,12 +169,15 @@ export class SseClientTransport implements Wire {
     await this.close();
   }
 
-  private dispatch(event: SseEvent): void {
-    if (event.type === 'endpoint') {
+  private dispatch(event: EventSourceMessage): void {
+    if (this.closed) return;
+    // An event that names no type is a `message` (WHATWG HTML, "Server-sent events").
+    const type = event.event ?? 'message';
+    if (type === 'endpoint') {
       this.announce(event.data);
       return;
     }
-    if (event.type !== 'message') return; // other event types are not MCP's
+    if (type !== 'message') return; // other event types are not MCP's
     let message: unknown;
     try {
       message = JSON.parse(event.data);

@@ -3,8 +3,7 @@
  * own messages are safe by construction (they name servers, fields and error codes, never a
  * command, an argument, a URL or a header value); a child's stderr lines reach here redacted.
  */
-import { SdkHttpError } from '@modelcontextprotocol/client';
-import { findCause, GatewayError, UpstreamError } from '../errors.js';
+import { findCause, GatewayError, httpStatusOf, UpstreamError, UpstreamHttpError } from '../errors.js';
 import { blockedAdvice } from '../net/blocked-advice.js';
 import { safeReason } from './failure.js';
 
@@ -24,7 +23,7 @@ const isBlocked = (value: unknown): value is GatewayError => value instanceof Ga
  * - the transport's own account when it has one (a stdio command not found, a child that exited
  *   at start with its exit code and last stderr lines);
  * - an egress-guard refusal found anywhere along the cause chain, even under the SDK's
- *   version-negotiation error, with the setting that would allow it when one would;
+ *   handshake's error, with the setting that would allow it when one would;
  * - the gateway's own refusal to send a request (no token to be had for it) found there too;
  * - a network failure (refused, unknown host, timed out, reset, unreachable, a refused TLS
  *   certificate) or an HTTP status that says the URL is no MCP endpoint, named as such with what
@@ -37,11 +36,14 @@ export function describeStartFailure(server: string, error: unknown, transport: 
   const blocked = findCause(error, isBlocked);
   if (blocked !== undefined) return blockedAdvice(server, blocked.message);
   // The gateway's own refusal on the way out (no credential for the upstream: credentials/).
-  const refused = findCause(error, (value): value is UpstreamError => value instanceof UpstreamError && value.server === server && value.code === 'UPSTREAM_UNAVAILABLE');
+  const refused = findCause(
+    error,
+    (value): value is UpstreamError => value instanceof UpstreamError && !(value instanceof UpstreamHttpError) && value.server === server && value.code === 'UPSTREAM_UNAVAILABLE',
+  );
   if (refused !== undefined) return refused.message.slice(`upstream "${server}": `.length);
   const network = findCause(error, (value): value is { code: string } => typeof (value as { code?: unknown } | null)?.code === 'string' && NETWORK_FAILURES.has((value as { code: string }).code));
   if (network !== undefined) return NETWORK_FAILURES.get(network.code)!(server, network.code);
-  const status = findCause(error, (value): value is SdkHttpError => value instanceof SdkHttpError)?.status;
+  const status = httpStatusOf(error);
   if (status === 404 || status === 405) {
     return `the URL answered HTTP ${status} to the MCP handshake: check servers.${server}.url (a server that speaks only HTTP+SSE needs "transport": "sse", or "auto" to try both)`;
   }

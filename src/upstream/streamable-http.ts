@@ -15,7 +15,7 @@
  * the server, and the connection is reset; an error body is read up to 64 KiB. Inside a traced
  * call, the `traceparent` (and `tracestate`) of its client span is added (observability/tracing.ts).
  */
-import { PROTOCOL_VERSION_META_KEY, SdkErrorCode, SdkHttpError, type JSONRPCMessage } from '@modelcontextprotocol/client';
+import { PROTOCOL_VERSION_META_KEY, type JSONRPCMessage } from '@modelcontextprotocol/client';
 import { createParser } from 'eventsource-parser';
 import type { Dispatcher } from 'undici';
 import type { RemoteServerConfig } from '../config/schema.js';
@@ -32,7 +32,7 @@ import { outsideAnyRequest } from './credentials/subject-tokens.js';
 import type { CredentialOwner } from './credentials/credential-owner.js';
 import { oversizedAnswers } from './oversized-answer.js';
 import { currentUpstreamHeaders } from '../observability/tracing.js';
-import { findCause, UpstreamError } from '../errors.js';
+import { findCause, httpStatusOf, UpstreamError, UpstreamHttpError } from '../errors.js';
 import { classifyInbound, isRpcMessage, type Wire, type WireSendOptions } from './peer.js';
 
 export interface HttpConnectorDeps {
@@ -301,7 +301,7 @@ export class StreamableHttpWire implements Wire {
       }
     }
     // No body in the message: an upstream's error page may quote anything.
-    throw new SdkHttpError(SdkErrorCode.ClientHttpNotImplemented, `upstream answered HTTP ${status}`, { status, statusText: response.statusText });
+    throw new UpstreamHttpError(this.server, status);
   }
 
   async close(): Promise<void> {
@@ -413,10 +413,7 @@ export class StreamableHttpWire implements Wire {
     }
     if (!response.ok || response.body === null || !isEventStreamContentType(response.headers.get('content-type'))) {
       await response.body?.cancel().catch(() => undefined);
-      throw new SdkHttpError(SdkErrorCode.ClientHttpFailedToOpenStream, `upstream answered its GET stream with HTTP ${response.status}`, {
-        status: response.status,
-        statusText: response.statusText,
-      });
+      throw new UpstreamHttpError(this.server, response.status, 'answered its GET stream with');
     }
     return response.body;
   }
@@ -443,7 +440,7 @@ function parseJson(text: string): unknown {
  * wrapped, so its causes are searched a few levels deep.
  */
 export function httpSessionExpired(error: unknown): boolean {
-  return findCause(error, (value): value is SdkHttpError => value instanceof SdkHttpError)?.status === 404;
+  return httpStatusOf(error) === 404;
 }
 
 /**

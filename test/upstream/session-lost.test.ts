@@ -7,9 +7,8 @@
  * on demand; NETWORK SAFETY: everything binds and dials 127.0.0.1.
  */
 import { createServer } from 'node:http';
-import { SdkErrorCode, SdkHttpError } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { UpstreamError } from '../../src/errors.js';
+import { UpstreamError, UpstreamHttpError } from '../../src/errors.js';
 import { createEgressDispatcher } from '../../src/net/egress-guard.js';
 import { SessionScope } from '../../src/routing/scopes.js';
 import { connect2025, upstreamSessionLost } from '../../src/upstream/connector.js';
@@ -21,7 +20,7 @@ import { httpServer, startHttpFixture, stdioServer } from '../integration/harnes
 import { deps, logger, recordingSink, serverConfigs } from './fixture-link.js';
 import { ServerRoster } from '../../src/upstream/server-roster.js';
 
-const http404 = () => new SdkHttpError(SdkErrorCode.ClientHttpNotImplemented, 'upstream answered HTTP 404', { status: 404, statusText: 'Not Found' });
+const http404 = () => new UpstreamHttpError('web', 404);
 const configs = serverConfigs({
   local: stdioServer(newMarker()),
   web: httpServer('http://127.0.0.1:1/mcp'),
@@ -33,7 +32,8 @@ describe('upstreamSessionLost', () => {
     ['a 404 from a Streamable HTTP upstream', 'web', http404(), true],
     ['a 404 wrapped by the link', 'web', new UpstreamError('UPSTREAM_UNAVAILABLE', 'web', 'answered HTTP 404', http404()), true],
     ['a 404 from an HTTP+SSE upstream', 'old', http404(), true],
-    ['another HTTP status', 'web', new SdkHttpError(SdkErrorCode.ClientHttpNotImplemented, 'x', { status: 500, statusText: 'x' }), false],
+    ['another HTTP status', 'web', new UpstreamHttpError('web', 500), false],
+    ['a 404 in words only, with no status', 'web', new UpstreamError('UPSTREAM_UNAVAILABLE', 'web', 'answered HTTP 404'), false],
     ['an error that is not HTTP', 'web', new Error('boom'), false],
     ['anything from a stdio child, even an HTTP-looking error', 'local', http404(), false],
   ])('%s: %s', (_what, server, error, lost) => {

@@ -14,11 +14,12 @@ import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/load.js';
 import { configSecrets } from '../../src/config/secrets.js';
 import type { SseServerConfig } from '../../src/config/schema.js';
-import { UpstreamError } from '../../src/errors.js';
+import { UpstreamError, UpstreamHttpError } from '../../src/errors.js';
 import { startGateway } from '../../src/gateway.js';
 import { createEgressDispatcher, type Resolve } from '../../src/net/egress-guard.js';
 import { silentLogger } from '../../src/observability/logger.js';
-import { createSseTransport, MAX_MESSAGE_BYTES, SseClientTransport } from '../../src/upstream/sse.js';
+import { DEFAULT_BODY_LIMITS } from '../../src/net/bounded-body.js';
+import { createSseTransport, SseClientTransport } from '../../src/upstream/sse.js';
 import { createUpstreamFetch, type HttpConnectorDeps } from '../../src/upstream/streamable-http.js';
 import { startSseFixture } from '../fixtures/sse-fixture.js';
 import { errorOf, waitUntil } from '../integration/harness.js';
@@ -156,6 +157,43 @@ describe('the announced message endpoint', () => {
   });
 });
 
+describe('the stream, however the upstream frames and chunks it', () => {
+  // WHATWG HTML, "Server-sent events" (§9.2.6): CRLF, LF and CR line ends, comments, a leading
+  // BOM, one leading space dropped, data lines joined with LF, an unnamed event is a message.
+  const stream =
+    '\ufeff: hello\r\nevent: endpoint\r\ndata: /messages?sessionId=s1\r\n\r\n' +
+    'event: message\rdata: {"jsonrpc":"2.0","method":"notifications/message",\rdata: "params":{"level":"info","data":"héllo ☃"}}\r\r' +
+    'id: 7\nretry: 10\ndata: {"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"second"}}\n\n' +
+    'event: other\ndata: {"jsonrpc":"2.0","method":"ignored"}\n\n';
+
+  it.each([
+    ['in one piece', [Buffer.from(stream)]],
+    ['one byte at a time (multi-byte characters and CRLF split)', [...Buffer.from(stream)].map((byte) => Buffer.of(byte))],
+  ])('reads the endpoint and every message %s', async (_label, chunks) => {
+    const upstream = await listen((req, res) => {
+      if (req.method !== 'GET') return void res.writeHead(202).end();
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      const write = (at: number): void => {
+        if (at === chunks.length || res.destroyed) return;
+        res.write(chunks[at], () => write(at + 1));
+      };
+      write(0);
+    });
+    const transport = createSseTransport('legacy', config(`${upstream.origin}/sse`), deps(), silentLogger());
+    cleanups.push(() => transport.close());
+    const messages: unknown[] = [];
+    transport.onmessage = (message) => messages.push(message);
+    await transport.start();
+    await waitUntil(() => messages.length === 2, 'both messages');
+    expect(messages).toEqual([
+      { jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: 'héllo ☃' } },
+      { jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: 'second' } },
+    ]);
+    await transport.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+    expect(upstream.requests).toEqual(['GET /sse', 'POST /messages?sessionId=s1']);
+  });
+});
+
 describe('what an sse upstream is sent', () => {
   it('carries the configured headers and envHeaders on the stream and on every POST', async () => {
     const seen: Array<{ method: string; team: unknown; authorization: unknown }> = [];
@@ -231,7 +269,6 @@ describe('a hostile or broken sse upstream', () => {
       fetch: createUpstreamFetch('legacy', config(`${upstream.origin}/sse`), { ...deps(), maxMessageBytes: cap }, silentLogger()),
       connectTimeoutMs: 2_000,
       logger: silentLogger(),
-      maxMessageBytes: cap,
     });
     const errors: Error[] = [];
     let closed = false;
@@ -244,7 +281,7 @@ describe('a hostile or broken sse upstream', () => {
   });
 
   it('caps a message at 16 MiB by default', () => {
-    expect(MAX_MESSAGE_BYTES).toBe(16 * 1024 * 1024);
+    expect(DEFAULT_BODY_LIMITS.maxMessageBytes).toBe(16 * 1024 * 1024);
   });
 
   it('is refused when it never announces an endpoint, within connectTimeoutMs', async () => {
@@ -277,8 +314,12 @@ describe('a hostile or broken sse upstream', () => {
     const transport = createSseTransport('legacy', config(`${upstream.origin}/sse`), deps(), silentLogger());
     cleanups.push(() => transport.close());
     await transport.start();
-    const error = await errorOf(transport.send({ jsonrpc: '2.0', id: 1, method: 'ping' }));
-    expect(error.message).toBe('upstream answered HTTP 500');
+    const error = await transport.send({ jsonrpc: '2.0', id: 1, method: 'ping' }).then(
+      () => undefined,
+      (refused: unknown) => refused,
+    );
+    expect(error).toBeInstanceOf(UpstreamHttpError);
+    expect(error).toMatchObject({ code: 'UPSTREAM_UNAVAILABLE', status: 500, message: 'upstream "legacy": answered HTTP 500' });
   });
 
   it('drops a message that is not JSON-RPC and keeps the stream', async () => {
