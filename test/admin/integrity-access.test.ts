@@ -6,7 +6,8 @@
  * other gets 403 `ADMIN_REFUSED` saying why, and what it tried to approve stays pending (listed,
  * refused to its own session); an anonymous caller gets 401. Under the shipped `strict` policy a
  * gateway without authentication refuses every decision (even from loopback, where the default
- * policy lets the local operator decide), and with authentication its admin decides.
+ * policy lets the local operator decide), and with authentication its admin decides — and an
+ * authenticated 2026 client's listen stream hears the approval (the gateway announces it).
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -31,6 +32,7 @@ import {
   stdioRug,
   textOf,
   toolsFile,
+  within,
   type Era,
 } from '../integration/harness.js';
 import type { Client } from '@modelcontextprotocol/client';
@@ -174,7 +176,13 @@ describe('the strict policy', () => {
     expect(listed.body.mode).toBe('hold'); // strict's minimum, with no toolIntegrity in the config
     const changed = listed.body.pending!.find((p) => p.tool === 'add_note')!;
     expect((await integrityDecision(gateway.url, 'approve', { id: changed.id }, principals.headers('dev'))).status).toBe(403);
+    // The decision is announced by the gateway itself: an authenticated 2026 listener hears it.
+    const heard = collectNotifications(client, 'notifications/tools/list_changed');
+    const subscription = await within(client.listen({ toolsListChanged: true }), 10_000, 'subscriptions/listen');
+    cleanup.add(() => subscription.close().catch(() => undefined));
     expect((await integrityDecision(gateway.url, 'approve', { id: changed.id, hash: changed.hash }, principals.headers('ops'))).status).toBe(200);
+    await heard.waitFor(1);
+    expect((await client.listTools()).tools.map((t) => t.name).sort()).toEqual(['notes__add_note', 'notes__publish', 'notes__read_note']);
     expect(textOf(await client.callTool({ name: 'notes__add_note', arguments: {} }))).toBe('called add_note');
   });
 });
