@@ -5,7 +5,6 @@
  * HTTP upstreams the egress guard will refuse; `reload`, `schema`, `import`, `help [command]` and
  * `--version`. Usage errors exit 2. SIGTERM/SIGINT drain and exit 0.
  */
-import { readFileSync } from 'node:fs';
 import { Command, CommanderError, Option } from 'commander';
 import { ConfigError, GatewayError } from './errors.js';
 import { loadConfigFile, deepFreeze } from './config/load.js';
@@ -15,6 +14,7 @@ import { configSecrets } from './config/secrets.js';
 import { dropStdioWriteErrors } from './observability/log-sink.js';
 import { createLogger, flushLogSync, parseLogFormat, parseLogLevel, Redactor, type Logger } from './observability/logger.js';
 import { gatewayUrls, startBanner } from './composition/start-banner.js';
+import { GATEWAY_VERSION } from './composition/package-version.js';
 import { killAllStdioChildren } from './upstream/stdio-transport.js';
 import { runCheck } from './composition/check.js';
 import { gatewayJsonSchemaText } from './config/json-schema.js';
@@ -93,7 +93,7 @@ export async function runGateway(
       process.stdout.write(`${readyLine(gateway.publicUrl)}\n`);
       // A person at a terminal gets where to look and how to connect; a collector gets the same URLs as fields.
       if (process.stdout.isTTY === true) {
-        process.stdout.write(startBanner({ mcpUrl: gateway.publicUrl, version: packageVersion(), servers: Object.keys(config.servers) }));
+        process.stdout.write(startBanner({ mcpUrl: gateway.publicUrl, version: GATEWAY_VERSION, servers: Object.keys(config.servers) }));
       } else {
         logger.info(gatewayUrls(gateway.publicUrl), 'serving');
       }
@@ -142,11 +142,6 @@ export async function runGateway(
   }
 }
 
-/** The package's version, from the package.json beside `dist/` (in the clone, the tarball and the image alike). */
-export function packageVersion(): string {
-  const manifest = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version?: unknown };
-  return typeof manifest.version === 'string' ? manifest.version : 'unknown';
-}
 
 /** What every config-reading command takes. */
 interface ConfigOptions {
@@ -216,7 +211,7 @@ function buildProgram(exit: { code: number }): Command {
   const configOption = () => new Option('-c, --config <file>', 'the gateway config file (JSON with comments)').makeOptionMandatory();
   const program = new Command('portcullis')
     .description('A gateway for MCP servers: one URL in front of all of them, under one security policy.')
-    .version(packageVersion(), '-v, --version', 'print the version and exit')
+    .version(GATEWAY_VERSION, '-v, --version', 'print the version and exit')
     .helpOption('-h, --help', 'show this help')
     .enablePositionalOptions()
     .showHelpAfterError('(run `portcullis help` for the commands, `portcullis help <command>` for one)')

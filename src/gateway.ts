@@ -56,8 +56,7 @@ import { integrityAuditRecord, toolIntegrityFor } from './integrity/from-config.
 import { judgeOnConnect } from './composition/integrity-on-connect.js';
 import { resolveTelemetry, startTelemetry, type Telemetry } from './composition/telemetry.js';
 import { reportStartProgress } from './composition/start-progress.js';
-
-export const GATEWAY_VERSION = '0.1.0';
+import { GATEWAY_VERSION } from './composition/package-version.js';
 
 export interface GatewayOptions {
   config: Readonly<GatewayConfig>;

@@ -16,7 +16,7 @@ import { applyPolicy, serverPolicyProblems } from './apply-policy.js';
 import { parseConfigText } from './config-text.js';
 import { gatewayConfigSchema, type GatewayConfig } from './schema.js';
 import { closestKey, keysAt } from './key-suggestions.js';
-import { serverSchema } from './server-schema.js';
+import { RESERVED_SERVER_NAME, reservedServerName, serverSchema } from './server-schema.js';
 import { semanticProblems, serverProblems } from './semantic-checks.js';
 import { compileEnvReferences, parseInputs, type InputVariables } from './env-references.js';
 import type { ServerConfig } from './server-schema.js';
@@ -55,6 +55,11 @@ export function normaliseServers(raw: unknown): { value: unknown; problems: stri
 
   const out: Record<string, unknown> = {};
   for (const [name, entry] of Object.entries(servers)) {
+    // Written into `out`, `__proto__` would set its prototype and the server would vanish.
+    if (reservedServerName(name)) {
+      problems.push(`servers.${name}: ${RESERVED_SERVER_NAME}`);
+      continue;
+    }
     if (!isRecord(entry) || entry.transport !== undefined) {
       out[name] = entry;
       continue;

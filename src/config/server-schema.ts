@@ -9,10 +9,27 @@ import { z } from 'zod';
 import { upstreamAuthSchema } from './upstream-auth-schema.js';
 import type { EnvReferences } from './env-references.js';
 
+/**
+ * Names every JavaScript object already carries (`constructor`, `toString`, `__proto__`…). A
+ * server so named would be written into, or read from, a plain object's prototype by the code
+ * that handles it: `__proto__` vanishes from a parsed file, `constructor` is found for a server
+ * nobody configured. Refused wherever a server is named.
+ */
+const OBJECT_NAMES: ReadonlySet<string> = new Set(Object.getOwnPropertyNames(Object.prototype));
+
+/** True for a name no server may take (`OBJECT_NAMES`). */
+export function reservedServerName(name: string): boolean {
+  return OBJECT_NAMES.has(name);
+}
+
+/** Why a reserved name is refused, and what to do: the rest of the diagnostic after the server's path. */
+export const RESERVED_SERVER_NAME = 'is a name every JavaScript object already has (like "constructor" or "__proto__"), so the gateway cannot hold a server by it; rename the server';
+
 /** Config keys double as namespaces and URL path segments: keep them plain. */
 const serverName = z
   .string()
-  .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,47}$/, 'must be 1-48 chars of letters, digits, "_", "." or "-"');
+  .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,47}$/, 'must be 1-48 chars of letters, digits, "_", "." or "-"')
+  .refine((name) => !reservedServerName(name), RESERVED_SERVER_NAME);
 
 /** A server's name (config key, plugin server, session-supplied server). */
 export { serverName as serverNameSchema };

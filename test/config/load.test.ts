@@ -1,5 +1,9 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { parseConfig } from '../../src/config/load.js';
+import { loadConfigFile, parseConfig } from '../../src/config/load.js';
+import { serverNameSchema } from '../../src/config/server-schema.js';
 import { ConfigError } from '../../src/errors.js';
 
 const SECRET_COMMAND = '/opt/secret-tools/bin/run-with-token-s3cr3t';
@@ -151,3 +155,62 @@ describe('parseConfig: the transport diagnostic', () => {
   });
 });
 
+
+describe('server names every JavaScript object already has', () => {
+  const RESERVED = /is a name every JavaScript object already has .* rename the server/;
+
+  /** The problems of loading `text` as a config file from disk, as an operator would. */
+  async function fileProblems(text: string): Promise<string[]> {
+    const dir = mkdtempSync(join(tmpdir(), 'portcullis-names-'));
+    try {
+      const file = join(dir, 'portcullis.json');
+      writeFileSync(file, text);
+      await loadConfigFile(file);
+    } catch (error) {
+      if (error instanceof ConfigError) return [...error.problems];
+      throw error;
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    return [];
+  }
+
+  it.each([
+    ['servers', '{ "servers": { "__proto__": { "command": "node" }, "notes": { "command": "node" } } }'],
+    ['mcpServers', '{ "mcpServers": { "__proto__": { "command": "node" } } }'],
+    ['servers, the key spelt with escapes', '{ "servers": { "\\u005f_pr\\u006fto__": { "transport": "stdio", "command": "node" } } }'],
+  ])('refuses a server named __proto__ in a file (%s) instead of losing it, naming it', async (_where, text) => {
+    const problems = await fileProblems(text);
+    expect(problems).toEqual([expect.stringMatching(/^(servers|mcpServers)\.__proto__: /)]);
+    expect(problems[0]).toMatch(RESERVED);
+  });
+
+  it('refuses a __proto__ key anywhere else in a file, naming where', async () => {
+    const problems = await fileProblems('{ "servers": { "notes": { "command": "node", "env": { "__proto__": "x" } } } }');
+    expect(problems).toEqual([expect.stringMatching(/^servers\.notes\.env\.__proto__: "__proto__" cannot be a key .*rename or remove it$/)]);
+  });
+
+  it('refuses a server named __proto__ in a config given as an object (JSON.parse keeps the key)', () => {
+    const raw = JSON.parse('{ "servers": { "__proto__": { "transport": "stdio", "command": "node" }, "notes": { "transport": "stdio", "command": "node" } } }') as unknown;
+    expect(problemsOf(raw)).toEqual([expect.stringMatching(/^servers\.__proto__: /)]);
+  });
+
+  it.each(['constructor', 'toString', 'hasOwnProperty', 'valueOf'])('refuses a server named %s, naming it', (name) => {
+    for (const raw of [{ servers: { [name]: { transport: 'stdio', command: 'node' } } }, { mcpServers: { [name]: { command: 'node' } } }]) {
+      const problems = problemsOf(raw);
+      expect(problems).toHaveLength(1);
+      expect(problems[0]).toMatch(new RegExp(`^servers\\.${name}: `));
+      expect(problems[0]).toMatch(RESERVED);
+    }
+  });
+
+  it('refuses such a name wherever a server is named (plugins and session-brought servers share the schema)', () => {
+    expect(serverNameSchema.safeParse('constructor').success).toBe(false);
+    expect(serverNameSchema.safeParse('toString').success).toBe(false);
+  });
+
+  it('still takes names that only resemble them', () => {
+    const config = parseConfig({ servers: { proto: { transport: 'stdio', command: 'node' }, constructors: { transport: 'stdio', command: 'node' }, 'Constructor': { transport: 'stdio', command: 'node' } } });
+    expect(Object.keys(config.servers).sort()).toEqual(['Constructor', 'constructors', 'proto']);
+  });
+});

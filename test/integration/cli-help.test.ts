@@ -1,14 +1,16 @@
 /**
  * The command line as a person meets it, through the real executable: `--version` prints the
- * package's version, `portcullis help` lists every command, each command's own help shows its
+ * package's version (the one a client is told in the handshake too), `portcullis help` lists every command, each command's own help shows its
  * usage and an example, and a command missing its argument (or an unknown one) answers a usage
  * error naming what is wrong, exit 2.
  */
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { connectClient, ERAS, startTestGateway } from './harness/clients.js';
 import { assertBuilt, CLI_JS, ROOT } from './harness/paths.js';
+import { Cleanup } from './harness/wait.js';
 
 const COMMANDS = ['start', 'check', 'reload', 'schema', 'import'] as const;
 
@@ -16,7 +18,9 @@ function portcullis(args: string[]) {
   return spawnSync(process.execPath, [CLI_JS, ...args], { cwd: ROOT, encoding: 'utf8', timeout: 20_000, env: { PATH: process.env.PATH } });
 }
 
+const cleanup = new Cleanup();
 beforeAll(() => assertBuilt());
+afterEach(() => cleanup.run());
 
 describe('the portcullis command line', () => {
   it('prints the package version for --version and -v', () => {
@@ -27,6 +31,13 @@ describe('the portcullis command line', () => {
       expect(run.stdout).toBe(`${version}\n`);
       expect(run.status).toBe(0);
     }
+  });
+
+  it.each(ERAS)('tells a %s client the same version in its handshake (serverInfo)', async (era) => {
+    const { version } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };
+    const gateway = await startTestGateway(cleanup, {});
+    const { client } = await connectClient(cleanup, gateway.url, era);
+    expect(client.getServerVersion()).toMatchObject({ name: 'portcullis', version });
   });
 
   it('lists every command for `portcullis help`, as for --help', () => {
