@@ -8,6 +8,7 @@
  */
 import { EMBEDDED_DEFAULT_POLICY } from '../policy/policy-load.js';
 import { compilePolicyRules } from '../policy/policy-rules.js';
+import { reservedServerName } from './server-schema.js';
 
 export interface ImportResult {
   /** The gateway config (JSON-serialisable). */
@@ -31,10 +32,14 @@ export const SECRET_NAME = /(auth|token|secret|passw|pass$|api[-_]?key|apikey|ke
 
 const defaultRules = compilePolicyRules(EMBEDDED_DEFAULT_POLICY);
 
-/** A config key from a source's name: the schema's 1-48 characters of letters, digits, "_", "." or "-". */
+/**
+ * A config key from a source's name: the schema's 1-48 characters of letters, digits, "_", "." or
+ * "-", and never a name every JavaScript object has (`constructor` becomes `constructor-server`).
+ */
 export function serverName(name: string): string {
   const clean = name.replace(/[^A-Za-z0-9_.-]+/g, '-').replace(/^[^A-Za-z0-9]+/, '').slice(0, 48);
-  return clean === '' ? 'server' : clean;
+  if (clean === '') return 'server';
+  return reservedServerName(clean) ? `${clean.slice(0, 41)}-server` : clean;
 }
 
 /** An environment variable name from parts: `variableName('github', 'X-Api-Key')` is `GITHUB_X_API_KEY`. */

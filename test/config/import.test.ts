@@ -106,6 +106,14 @@ describe('importing a Claude Desktop config', () => {
   });
 });
 
+describe('importing a server named after a property every JavaScript object has', () => {
+  it('renames constructor and toString so the config loads, keeping every server', () => {
+    const result = importMcpJson('{ "mcpServers": { "constructor": { "command": "node" }, "toString": { "url": "https://tools.example.com/mcp" } } }');
+    expect(Object.keys(result.config.servers).sort()).toEqual(['constructor-server', 'toString-server']);
+    expectRunnable(result);
+  });
+});
+
 describe('importing an MCP registry server.json', () => {
   it('runs an npm package with npx, its package arguments, and its secret and required variables as references', () => {
     const result = imported('registry-npm-server.json');
