@@ -173,7 +173,7 @@ export class McpEndpoint {
    */
   listingView(principal: string | undefined, access: AccessProfile | undefined): Pick<RouteScope, 'catalogue' | 'tools'> {
     const scope = this.stateless.forPrincipal(principal, undefined, undefined, access);
-    return scope.tools === undefined ? { catalogue: scope.catalogue } : { catalogue: scope.catalogue, tools: scope.tools };
+    return { catalogue: scope.catalogue, tools: scope.tools };
   }
 
   /**

@@ -43,28 +43,29 @@ export class ProfileCatalogues {
   }
 }
 
-/** `scope` as a request with `access` sees it: its own catalogue and gateway resources, everything else the scope's. */
+/**
+ * `scope` as a request with `access` sees it: its own catalogue and gateway resources, everything
+ * else the scope's. Every member of `RouteScope` is named here (they are all required), so one
+ * added later cannot be left out for narrowed requests.
+ */
 export function scopeAtAccess(
   scope: RouteScope,
   at: { catalogue: Catalogue; access: AccessProfile | undefined; gatewayResources: CallerResources | undefined },
 ): RouteScope {
-  const withTaskLink = scope.withTaskLink?.bind(scope);
-  const noteSubscription = scope.noteSubscription?.bind(scope);
-  const broadcast = scope.broadcast?.bind(scope);
-  const setLogLevel = scope.setLogLevel?.bind(scope);
+  const bound = <F extends (...args: never[]) => unknown>(fn: F | undefined): F | undefined => fn?.bind(scope) as F | undefined;
   return {
     servers: scope.servers,
     catalogue: at.catalogue,
-    ...(at.access === undefined ? {} : { access: at.access }),
-    ...(at.gatewayResources === undefined ? {} : { gatewayResources: at.gatewayResources }),
-    ...(scope.tools === undefined ? {} : { tools: scope.tools }),
-    ...(scope.tasks === undefined ? {} : { tasks: scope.tasks }),
-    ...(scope.inputBridge === undefined ? {} : { inputBridge: scope.inputBridge }),
+    access: at.access,
+    gatewayResources: at.gatewayResources,
+    tools: scope.tools,
+    tasks: scope.tasks,
+    inputBridge: scope.inputBridge,
     admitTool: scope.admitTool,
     withLink: (server, fn) => scope.withLink(server, fn),
-    ...(withTaskLink === undefined ? {} : { withTaskLink }),
-    ...(noteSubscription === undefined ? {} : { noteSubscription }),
-    ...(broadcast === undefined ? {} : { broadcast }),
-    ...(setLogLevel === undefined ? {} : { setLogLevel }),
+    withTaskLink: bound(scope.withTaskLink),
+    noteSubscription: bound(scope.noteSubscription),
+    broadcast: bound(scope.broadcast),
+    setLogLevel: bound(scope.setLogLevel),
   };
 }

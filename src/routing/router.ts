@@ -28,36 +28,46 @@ import type { Era } from '../rpc/era.js';
 type Params = Record<string, unknown>;
 type Result = Record<string, unknown>;
 
+/** Runs `fn` with a link to one server held for the call. */
+export type LinkRunner = <T>(server: string, fn: (link: UpstreamLink) => Promise<T>) => Promise<T>;
+
+/**
+ * What one caller's requests are routed through: its view (servers, catalogue, the access profile
+ * it was narrowed by) and its connections. Every member is required, an absent capability spelt
+ * `undefined`, so each place that builds a scope — a session's, a 2026 principal's, one narrowed
+ * per request (access-scope.ts) — must name every member: one added later is a compile error
+ * there, never silently missing for some callers.
+ */
 export interface RouteScope {
   /** Servers visible in this scope, in merge order. */
   readonly servers: readonly string[];
   readonly catalogue: Catalogue;
-  /** Deferral, meta-tools and pagination of `tools/list`; absent: the merged list as is. */
-  readonly tools?: ToolsView;
+  /** The caller's access profile the catalogue was narrowed by (for audit lines); undefined: none, or not known here. */
+  readonly access: AccessProfile | undefined;
+  /** Deferral, meta-tools and pagination of `tools/list`; undefined: the merged list as is. */
+  readonly tools: ToolsView | undefined;
   /** Runs `fn` with a link to `server` held for the duration of the call. */
-  withLink<T>(server: string, fn: (link: UpstreamLink) => Promise<T>): Promise<T>;
-  /** Where a call that may create a task runs (the task lives there); default `withLink`. */
-  withTaskLink?<T>(server: string, fn: (link: UpstreamLink) => Promise<T>): Promise<T>;
-  /** Notes a resource subscription so `resources/updated` reaches this client (session scopes). */
-  noteSubscription?(server: string, uri: string, subscribed: boolean): void;
-  /** Relays a client notification (e.g. roots/list_changed) to the scope's own connections. */
-  broadcast?(message: RpcMessage): void;
-  /** `logging/setLevel` for a scope that opens connections lazily (session scopes); else each server's link gets it. */
-  setLogLevel?(params: Params, sink: DownstreamSink): Promise<void>;
-  /** Turns a 2025 upstream's mid-call requests into `input_required` rounds (2026 clients). */
-  readonly inputBridge?: InputRounds;
-  /** The caller's tasks (tasks/task-scope.ts); absent: tasks are not offered here. */
-  readonly tasks?: TaskScope;
-  /** Resources the gateway serves itself, as this caller sees them (gateway-resources.ts); absent: none. */
-  readonly gatewayResources?: CallerResources;
+  readonly withLink: LinkRunner;
+  /** Where a call that may create a task runs (the task lives there); undefined: `withLink`. */
+  readonly withTaskLink: LinkRunner | undefined;
+  /** Notes a resource subscription so `resources/updated` reaches this client (session scopes); undefined: nothing to note. */
+  readonly noteSubscription: ((server: string, uri: string, subscribed: boolean) => void) | undefined;
+  /** Relays a client notification (e.g. roots/list_changed) to the scope's own connections; undefined: it has none. */
+  readonly broadcast: ((message: RpcMessage) => void) | undefined;
+  /** `logging/setLevel` for a scope that opens connections lazily (session scopes); undefined: each server's link gets it. */
+  readonly setLogLevel: ((params: Params, sink: DownstreamSink) => Promise<void>) | undefined;
+  /** Turns a 2025 upstream's mid-call requests into `input_required` rounds (2026 clients); undefined: not bridged. */
+  readonly inputBridge: InputRounds | undefined;
+  /** The caller's tasks (tasks/task-scope.ts); undefined: tasks are not offered here. */
+  readonly tasks: TaskScope | undefined;
+  /** Resources the gateway serves itself, as this caller sees them (gateway-resources.ts); undefined: none. */
+  readonly gatewayResources: CallerResources | undefined;
   /**
    * Spends the caller's rate for one catalogue tool (its `toolCalls` budget); throws
-   * `RATE_LIMITED` when spent. Absent: not limited. The request itself was charged at the
+   * `RATE_LIMITED` when spent. Undefined: not limited. The request itself was charged at the
    * entrance (inbound/entrance.ts), before any dispatch.
    */
-  readonly admitTool?: ((tool: string) => Promise<void>) | undefined;
-  /** The caller's access profile the catalogue was narrowed by (for audit lines); absent: none, or not known here. */
-  readonly access?: AccessProfile;
+  readonly admitTool: ((tool: string) => Promise<void>) | undefined;
 }
 
 export interface CallContext {

@@ -75,6 +75,10 @@ export class SessionScope implements RouteScope {
   private readonly sharedCatalogue: ((access: AccessProfile | undefined) => Catalogue) | undefined;
   readonly tasks: TaskScope | undefined;
   readonly admitTool: RouteScope['admitTool'];
+  /** A session's tasks live on the connection its calls use. */
+  readonly withTaskLink: RouteScope['withTaskLink'] = undefined;
+  /** A 2025 client takes an upstream's requests itself: nothing to bridge. */
+  readonly inputBridge: RouteScope['inputBridge'] = undefined;
   /**
    * The access profile of the session's latest request (the token that opened it, until another
    * arrives): what session-level traffic — its standalone stream's resource updates, log levels —

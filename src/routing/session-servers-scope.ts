@@ -28,6 +28,7 @@ import { narrowedView } from './access-view.js';
 import { ProfileCatalogues, profileKey, scopeAtAccess } from './access-scope.js';
 import type { AccessProfile } from '../policy/access-policy.js';
 import type { RouteScope } from './router.js';
+import type { CallerResources } from './gateway-resources.js';
 import type { SessionScope } from './scopes.js';
 import type { SessionServersOptions } from './scope-options.js';
 
@@ -166,11 +167,24 @@ export class SessionServersScope implements RouteScope {
   /** This scope as a request with `access` sees it (scopes.ts `forRequest`). */
   forRequest(access: AccessProfile | undefined): RouteScope {
     if (profileKey(access) === profileKey(this.base.access)) return this;
-    return scopeAtAccess(this, { catalogue: this.catalogues.for(access), access, gatewayResources: undefined });
+    return scopeAtAccess(this, { catalogue: this.catalogues.for(access), access, gatewayResources: this.base.resourcesFor(access) });
   }
 
   get access(): AccessProfile | undefined {
     return this.base.access;
+  }
+
+  /** The gateway's own resources, as the session sees them: the servers it brought change nothing there. */
+  get gatewayResources(): CallerResources | undefined {
+    return this.base.gatewayResources;
+  }
+
+  get withTaskLink() {
+    return this.base.withTaskLink;
+  }
+
+  get inputBridge() {
+    return this.base.inputBridge;
   }
 
   get tools() {

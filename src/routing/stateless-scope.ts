@@ -109,32 +109,37 @@ export class StatelessScope {
   forPrincipal(principal: string | undefined, workspace?: string, clientCapabilities?: ClientCapabilities, access?: AccessProfile): RouteScope {
     const key: ConnectionKey = { principal, workspace };
     const set = this.tailored.size === 0 ? undefined : listingSet(clientCapabilities);
+    const tasks =
+      this.taskTable === undefined
+        ? undefined
+        : // Tasks are the principal's (no session to bind them to) and live on the server's
+          // primary connection, which no idle reaping or lease hands to anyone else.
+          new TaskScope({
+            table: this.taskTable,
+            owner: `principal:${JSON.stringify(principal ?? null)}`,
+            era: '2026',
+            takesTasks: (server) => acceptsToolTasks(this.registry.entries.get(server)?.primary.current?.capabilities),
+          });
     return {
       servers: this.servers,
       catalogue: this.catalogueFor(key, access, set),
-      ...(access === undefined ? {} : { access }),
+      access,
       // Not for a caller the access rules narrow: the customisation list names what they hide.
-      ...(this.options.gatewayResources === undefined || !seesAll(access)
-        ? {}
-        : { gatewayResources: this.options.gatewayResources.forCaller(workspace === undefined ? {} : { workspace }) }),
+      gatewayResources:
+        this.options.gatewayResources === undefined || !seesAll(access)
+          ? undefined
+          : this.options.gatewayResources.forCaller(workspace === undefined ? {} : { workspace }),
       // The caller's own view: its loaded tools are kept per principal and workspace.
-      ...(this.options.tools === undefined ? {} : { tools: this.options.tools.callerView(principal, workspace) }),
+      tools: this.options.tools?.callerView(principal, workspace),
       inputBridge: this.inputBridge.for(principal),
       admitTool: admitToolFor(this.options.limiter, principal),
       withLink: (server, fn) => this.withLink(server, key, fn),
-      ...(this.taskTable === undefined
-        ? {}
-        : {
-            // Tasks are the principal's (no session to bind them to) and live on the server's
-            // primary connection, which no idle reaping or lease hands to anyone else.
-            tasks: new TaskScope({
-              table: this.taskTable,
-              owner: `principal:${JSON.stringify(principal ?? null)}`,
-              era: '2026',
-              takesTasks: (server) => acceptsToolTasks(this.registry.entries.get(server)?.primary.current?.capabilities),
-            }),
-            withTaskLink: (server, fn) => this.registry.entry(server).policy.run({ era: '2026', key, task: true }, fn),
-          }),
+      tasks,
+      withTaskLink: tasks === undefined ? undefined : (server, fn) => this.registry.entry(server).policy.run({ era: '2026', key, task: true }, fn),
+      // A 2026 request holds no connection of its own: no subscription to note, nothing to relay, no level to keep.
+      noteSubscription: undefined,
+      broadcast: undefined,
+      setLogLevel: undefined,
     };
   }
 

@@ -198,6 +198,16 @@ describe('servers a client brings', () => {
       expect(called.content[0]!.text).toBe('mine show');
       expect(processesWithMarker(marker)).toHaveLength(1);
 
+      // The gateway's own resources are the session's as every session's: the servers it brought take none away.
+      const ownResourcesOf = async (session: typeof mine) =>
+        (answerOf(await session.post({ id: 9, method: 'resources/list' })).result as { resources: Array<{ uri: string }> }).resources
+          .map((r) => r.uri)
+          .filter((uri) => uri.startsWith('portcullis://'))
+          .sort();
+      const gatewayOwn = await ownResourcesOf(other);
+      expect(gatewayOwn.length).toBeGreaterThan(0);
+      expect(await ownResourcesOf(mine)).toEqual(gatewayOwn);
+
       // Another session sees none of it and cannot call it.
       expect(await toolsOf(other)).toEqual(['cfg__plain', 'cfg__show', 'cfg__widget']);
       const foreign = answerOf(await other.post({ id: 7, method: 'tools/call', params: { name: 'session.mine__show', arguments: {} } }));

@@ -35,10 +35,20 @@ beforeAll(async () => {
   scope = {
     servers,
     catalogue: new Catalogue({ servers, linkFor }, { separator: '__', toolFilter: hideEcho, logger }),
+    access: undefined,
+    tools: undefined,
     withLink: async (server, fn) => {
       routed.push(server);
       return fn(await linkFor(server));
     },
+    withTaskLink: undefined,
+    noteSubscription: undefined,
+    broadcast: undefined,
+    setLogLevel: undefined,
+    inputBridge: undefined,
+    tasks: undefined,
+    gatewayResources: undefined,
+    admitTool: undefined,
   };
 });
 afterAll(async () => {
