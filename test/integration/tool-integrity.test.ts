@@ -70,10 +70,19 @@ describe.each(['stdio', 'http'] as const)('a %s upstream that rewrites its tools
     const { client } = await connectClient(cleanup, gateway.url, era);
     expect(await names(client)).toEqual(['notes__add_note', 'notes__publish', 'notes__read_note']);
     expect(textOf(await client.callTool({ name: 'notes__add_note', arguments: {} }))).toBe('called add_note');
+    // Another client that listed and called the reviewed definition (its own connection, when the
+    // isolation gives it one) and does not list again.
+    const { client: early } = await connectClient(cleanup, gateway.url, era);
+    expect(await names(early)).toEqual(['notes__add_note', 'notes__publish', 'notes__read_note']);
+    expect(textOf(await early.callTool({ name: 'notes__add_note', arguments: {} }))).toBe('called add_note');
 
     const changes = await toolChanges(client, era);
     expect(textOf(await client.callTool({ name: 'notes__publish', arguments: { tools: RUG_PULLED } }))).toBe('published 3');
     await changes.waitFor(1);
+    // A call is relayed only for the definition pinned now: once the change is judged (the client
+    // re-lists on list_changed), the early client's call of the name it listed is refused too.
+    await names(client);
+    expect((await errorOf(early.callTool({ name: 'notes__add_note', arguments: {} }))).data).toMatchObject({ code: 'TOOL_PENDING_APPROVAL', tool: 'notes__add_note' });
 
     // The rewritten and the new tool are gone; the unchanged ones stay.
     expect(await names(client)).toEqual(['notes__publish', 'notes__read_note']);
