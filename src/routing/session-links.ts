@@ -9,14 +9,16 @@
  * - a server with connections per principal: its principal's 2025-era one (shared with that
  *   principal's other sessions), until it is open the primary's list changes;
  * - a shared server: the primary's.
- * The session attaches each server it starts with and each one a reload adds (`attach`).
+ * Which of them is the server's policy's to say (`ConnectionPolicy.follow`, `principalLink`,
+ * `noteSubscription`); this class holds the session's own connections only. The session attaches
+ * each server it starts with and each one a reload adds (`attach`).
  */
 import type { ClientCapabilities } from '@modelcontextprotocol/client';
 import type { Logger } from '../observability/logger.js';
 import type { DownstreamSink, RpcMessage } from '../rpc/sink.js';
 import type { LinkEvent } from '../upstream/link.js';
 import type { UpstreamLink } from '../upstream/link.js';
-import { connectionKeyId, type ConnectionKey } from '../upstream/principal-connections.js';
+import type { ConnectionKey } from '../upstream/principal-connections.js';
 import type { UpstreamRegistry } from '../upstream/registry.js';
 import type { UserTokens } from '../upstream/credentials/user-tokens.js';
 import type { Caller } from '../upstream/connection-policy.js';
@@ -113,17 +115,12 @@ export class SessionLinks {
   /** A subscription of the session's to a resource of `server` began or ended: the connection serving it counts it. */
   noteSubscription(server: string, subscribed: boolean): void {
     this.own.get(server)?.noteSubscription(subscribed);
-    this.registry.entry(server).principals?.noteSubscription(this.principalKey(server), subscribed);
+    this.registry.entry(server).policy.noteSubscription(this.caller(server), subscribed);
   }
 
   /** The principal connection outlives the session: a subscription it held there ends with it. */
   releaseSubscription(server: string): void {
-    this.registry.entry(server).principals?.noteSubscription(this.principalKey(server), false);
-  }
-
-  /** The key of this session's principal connection to `server` (its 2025-era one), as the server's policy settles it. */
-  private principalKey(server: string): ConnectionKey {
-    return this.registry.entry(server).policy.principalKey({ era: '2025', key: this.key });
+    this.registry.entry(server).policy.noteSubscription(this.caller(server), false);
   }
 
   /**
@@ -150,37 +147,24 @@ export class SessionLinks {
     for (const connection of this.own.values()) void connection.current?.notify(message).catch(() => undefined);
   }
 
-  /** Follows one server of the endpoint: its list changes and updates reach this session, through the connection its lists come from. */
+  /**
+   * Follows one server of the endpoint: its list changes and updates reach this session through
+   * the connection its lists come from, as the server's policy says (`ConnectionPolicy.follow`);
+   * a server with connections per session gets the session's own, opened on first use.
+   */
   attach(server: string): void {
     const { onEvent } = this.options;
     const entry = this.registry.entry(server);
-    const principals = entry.principals;
-    if (principals !== undefined) {
-      this.principalServers.add(server);
-      const own = this.principalKey(server);
-      const keyId = connectionKeyId(own);
-      // This principal's 2025-era connection is the session's: its changes and updates reach the
-      // session, and the primary's list changes do while the session's lists come from the primary.
-      this.unsubscribes.push(
-        principals.on((key, event) => {
-          if (connectionKeyId(key) === keyId) onEvent(server, event);
-        }),
-        entry.primary.on((event) => {
-          if (event.kind === 'listChanged' && principals.current(own) === undefined) onEvent(server, event);
-        }),
-      );
-      return;
-    }
-    if (!entry.policy.ownPerSession) {
-      this.unsubscribes.push(entry.primary.on((event) => onEvent(server, event)));
-      return;
-    }
-    // The primary's list changes reach the session while its lists come from the primary.
-    this.unsubscribes.push(
-      entry.primary.on((event) => {
-        if (event.kind === 'listChanged' && this.own.get(server)?.current === undefined) onEvent(server, event);
-      }),
-    );
+    const policy = entry.policy;
+    if (policy.route({ era: '2025' }) === 'principal') this.principalServers.add(server);
+    const connection = policy.ownPerSession ? this.openOwn(server) : undefined;
+    this.unsubscribes.push(policy.follow(this.caller(server), (event) => onEvent(server, event)));
+    if (connection !== undefined) this.unsubscribes.push(connection.slot.on((event) => onEvent(server, event)));
+  }
+
+  /** The session's own connection to `server`, opened on first use (for a per-user server, with its token). */
+  private openOwn(server: string): SessionConnection {
+    const entry = this.registry.entry(server);
     const { sessionId } = this.options;
     const stdio = entry.config.transport === 'stdio';
     const connection = new SessionConnection({
@@ -198,7 +182,7 @@ export class SessionLinks {
     // The session's credentials attach once, over the servers it starts with; a reload does not
     // add a per-user server to a running gateway (config-diff.ts).
     if (entry.reach === 'perUser') this.perUser.set(server, connection);
-    this.unsubscribes.push(connection.slot.on((event) => onEvent(server, event)));
+    return connection;
   }
 
   /** Stops following the servers, drops the session's tokens and closes its own connections. */
@@ -210,6 +194,6 @@ export class SessionLinks {
 
   /** This session's principal connection to `server`, if it is one and open now. */
   private principalLink(server: string): UpstreamLink | undefined {
-    return this.registry.entry(server).principals?.current(this.principalKey(server));
+    return this.registry.entry(server).policy.principalLink(this.caller(server));
   }
 }

@@ -25,8 +25,8 @@ import type { Logger } from '../observability/logger.js';
 import type { Era } from '../rpc/era.js';
 import { connectionEra, upstreamSessionLost } from './connector.js';
 import { sessionNeeded } from './credentials/user-tokens.js';
-import type { UpstreamLink } from './link.js';
-import type { ConnectionKey } from './principal-connections.js';
+import type { LinkEvent, UpstreamLink } from './link.js';
+import { connectionKeyId, type ConnectionKey } from './principal-connections.js';
 import type { ServerEntry } from './registry-entry.js';
 
 
@@ -119,6 +119,56 @@ export class ConnectionPolicy {
   principalKey(caller: Pick<Caller, 'era' | 'key'>): ConnectionKey {
     const { principal, workspace } = caller.key;
     return { principal, workspace, era: connectionEra(this.entry.config, caller.era) };
+  }
+
+  /** The open link of `caller`'s principal connection, without opening one; undefined for a server without them. */
+  principalLink(caller: Pick<Caller, 'era' | 'key'>): UpstreamLink | undefined {
+    return this.entry.principals?.current(this.principalKey(caller));
+  }
+
+  /** A resource subscription held on `caller`'s principal connection began or ended: while one is, the connection is not closed for idleness. */
+  noteSubscription(caller: Pick<Caller, 'era' | 'key'>, subscribed: boolean): void {
+    this.entry.principals?.noteSubscription(this.principalKey(caller), subscribed);
+  }
+
+  /**
+   * Follows what `caller` hears of this server, as its lists are served (`listLink`): its
+   * principal connection's events, and the primary's list changes while that connection is not
+   * open; every event of the primary for a caller served by it; for a caller with a connection of
+   * its own, the primary's list changes while that one is not open (its own connection's events
+   * are the caller's to follow). Returns the unsubscribe.
+   */
+  follow(caller: Caller, onEvent: (event: LinkEvent) => void): () => void {
+    const { primary, principals } = this.entry;
+    const route = this.route(caller);
+    switch (route) {
+      case 'primary':
+      case 'pool':
+        return primary.on(onEvent);
+      case 'principal': {
+        if (principals === undefined) throw new TypeError(`server "${this.entry.name}" has no principal connections`);
+        const key = this.principalKey(caller);
+        const id = connectionKeyId(key);
+        const offPrincipal = principals.on((of, event) => {
+          if (connectionKeyId(of) === id) onEvent(event);
+        });
+        const offPrimary = primary.on((event) => {
+          if (event.kind === 'listChanged' && principals.current(key) === undefined) onEvent(event);
+        });
+        return () => {
+          offPrincipal();
+          offPrimary();
+        };
+      }
+      case 'own':
+        return primary.on((event) => {
+          if (event.kind === 'listChanged' && caller.own?.current === undefined) onEvent(event);
+        });
+      case 'sessionOnly':
+        return () => undefined;
+      default:
+        return exhausted(route);
+    }
   }
 
   /** The connection for one call of `caller`. */

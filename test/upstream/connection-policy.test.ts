@@ -14,7 +14,9 @@ import { connectionEra } from '../../src/upstream/connector.js';
 import { connectionKeyId } from '../../src/upstream/principal-connections.js';
 import { reachOf } from '../../src/upstream/registry-entry.js';
 import { UpstreamRegistry } from '../../src/upstream/registry.js';
+import { REFUSING_SINK } from '../../src/rpc/sink.js';
 import { assertBuilt, newMarker } from '../integration/harness/paths.js';
+import { waitUntil } from '../integration/harness/wait.js';
 import { stdioServer } from '../integration/harness/upstreams.js';
 import { deps, logger, serverConfigs } from './fixture-link.js';
 
@@ -124,6 +126,35 @@ describe('ConnectionPolicy over real stdio children', () => {
       expect(await policy.listLink(caller('carol'))).toBe(primaryLink);
     } finally {
       for (const held of [alice, bob, aliceAgain, aliceElsewhere]) held.release();
+    }
+  });
+
+  it('lets a caller follow its own principal connection’s list changes, never another principal’s', async () => {
+    const upstreams = registry({ fx: stdioServer(newMarker()) });
+    await upstreams.start();
+    const { policy } = upstreams.entry('fx');
+    const heard = { alice: 0, bob: 0 };
+    const offs = (['alice', 'bob'] as const).map((who) =>
+      policy.follow(caller(who, '2025'), (event) => {
+        if (event.kind === 'listChanged') heard[who] += 1;
+      }),
+    );
+    // Both open: neither hears the primary's changes any more, only its own connection's.
+    const [alice, bob] = await Promise.all([policy.acquire(caller('alice', '2025')), policy.acquire(caller('bob', '2025'))]);
+    try {
+      await bob.link.request('tools/call', { name: 'toggle_tool', arguments: { enabled: true } }, { sink: REFUSING_SINK });
+      await waitUntil(() => heard.bob > 0, "bob's list change");
+      expect(heard).toEqual({ alice: 0, bob: 1 });
+      await alice.link.request('tools/call', { name: 'toggle_tool', arguments: { enabled: true } }, { sink: REFUSING_SINK });
+      await waitUntil(() => heard.alice > 0, "alice's list change");
+      expect(heard).toEqual({ alice: 1, bob: 1 });
+      // The open link is the caller's own, without opening one for a caller that has none.
+      expect(policy.principalLink(caller('alice', '2025'))).toBe(alice.link);
+      expect(policy.principalLink(caller('carol', '2025'))).toBeUndefined();
+    } finally {
+      alice.release();
+      bob.release();
+      for (const off of offs) off();
     }
   });
 
