@@ -231,7 +231,7 @@ export class McpEndpoint {
     const known = sessionId !== null && this.sessions.holds(sessionId);
     if (!known && request.method === 'POST') {
       const outcome = classifyRequest(request, parsedBody);
-      if (outcome.kind !== 'legacy') return this.requests2026.serve(request, parsedBody, outcome, { principal, access });
+      if (outcome.kind !== 'legacy') return this.requests2026.serve(request, parsedBody, outcome, { principal, access }, incoming);
     }
     return this.sessions.serve(request, parsedBody, principal, access);
   }

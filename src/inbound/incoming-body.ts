@@ -7,8 +7,11 @@
 import { IncomingMessage } from 'node:http';
 import type { Context } from 'hono';
 
-/** What the reader uses of a Node request: its data events, and pausing it. */
-export type IncomingBody = Pick<IncomingMessage, 'on' | 'off' | 'pause' | 'readableEnded' | 'destroyed'>;
+/**
+ * What the reader uses of a Node request: its data events, and pausing it; and its socket, whose
+ * close tells a 2026 call that its client went away (request-2026.ts).
+ */
+export type IncomingBody = Pick<IncomingMessage, 'on' | 'off' | 'pause' | 'readableEnded' | 'destroyed' | 'socket'>;
 
 /** The Node request behind a Hono context, when running under @hono/node-server's HTTP/1 server. */
 export function incomingMessageOf(c: Context): IncomingMessage | undefined {

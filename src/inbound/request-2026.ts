@@ -52,6 +52,7 @@ import type { DownstreamSink, RpcMessage } from '../rpc/sink.js';
 import type { ClientCapabilities } from '@modelcontextprotocol/client';
 import { inOtherEraOnly, SUPPORTED_2026_VERSIONS, type MethodTable } from './method-table.js';
 import type { ListenStreams } from './modern-listens.js';
+import type { IncomingBody } from './incoming-body.js';
 import { MAX_UNREAD_BYTES, SSE_HEADERS, SseWriter } from './sse-writer.js';
 
 type Params = Record<string, unknown>;
@@ -359,6 +360,27 @@ export interface Requests2026Options {
   logger: Logger;
 }
 
+/**
+ * Calls `hangUp` when the client goes away before its answer is complete; returns the
+ * unsubscribe, or undefined when it is gone already. Under @hono/node-server the Node request's
+ * socket says so (HTTP/1.1 has no way to end one request but closing its connection): asking the
+ * Fetch `Request` for its signal would make @hono/node-server build the whole WHATWG Request
+ * (incoming-body.ts), which cost more than the rest of this binding in `tools/call` profiles. A
+ * `Request` with no Node request behind it (tests, `app.request()`) is watched through its signal.
+ */
+function watchHangUp(request: Request, incoming: IncomingBody | undefined, hangUp: () => void): (() => void) | undefined {
+  const socket = incoming?.socket;
+  if (socket !== undefined && socket !== null) {
+    if (socket.destroyed) return undefined;
+    socket.once('close', hangUp);
+    return () => socket.off('close', hangUp);
+  }
+  const signal = request.signal;
+  if (signal.aborted) return undefined;
+  signal.addEventListener('abort', hangUp, { once: true });
+  return () => signal.removeEventListener('abort', hangUp);
+}
+
 /** A 2026 client takes no server→client request: what it is asked travels as `input_required` rounds. */
 const NO_CLIENT_REQUESTS = (): Promise<never> => Promise.reject(new Error('a 2026-07-28 client takes no server-to-client requests'));
 
@@ -373,8 +395,11 @@ export class Requests2026 {
     return this.inflight.size;
   }
 
-  /** Answers one 2026-era request: `outcome` is the classifier's verdict on `body`, the body the endpoint read. */
-  async serve(request: Request, body: unknown, outcome: Outcome2026, caller: Caller2026): Promise<Response> {
+  /**
+   * Answers one 2026-era request: `outcome` is the classifier's verdict on `body`, the body the
+   * endpoint read; `incoming`, the Node request under @hono/node-server, when there is one.
+   */
+  async serve(request: Request, body: unknown, outcome: Outcome2026, caller: Caller2026, incoming?: IncomingBody): Promise<Response> {
     const workspace = workspaceOf(body);
     if (!workspace.ok) return errorResponse(workspaceError(workspace.message));
     const face = this.options.face(caller.access);
@@ -392,7 +417,7 @@ export class Requests2026 {
     }
     const capabilities = envelopeCapabilities(message);
     const scope = this.options.scope(caller.principal, workspace.workspace, capabilities, caller.access);
-    return this.call(request, message, scope, face, caller, capabilities);
+    return this.call(request, incoming, message, scope, face, caller, capabilities);
   }
 
   /** Ends every call in flight (the endpoint is closing); listens are the listen streams' to end. */
@@ -403,6 +428,7 @@ export class Requests2026 {
 
   private call(
     request: Request,
+    incoming: IncomingBody | undefined,
     message: JSONRPCRequest,
     scope: RouteScope,
     face: Face2026,
@@ -412,10 +438,8 @@ export class Requests2026 {
     const controller = new AbortController();
     const signal = controller.signal;
     const answer = new CallAnswer(() => controller.abort(new Error('the client stopped reading')));
-    const hangUp = () => controller.abort(new Error('the client went away'));
-    const clientSignal = request.signal;
-    if (clientSignal.aborted) return Promise.resolve(new Response(null, { status: 499 }));
-    clientSignal.addEventListener('abort', hangUp, { once: true });
+    const unwatch = watchHangUp(request, incoming, () => controller.abort(new Error('the client went away')));
+    if (unwatch === undefined) return Promise.resolve(new Response(null, { status: 499 }));
     this.inflight.add(controller);
     signal.addEventListener('abort', () => answer.end(), { once: true });
     const sink: DownstreamSink = {
@@ -455,7 +479,7 @@ export class Requests2026 {
         },
       )
       .finally(() => {
-        clientSignal.removeEventListener('abort', hangUp);
+        unwatch();
         this.inflight.delete(controller);
       });
     return answer.response;

@@ -6,15 +6,21 @@
  *   the SDK's handler runs beside it in this file as the reference;
  * - a call whose result is all it sends is one JSON body; one that reports progress first is an
  *   SSE stream, progress first and the result last;
- * - a client that hangs up mid-call cancels the call upstream;
+ * - a client that hangs up mid-call cancels the call upstream, whether the endpoint sees a Fetch
+ *   Request alone or, as in production, the Node request under @hono/node-server (its socket);
  * - results carry `resultType`, the cache fields of cacheable methods and the gateway's identity.
  */
+import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { serve as serveHono, type ServerType } from '@hono/node-server';
 import { createMcpHandler, Server, type McpHttpHandler } from '@modelcontextprotocol/server';
+import { Hono } from 'hono';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { McpEndpoint } from '../../src/inbound/endpoint.js';
+import { incomingBodyOf } from '../../src/inbound/incoming-body.js';
 import { SessionAdmission } from '../../src/session/session-admission.js';
 import { UpstreamRegistry } from '../../src/upstream/registry.js';
 import { ServerRoster } from '../../src/upstream/server-roster.js';
@@ -35,6 +41,9 @@ let stdinLog: string;
 let registry: UpstreamRegistry;
 let endpoint: McpEndpoint;
 let reference: McpHttpHandler;
+/** The endpoint behind @hono/node-server on 127.0.0.1, served as app.ts serves it (the Node request passed along). */
+let hono: ServerType;
+let honoUrl: string;
 
 beforeAll(async () => {
   assertBuilt();
@@ -64,9 +73,18 @@ beforeAll(async () => {
     () => new Server({ name: 'reference', version: '0.0.0' }, { capabilities: { tools: { listChanged: true }, logging: {} } }),
     { legacy: 'reject' },
   );
+  const app = new Hono();
+  app.post('/mcp', (c) => endpoint.fetch(c.req.raw, undefined, incomingBodyOf(c)));
+  hono = serveHono({ fetch: app.fetch, hostname: '127.0.0.1', port: 0 });
+  await once(hono, 'listening');
+  honoUrl = `http://127.0.0.1:${(hono.address() as AddressInfo).port}/mcp`;
 });
 
 afterAll(async () => {
+  if (hono !== undefined) {
+    (hono as unknown as { closeAllConnections(): void }).closeAllConnections();
+    await new Promise<void>((resolve) => hono.close(() => resolve()));
+  }
   await endpoint?.close();
   await reference?.close();
   await registry?.close();
@@ -220,6 +238,28 @@ describe('answers and streams', () => {
     expect(response.headers.get('content-type')).toBe('text/event-stream');
     abort.abort();
     await response.body?.cancel().catch(() => undefined);
+    await waitUntil(
+      () => recordedStdin(stdinLog).some((m) => m.method === 'notifications/cancelled' && m.params?.requestId === call.id),
+      'the upstream was told the call is cancelled',
+    );
+  });
+
+  it('cancels a call answered in JSON when the client closes its connection (the Node request’s socket, as in production)', async () => {
+    const abort = new AbortController();
+    const ms = 45_000;
+    const pending = fetch(honoUrl, {
+      method: 'POST',
+      headers: standard('tools/call', 'fx__slow') as Record<string, string>,
+      // No progress token: nothing is sent before the result, so the answer would be one JSON body.
+      body: JSON.stringify(request('tools/call', { name: 'fx__slow', arguments: { ms, steps: 450 } })),
+      signal: abort.signal,
+    }).catch((error: unknown) => error);
+    const isThisCall = (m: { method?: string; params?: Record<string, unknown> }) =>
+      m.method === 'tools/call' && (m.params?.arguments as { ms?: number } | undefined)?.ms === ms;
+    await waitUntil(() => recordedStdin(stdinLog).some(isThisCall), 'the call reached the upstream');
+    const call = recordedStdin(stdinLog).find(isThisCall)!;
+    abort.abort();
+    expect(await pending).toBeInstanceOf(Error);
     await waitUntil(
       () => recordedStdin(stdinLog).some((m) => m.method === 'notifications/cancelled' && m.params?.requestId === call.id),
       'the upstream was told the call is cancelled',
