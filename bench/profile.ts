@@ -5,7 +5,7 @@
  * inclusive time of the heaviest frames), source-mapped to `.ts` files. The `.cpuprofile` files
  * stay in bench/results/profiles/ (open them in Chrome DevTools or speedscope for flame graphs).
  *
- *   npm run build && node dist/bench/profile.js [--duration S] [--connections N] [--what http,stdio,list]
+ *   npm run build && node dist/bench/profile.js [--duration S] [--connections N] [--what http,stdio,list] [--era 2025|2026]
  */
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { summariseProfile, type CpuProfile, type ProfileSummary } from './lib/cpu-profile.js';
 import { isSuccessBody, runLoad, type LoadResult } from './lib/load.js';
-import { closeSession, echoCallBody, openSession, rpc, toolsListBody } from './lib/mcp-session.js';
+import { closeSession, echoCallBody, openSession, requestHeaders, rpc, toolsListBody } from './lib/mcp-session.js';
 import { killAllNow, stopAll } from './lib/processes.js';
 import { renderTable } from './lib/table.js';
 import { gatewayConfig, httpEcho, startEchoHttp, startGateway, stdioEcho, type BenchContext, type ServerEntries } from './paths.js';
@@ -32,19 +32,20 @@ function servers(what: What, upstreamUrl: string): ServerEntries {
   return many;
 }
 
-async function profileOne(ctx: BenchContext, what: What, connections: number, durationS: number): Promise<{ summary: ProfileSummary; load: LoadResult; file: string }> {
-  const name = `portcullis-${what}`;
+async function profileOne(ctx: BenchContext, what: What, connections: number, durationS: number, era: '2025' | '2026'): Promise<{ summary: ProfileSummary; load: LoadResult; file: string }> {
+  const name = era === '2025' ? `portcullis-${what}` : `portcullis-${what}-${era}`;
   const profiled: BenchContext = { ...ctx, gatewayNodeFlags: ['--cpu-prof', '--cpu-prof-dir', OUT, '--cpu-prof-name', `${name}.cpuprofile`] };
   const gateway = await startGateway(profiled, name, gatewayConfig(0, servers(what, ctx.upstreamUrl)));
   let load: LoadResult;
   let window: { fromMs: number; toMs: number };
   try {
-    const session = await openSession(gateway.url);
+    const session = await openSession(gateway.url, undefined, era);
     await rpc(session, what === 'list' ? 'tools/list' : 'tools/call', what === 'list' ? {} : { name: 'echo__echo', arguments: { text: 'warm' } });
+    if (what === 'list' && era === '2026') throw new TypeError('--era 2026 profiles tools/call only');
     const options = {
       url: gateway.url,
-      headers: session.headers,
-      body: what === 'list' ? toolsListBody() : echoCallBody('echo__echo'),
+      headers: requestHeaders(session, what === 'list' ? 'tools/list' : 'tools/call', what === 'list' ? {} : { name: 'echo__echo' }),
+      body: what === 'list' ? toolsListBody() : echoCallBody('echo__echo', era),
       connections,
       durationS,
       verify: isSuccessBody,
@@ -121,7 +122,12 @@ function render(what: What, connections: number, result: { summary: ProfileSumma
 async function main(): Promise<void> {
   const { values } = parseArgs({
     args: process.argv.slice(2),
-    options: { duration: { type: 'string', default: '10' }, connections: { type: 'string', default: '16' }, what: { type: 'string', default: 'http,stdio,list' } },
+    options: {
+      duration: { type: 'string', default: '10' },
+      connections: { type: 'string', default: '16' },
+      what: { type: 'string', default: 'http,stdio,list' },
+      era: { type: 'string', default: '2025' },
+    },
   });
   const durationS = Number(values.duration);
   const connections = Number(values.connections);
@@ -129,6 +135,8 @@ async function main(): Promise<void> {
   if (!Number.isInteger(connections) || connections < 1 || connections > 256) throw new TypeError('--connections must be 1-256');
   const whats = values.what.split(',') as What[];
   for (const w of whats) if (!['http', 'stdio', 'list'].includes(w)) throw new TypeError(`--what: unknown "${w}"`);
+  const era = values.era;
+  if (era !== '2025' && era !== '2026') throw new TypeError('--era must be 2025 or 2026');
   mkdirSync(OUT, { recursive: true });
   const logDir = mkdtempSync(join(tmpdir(), 'portcullis-profile-'));
   try {
@@ -138,7 +146,7 @@ async function main(): Promise<void> {
     for (const what of whats) {
       const c = what === 'list' ? 1 : connections;
       process.stderr.write(`[profile] ${what} c=${c} ${durationS} s\n`);
-      sections.push(render(what, c, await profileOne(ctx, what, c, durationS)));
+      sections.push(render(what, c, await profileOne(ctx, what, c, durationS, era)));
     }
     const text = sections.join('\n');
     writeFileSync(join(OUT, 'summary.md'), `${text}\n`);
