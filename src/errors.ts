@@ -303,18 +303,6 @@ export function toJsonRpcError(error: unknown, era?: Era): JsonRpcErrorBody {
   return { code: WireCode.InternalError, message: 'internal gateway error' };
 }
 
-/**
- * A message a 2025-era session sends, with the gateway's own resource-not-found answered as that
- * revision says (-32002): the SDK `Server` still between a session and its transport encodes
- * -32002 as -32602 for every revision. Only the gateway's own refusal (`data.code`
- * `UNKNOWN_RESOURCE`) is touched; `message` itself is returned when nothing changes.
- */
-export function as2025Answer<M extends object>(message: M): M {
-  const error = (message as { error?: { code?: unknown; data?: { code?: unknown } } }).error;
-  if (error === undefined || error.code !== WireCode.InvalidParams || error.data?.code !== 'UNKNOWN_RESOURCE') return message;
-  return { ...message, error: { ...error, code: WireCode.ResourceNotFound } };
-}
-
 /** HTTP status for an error answered outside a JSON-RPC stream (edge refusals, session lookups). */
 export function httpStatusFor(error: unknown): number {
   return error instanceof GatewayError ? taxonomy[error.code][1] : 500;
@@ -326,6 +314,14 @@ export type ResponseId = string | number | null;
 /** The JSON-RPC error response message answering request `id` with `error`. */
 export function errorMessage(id: ResponseId, error: unknown): { jsonrpc: '2.0'; id: ResponseId; error: JsonRpcErrorBody } {
   return { jsonrpc: '2.0', id, error: toJsonRpcError(error) };
+}
+
+/**
+ * The JSON-RPC error response answering request `id` with an error already in its wire form: a
+ * `ProtocolError` the method table threw (inbound/method-table.ts), mapped by `toJsonRpcError`.
+ */
+export function answerError(id: ResponseId, error: { code: number; message: string; data?: unknown }): { jsonrpc: '2.0'; id: ResponseId; error: JsonRpcErrorBody } {
+  return { jsonrpc: '2.0', id, error: error.data === undefined ? { code: error.code, message: error.message } : { code: error.code, message: error.message, data: error.data } };
 }
 
 export interface ErrorResponseOptions {

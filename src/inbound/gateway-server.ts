@@ -81,18 +81,6 @@ export function callSink(ctx: ServerContext, era: Era, clientCapabilities?: Clie
   };
 }
 
-/** Where session-level messages go: the session's standalone stream. */
-export function sessionSink(server: Server): DownstreamSink {
-  return {
-    canRequest: true,
-    get clientCapabilities() {
-      return server.getClientCapabilities();
-    },
-    request: (message, signal) => server.request(message, passThroughResult, requestOptions(signal)),
-    notify: (message) => server.notification(message),
-  };
-}
-
 /**
  * The request as the client sent it: the SDK lifts the reserved `_meta` keys, `inputResponses`
  * and `requestState` out of `params`; they are put back here for the method table.

@@ -1,7 +1,8 @@
 /**
  * One 2025-era client session: its wire transport (Streamable HTTP by default: SSE streams,
- * `Mcp-Session-Id`; or the 2024-11-05 HTTP+SSE transport, see legacy-sse/), the gateway `Server`
- * on it, and the session's upstream connections. Closing it closes all three, so a DELETE, an idle
+ * `Mcp-Session-Id`; or the 2024-11-05 HTTP+SSE transport, see legacy-sse/), the gateway's
+ * JSON-RPC peer on it (client-peer.ts, answering through the method table), and the session's
+ * upstream connections. Closing it closes all three, so a DELETE, an idle
  * expiry, a closed HTTP+SSE stream or shutdown reaps every child it spawned. What its
  * `initialize` settles (init options, servers the client brings) is `legacy-initialize.ts`.
  */
@@ -21,7 +22,8 @@ import type { ScopeOptions, SessionServersOptions } from '../routing/scope-optio
 import type { GatewayEventStore, SessionEventStore } from '../session/event-store.js';
 import type { SessionTicket } from '../session/session-admission.js';
 import { LOCAL_HOOKS, type SessionHooks } from '../session/session-hooks.js';
-import { createGatewayServer, sessionSink } from './gateway-server.js';
+import { ClientPeer } from './client-peer.js';
+import { createMethodTable } from './method-table.js';
 import { refusedResume } from './resume.js';
 import { SessionHttpTransport } from './session-transport.js';
 import { requestIdOf, type RequestId } from '../session/jsonrpc-id.js';
@@ -108,7 +110,8 @@ export class LegacySession {
   readonly id: string;
   readonly transport: SessionWire;
   private readonly scope: SessionScope;
-  private readonly server;
+  /** The gateway's JSON-RPC peer toward the client, on the session's wire (client-peer.ts). */
+  private readonly peer: ClientPeer;
   private closing: Promise<void> | undefined;
   private sessionId: string | undefined;
   private readonly events: SessionEventStore | undefined;
@@ -137,32 +140,19 @@ export class LegacySession {
     const id = options.sessionId ?? randomUUID();
     this.id = id;
     this.events = options.eventStore?.forSession(id);
-    this.server = createGatewayServer(
-      {
-        name: options.name,
-        version: options.version,
-        capabilities: options.capabilities,
-        instructions: options.instructions,
-        era: '2025',
-        logger: options.logger,
-        pollAfterMs: options.pollAfterMs,
-        ...(options.metrics === undefined ? {} : { metrics: options.metrics }),
-        ...(options.observers === undefined ? {} : { observers: options.observers }),
-        ...(options.principal === undefined ? {} : { principal: options.principal }),
-        ...(options.handshake === undefined ? {} : { handshake: options.handshake }),
-        ...(options.entries === undefined ? {} : { entries: options.entries }),
-        options: { session: () => this.initOptions },
-      },
-      (request?: Request) => this.routeFor(request),
-    );
-    this.scope = new SessionScope(options.scope, {
-      key: { principal: options.principal, workspace: options.workspace },
-      owner: sessionSink(this.server),
-      clientCapabilities: () => this.server.getClientCapabilities(),
-      ...(options.sharedCatalogue === undefined ? {} : { shared: options.sharedCatalogue }),
-      ...(options.access === undefined ? {} : { access: options.access }),
-      childIdleTimeoutMs: options.childIdleTimeoutMs,
-      sessionId: id,
+    const table = createMethodTable({
+      era: '2025',
+      name: options.name,
+      version: options.version,
+      capabilities: options.capabilities,
+      instructions: options.instructions,
+      logger: options.logger,
+      pollAfterMs: options.pollAfterMs,
+      metrics: options.metrics,
+      observers: options.observers,
+      handshake: options.handshake,
+      entries: options.entries,
+      options: { session: () => this.initOptions },
     });
     const hooks: SessionWireHooks = {
       sessionId: id,
@@ -179,6 +169,21 @@ export class LegacySession {
         ...(this.events === undefined ? {} : { eventStore: this.events, retryIntervalMs: RETRY_INTERVAL_MS }),
         streamAfterMs: options.streamAfterMs,
       });
+    this.peer = new ClientPeer({
+      wire: this.transport,
+      table,
+      scopeOf: (request?: Request) => this.routeFor(request),
+      principal: options.principal,
+    });
+    this.scope = new SessionScope(options.scope, {
+      key: { principal: options.principal, workspace: options.workspace },
+      owner: this.peer.sessionSink,
+      clientCapabilities: () => this.peer.clientCapabilities,
+      ...(options.sharedCatalogue === undefined ? {} : { shared: options.sharedCatalogue }),
+      ...(options.access === undefined ? {} : { access: options.access }),
+      childIdleTimeoutMs: options.childIdleTimeoutMs,
+      sessionId: id,
+    });
   }
 
   /**
@@ -207,7 +212,7 @@ export class LegacySession {
   }
 
   async start(): Promise<void> {
-    await this.server.connect(this.transport);
+    await this.peer.start();
   }
 
   /**
@@ -266,7 +271,7 @@ export class LegacySession {
         base: this.scope,
         registry: this.options.scope.registry,
         catalogue: { separator: this.options.scope.catalogue.separator },
-        owner: sessionSink(this.server),
+        owner: this.peer.sessionSink,
         logger: this.options.logger,
       }),
     });
@@ -302,7 +307,7 @@ export class LegacySession {
     this.closing ??= (async () => {
       // First: its deletion is under way before a shutdown closes the store's connection.
       const forgetting = this.events?.forget().catch(() => undefined);
-      await this.server.close().catch(() => undefined);
+      await this.peer.close().catch(() => undefined);
       await Promise.all([this.scope.close(), this.brought?.close()]);
       await forgetting;
     })();

@@ -25,7 +25,7 @@ import {
   type Transport,
   type TransportSendOptions,
 } from '@modelcontextprotocol/server';
-import { as2025Answer, errorMessage, refusal } from '../errors.js';
+import { errorMessage, refusal } from '../errors.js';
 import { ResumeRefused, resumeProblem, type RefusedPoint } from '../session/event-id.js';
 import type { RequestId } from '../session/jsonrpc-id.js';
 import { refusedResume } from './resume.js';
@@ -96,7 +96,7 @@ export class SessionHttpTransport implements Transport {
   }
 
   send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
-    return this.streams.send(as2025Answer(message), options);
+    return this.streams.send(message, options);
   }
 
   /** Closes a request's SSE stream, the call going on (polling: the client resumes with Last-Event-ID). */

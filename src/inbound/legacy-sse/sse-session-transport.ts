@@ -4,15 +4,15 @@
  * POSTs its messages to; every server message — responses, notifications, server→client
  * requests — follows on that stream as a `message` event, and each POST is answered 202 at once.
  *
- * A session on this wire is a 2025-era session like any other (`LegacySession`: the gateway
- * `Server`, the session's upstream connections): only the transport differs. Like every wire it
+ * A session on this wire is a 2025-era session like any other (`LegacySession`: the gateway's
+ * peer on it, the session's upstream connections): only the transport differs. Like every wire it
  * keeps the session's in-flight ids (request-ledger.ts): taken when a request is POSTed, freed
  * when its response goes on the stream or the client cancels it. The stream is the session: when it goes, the session is closed and its children reaped.
  * Until the client's `initialize` the session counts as idle (`openStreams` is 0), so a stream
  * that never initialises is expired like any idle session.
  */
 import type { JSONRPCMessage, MessageExtraInfo } from '@modelcontextprotocol/server';
-import { as2025Answer, errorMessage, refusal } from '../../errors.js';
+import { errorMessage, refusal } from '../../errors.js';
 import type { SessionWire, SessionWireHooks } from '../legacy-session.js';
 import { messageKind } from '../message-kind.js';
 import { cancelledRequestId, RequestLedger } from '../request-ledger.js';
@@ -115,7 +115,7 @@ export class SseSessionTransport implements SessionWire {
     if (answered !== undefined) this.inFlight.release(answered);
     const writer = this.writer;
     if (this.closed || writer === undefined || writer.closed) throw new Error('the HTTP+SSE stream is closed');
-    writer.event(as2025Answer(message), undefined);
+    writer.event(message, undefined);
     if (writer.backlogBytes > MAX_UNREAD_BYTES) writer.abort();
   }
 
