@@ -128,8 +128,13 @@ export class ClientPeer {
       const id = params?.requestId;
       if (typeof id === 'string' || typeof id === 'number') this.answering.get(requestKey(id))?.abort(params?.reason);
     } else if (RELAYED_CLIENT_NOTIFICATIONS.has(method)) {
-      // Only what a client may say to a server is relayed, and without anything else it carried.
-      this.options.scopeOf().broadcast?.({ method });
+      // Only what a client may say to a server is relayed, and without anything else it carried;
+      // best effort, as every notification (the client's POST was answered 202 already).
+      try {
+        this.options.scopeOf().broadcast?.({ method });
+      } catch {
+        // a scope closing under a late notification: nothing to relay to
+      }
     }
   }
 
