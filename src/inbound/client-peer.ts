@@ -129,7 +129,7 @@ export class ClientPeer {
       if (typeof id === 'string' || typeof id === 'number') this.answering.get(requestKey(id))?.abort(params?.reason);
     } else if (RELAYED_CLIENT_NOTIFICATIONS.has(method)) {
       // Only what a client may say to a server is relayed, and without anything else it carried;
-      // best effort, as every notification (the client's POST was answered 202 already).
+      // best effort, as every notification (the client's POST is answered 202 whatever happens here).
       try {
         this.options.scopeOf().broadcast?.({ method });
       } catch {
