@@ -20,8 +20,17 @@
  * answered or timed out after `CLIENT_REQUEST_TIMEOUT_MS`, and cancelled toward the client
  * (`notifications/cancelled`) when the caller gives up; at most `MAX_CLIENT_REQUESTS` wait at once.
  */
-import { ProtocolError, SUPPORTED_PROTOCOL_VERSIONS, type ClientCapabilities, type JSONRPCMessage, type MessageExtraInfo, type Transport } from '@modelcontextprotocol/server';
-import { answerError, errorMessage } from '../errors.js';
+import {
+  ProtocolError,
+  SUPPORTED_PROTOCOL_VERSIONS,
+  type ClientCapabilities,
+  type JSONRPCMessage,
+  type MessageExtraInfo,
+  type ServerCapabilities,
+  type Transport,
+} from '@modelcontextprotocol/server';
+import { answerError, errorMessage, GatewayError } from '../errors.js';
+import { checkServerRequest } from '../rpc/client-capabilities.js';
 import type { AccessProfile } from '../policy/access-policy.js';
 import type { RouteScope } from '../routing/router.js';
 import type { DownstreamSink, RpcMessage } from '../rpc/sink.js';
@@ -52,6 +61,8 @@ export interface ClientPeerOptions {
   wire: Transport;
   /** The session's 2025 method table. */
   table: MethodTable;
+  /** What the gateway's `initialize` declared: notifications it did not announce are not sent. */
+  capabilities: ServerCapabilities;
   /**
    * Where a request routes, asked once per request with the HTTP request it came in (each is
    * judged by the access profile of its own token), and with none for a client notification.
@@ -187,6 +198,7 @@ export class ClientPeer {
 
   private tell(message: RpcMessage, related: RequestId | undefined): Promise<void> {
     if (this.closed) return Promise.reject(new Error('the session is closed'));
+    if (!announced(message.method, this.options.capabilities, this.declared)) return Promise.resolve();
     const note = { jsonrpc: '2.0', method: message.method, ...(message.params === undefined ? {} : { params: message.params }) } as JSONRPCMessage;
     return this.wire.send(note, related === undefined ? undefined : { relatedRequestId: related });
   }
@@ -196,6 +208,9 @@ export class ClientPeer {
     if (this.closed) return Promise.reject(new Error('the session is closed'));
     if (this.asked.size >= MAX_CLIENT_REQUESTS) return Promise.reject(new Error('too many requests waiting on the client'));
     if (signal?.aborted) return Promise.reject(signal.reason);
+    // Only what the client declared it answers (MCP 2025-11-25: sampling, elicitation, roots).
+    const allowed = checkServerRequest(this.declared, message.method, message.params);
+    if (!allowed.ok) return Promise.reject(new GatewayError(allowed.code, allowed.message));
     const id = this.nextId++;
     const sendOptions = related === undefined ? undefined : { relatedRequestId: related };
     return new Promise<Params>((resolve, reject) => {
@@ -237,5 +252,29 @@ export class ClientPeer {
     for (const controller of this.answering.values()) controller.abort(gone);
     this.answering.clear();
     for (const asked of [...this.asked.values()]) asked.reject(gone);
+  }
+}
+
+/**
+ * Whether the gateway may send notification `method` to this client: the ones tied to a
+ * capability only when its `initialize` declared it (MCP 2025-11-25: logging, resources, tools,
+ * prompts), URL elicitation's completion only to a client that declared URL elicitation. One
+ * not announced is dropped, as the SDK `Server` dropped it.
+ */
+export function announced(method: string, capabilities: ServerCapabilities, client: ClientCapabilities | undefined): boolean {
+  switch (method) {
+    case 'notifications/message':
+      return Boolean(capabilities.logging);
+    case 'notifications/resources/updated':
+    case 'notifications/resources/list_changed':
+      return Boolean(capabilities.resources);
+    case 'notifications/tools/list_changed':
+      return Boolean(capabilities.tools);
+    case 'notifications/prompts/list_changed':
+      return Boolean(capabilities.prompts);
+    case 'notifications/elicitation/complete':
+      return Boolean((client?.elicitation as { url?: unknown } | undefined)?.url);
+    default:
+      return true;
   }
 }

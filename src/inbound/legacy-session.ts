@@ -172,6 +172,7 @@ export class LegacySession {
     this.peer = new ClientPeer({
       wire: this.transport,
       table,
+      capabilities: options.capabilities,
       scopeOf: (request?: Request) => this.routeFor(request),
       principal: options.principal,
     });

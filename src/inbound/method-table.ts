@@ -21,11 +21,12 @@
  *   failure becomes a `ProtocolError` whose code, message and data are the one error taxonomy's
  *   for the era (src/errors.ts, docs/errors.md).
  *
- * What it leaves to the binding: ids, correlation, cancellation (abort `signal`), notifications
+ * What it leaves to the binding (a 2025 session's: client-peer.ts; a 2026 request's:
+ * request-2026.ts): ids, correlation, cancellation (abort `signal`), notifications
  * (`initialized`, `cancelled`, `roots/list_changed`), what the client declared at `initialize`
  * (the binding reads it from the request and gives it to the call's `sink`), which stream a
  * message goes on, and the 2026 wire encoding of results (`resultType`, the gateway's own
- * serverInfo stamp, cache fields: the SDK's encoder where `createMcpHandler` serves).
+ * serverInfo stamp, cache fields).
  */
 import { ProtocolError, SUPPORTED_PROTOCOL_VERSIONS, type ServerCapabilities } from '@modelcontextprotocol/server';
 import { GatewayError, toJsonRpcError } from '../errors.js';

@@ -1,7 +1,7 @@
 /**
  * A client request's `_meta`, as one value from where the request arrives to the upstream link
- * that forwards it. The inbound server reads it once (the SDK lifts the 2026 envelope out of
- * `params`; inbound/gateway-server.ts puts it back; inbound/method-table.ts reads it) and freezes it; routing hands it on untouched,
+ * that forwards it. The inbound method table (inbound/method-table.ts) reads it once from the
+ * request as the client sent it and freezes it; routing hands it on untouched,
  * and the link writes the upstream request's `_meta` from it in one step (`upstreamMeta`).
  */
 import type { ClientCapabilities } from '@modelcontextprotocol/client';

@@ -5,9 +5,9 @@
  * what `initialize` records, server→client requests tied to the call that caused them, and the
  * bounds.
  */
-import { ProtocolError, type JSONRPCMessage, type MessageExtraInfo, type Transport, type TransportSendOptions } from '@modelcontextprotocol/server';
+import { ProtocolError, type ServerCapabilities, type JSONRPCMessage, type MessageExtraInfo, type Transport, type TransportSendOptions } from '@modelcontextprotocol/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ClientPeer, MAX_CLIENT_REQUESTS } from '../../src/inbound/client-peer.js';
+import { announced, ClientPeer, MAX_CLIENT_REQUESTS } from '../../src/inbound/client-peer.js';
 import { createMethodTable } from '../../src/inbound/method-table.js';
 import { StatelessScope } from '../../src/routing/stateless-scope.js';
 import { UpstreamRegistry } from '../../src/upstream/registry.js';
@@ -61,27 +61,35 @@ class RecordingWire implements Transport {
   }
 }
 
-async function peerOn(wire = new RecordingWire()) {
-  const table = createMethodTable({ era: '2025', name: 'gw', version: '1', capabilities: { tools: {} }, instructions: undefined, logger });
-  const peer = new ClientPeer({ wire, table, scopeOf: () => stateless.forPrincipal(undefined) });
+const INIT = { protocolVersion: '2025-11-25', capabilities: { elicitation: {}, roots: {} }, clientInfo: { name: 'c', version: '1' } };
+
+/** A started peer; initialised (elicitation and roots declared) unless `initialised` is false. */
+async function peerOn({ capabilities = { tools: {}, logging: {} } as ServerCapabilities, initialised = true } = {}) {
+  const wire = new RecordingWire();
+  const table = createMethodTable({ era: '2025', name: 'gw', version: '1', capabilities, instructions: undefined, logger });
+  const peer = new ClientPeer({ wire, table, capabilities, scopeOf: () => stateless.forPrincipal(undefined) });
   await peer.start();
+  if (initialised) {
+    wire.client({ id: 'init', method: 'initialize', params: INIT });
+    await wire.next(answerTo('init'));
+  }
   return { peer, wire };
 }
-
-const INIT = { protocolVersion: '2025-11-25', capabilities: { elicitation: {} }, clientInfo: { name: 'c', version: '1' } };
-const answerTo = (id: unknown) => (message: Record<string, unknown>) => message.id === id && ('result' in message || 'error' in message);
+function answerTo(id: unknown) {
+  return (message: Record<string, unknown>) => message.id === id && ('result' in message || 'error' in message);
+}
 
 describe('ClientPeer', () => {
   it('answers initialize and records what the client declared; a refused initialize records nothing', async () => {
-    const { peer, wire } = await peerOn();
+    const { peer, wire } = await peerOn({ initialised: false });
     wire.client({ id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: { roots: {} } } });
     expect((await wire.next(answerTo(1))).message.error).toMatchObject({ code: -32602 });
     expect(peer.clientCapabilities).toBeUndefined();
     wire.client({ id: 2, method: 'initialize', params: INIT });
     const answered = await wire.next(answerTo(2));
     expect(answered.message.result).toMatchObject({ protocolVersion: '2025-11-25', serverInfo: { name: 'gw', version: '1' } });
-    expect(peer.clientCapabilities).toEqual({ elicitation: {} });
-    expect(peer.sessionSink.clientCapabilities).toEqual({ elicitation: {} });
+    expect(peer.clientCapabilities).toEqual({ elicitation: {}, roots: {} });
+    expect(peer.sessionSink.clientCapabilities).toEqual({ elicitation: {}, roots: {} });
   });
 
   it('relays a call’s progress on the call’s own stream, before its result', async () => {
@@ -110,8 +118,6 @@ describe('ClientPeer', () => {
 
   it('asks the client on the call’s own stream and hands its answer back to the upstream', async () => {
     const { wire } = await peerOn();
-    wire.client({ id: 0, method: 'initialize', params: INIT });
-    await wire.next(answerTo(0));
     wire.client({ id: 'e', method: 'tools/call', params: { name: 'fx__test_streaming_elicitation', arguments: {} } });
     const asked = await wire.next((message) => message.method === 'elicitation/create');
     expect(asked.related).toBe('e');
@@ -145,6 +151,44 @@ describe('ClientPeer', () => {
     expect((cancel.message.params as { requestId: unknown }).requestId).toBe(asked.message.id);
     // A late answer finds nothing waiting.
     wire.client({ id: asked.message.id, result: { roots: [] } });
+  });
+
+  it('drops what a cancelled call sends late: its id may already be a new request’s', async () => {
+    const { wire } = await peerOn();
+    wire.client({ id: 5, method: 'tools/call', params: { name: 'fx__emit_notifications', arguments: { count: 10_000 } } });
+    await wire.next((message) => message.method === 'notifications/message');
+    wire.client({ method: 'notifications/cancelled', params: { requestId: 5 } });
+    const cut = wire.sent.length;
+    wire.client({ id: 5, method: 'tools/call', params: { name: 'fx__echo', arguments: { text: 'new call' } } });
+    await wire.next(answerTo(5));
+    const after = wire.sent.slice(cut).filter((entry) => entry.related === 5);
+    expect(after.map(({ message }) => message.method ?? 'answer')).toEqual(['answer']);
+    expect(after[0]!.message.result).toMatchObject({ content: [{ type: 'text', text: 'new call' }] });
+  });
+
+  it('asks the client only what it declared, and tells it only what the gateway announced', async () => {
+    const { peer, wire } = await peerOn({ capabilities: { tools: {} }, initialised: false });
+    wire.client({ id: 1, method: 'initialize', params: { ...INIT, capabilities: {} } });
+    await wire.next(answerTo(1));
+    await expect(peer.sessionSink.request({ method: 'roots/list' })).rejects.toMatchObject({ code: 'CLIENT_CAPABILITY_MISSING' });
+    await peer.sessionSink.notify({ method: 'notifications/message', params: { level: 'info', data: 'unannounced' } });
+    await peer.sessionSink.notify({ method: 'notifications/tools/list_changed' });
+    expect(wire.sent.filter(({ message }) => typeof message.method === 'string').map(({ message }) => message.method)).toEqual(['notifications/tools/list_changed']);
+  });
+
+  it('announced: a capability-bound notification only under its capability', () => {
+    const table = [
+      ['notifications/message', { logging: {} }, undefined, true],
+      ['notifications/message', {}, undefined, false],
+      ['notifications/resources/updated', { resources: {} }, undefined, true],
+      ['notifications/resources/list_changed', {}, undefined, false],
+      ['notifications/tools/list_changed', {}, undefined, false],
+      ['notifications/prompts/list_changed', { prompts: {} }, undefined, true],
+      ['notifications/elicitation/complete', {}, { elicitation: { url: {} } }, true],
+      ['notifications/elicitation/complete', {}, { elicitation: {} }, false],
+      ['notifications/progress', {}, undefined, true],
+    ] as const;
+    for (const [method, server, client, expected] of table) expect(announced(method, server, client), method).toBe(expected);
   });
 
   it('bounds the requests waiting on the client, and closing fails every one of them', async () => {
