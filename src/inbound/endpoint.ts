@@ -29,7 +29,7 @@ import type { LegacySession } from './legacy-session.js';
 import { EndpointSessions } from './endpoint-sessions.js';
 import { LegacySseEndpoint } from './legacy-sse/sse-endpoint.js';
 import type { SessionHooks } from '../session/session-hooks.js';
-import { ListenStreams } from './modern-listens.js';
+import { ListenStreams } from './listens-2026.js';
 import { classifyRequest, Requests2026, type Face2026 } from './request-2026.js';
 import { createMethodTable } from './method-table.js';
 import { ResourceListens } from '../routing/resource-listens.js';
@@ -79,7 +79,7 @@ export interface EndpointOptions extends EndpointExtrasOptions {
    * offers (its servers are the ones its allowlist reaches). Absent: it exists for every caller.
    */
   hiddenWithoutTools?: boolean;
-  /** Bounds of 2026 listens (modern-listens.ts, routing/resource-listens.ts); absent: their defaults. */
+  /** Bounds of 2026 listens (listens-2026.ts, routing/resource-listens.ts); absent: their defaults. */
   listens?: { maxListensPerPrincipal?: number; maxUrisTotal?: number; maxUrisPerPrincipal?: number };
 }
 

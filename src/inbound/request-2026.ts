@@ -18,7 +18,7 @@
  *      extension's `tasks/get` / `tasks/cancel` exist where the endpoint offers the extension.
  *    A notification that passes is accepted (202) and goes nowhere: the client notifications
  *    2026-07-28 defines concern a connection, and a 2026 request has none.
- * 2. `subscriptions/listen` is a stream of its own (modern-listens.ts).
+ * 2. `subscriptions/listen` is a stream of its own (listens-2026.ts).
  * 3. Any other request goes to the method table with the caller (principal, access profile),
  *    the scope of its principal and workspace, and the capabilities its envelope declares.
  *    The answer is one JSON body when the result is all there is, and an SSE stream when the
@@ -51,7 +51,7 @@ import { envelopeCapabilities } from '../rpc/client-capabilities.js';
 import type { DownstreamSink, RpcMessage } from '../rpc/sink.js';
 import type { ClientCapabilities } from '@modelcontextprotocol/client';
 import { inOtherEraOnly, SUPPORTED_2026_VERSIONS, type MethodTable } from './method-table.js';
-import type { ListenStreams } from './modern-listens.js';
+import type { ListenStreams } from './listens-2026.js';
 import type { IncomingBody } from './incoming-body.js';
 import { MAX_UNREAD_BYTES, SSE_HEADERS, SseWriter } from './sse-writer.js';
 
@@ -355,7 +355,7 @@ export interface Requests2026Options {
   face(access: AccessProfile | undefined): Face2026;
   /** The scope one request routes through: its principal's view, its workspace, the capabilities it declared. */
   scope(principal: string | undefined, workspace: string | undefined, capabilities: ClientCapabilities | undefined, access: AccessProfile | undefined): RouteScope;
-  /** The endpoint's listen streams (modern-listens.ts). */
+  /** The endpoint's listen streams (listens-2026.ts). */
   listens: ListenStreams;
   logger: Logger;
 }

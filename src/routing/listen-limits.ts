@@ -1,5 +1,5 @@
 /**
- * The bounds on 2026 `subscriptions/listen` (resource-listens.ts, modern-listens.ts) and the one
+ * The bounds on 2026 `subscriptions/listen` (resource-listens.ts, listens-2026.ts) and the one
  * refusal a listen past any of them gets: `SUBSCRIPTION_LIMIT`, naming whose bound it met.
  */
 import { GatewayError } from '../errors.js';
