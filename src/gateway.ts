@@ -371,6 +371,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     });
     metrics.attach({
       sessions2025: () => endpoints.sessionCount(),
+      open2026: () => endpoints.open2026(),
       upstreams: () => registry.status(),
       stdioChildren: () => registry.stdioChildren(),
       userCredentials: () => userTokens.size,

@@ -7,7 +7,7 @@
  * now answers 404 exactly like an unknown one, whatever sessions it had. Its endpoint is kept
  * (its sessions stay until they expire or close) and serves again once the agent is enabled.
  */
-import type { McpEndpoint } from '../inbound/endpoint.js';
+import type { McpEndpoint, Open2026 } from '../inbound/endpoint.js';
 import type { AgentSet, ServedAgent } from '../plugins/agent-set.js';
 
 export class AgentEndpoints {
@@ -40,6 +40,17 @@ export class AgentEndpoints {
     let count = 0;
     for (const endpoint of this.built.values()) count += endpoint.sessionCount;
     return count;
+  }
+
+  /** 2026-era listens and calls open over every agent endpoint built so far. */
+  get open2026(): Open2026 {
+    let listens = 0;
+    let calls = 0;
+    for (const endpoint of this.built.values()) {
+      listens += endpoint.open2026.listens;
+      calls += endpoint.open2026.calls;
+    }
+    return { listens, calls };
   }
 
   async close(): Promise<void> {

@@ -13,7 +13,7 @@ import { addServerSurface, compileToolSurfaceOptions } from '../catalogue/surfac
 import { SegmentCache } from '../catalogue/search/segment-cache.js';
 import { memoryLoadedNames } from '../naming/loaded-names.js';
 import { ToolSurface } from '../catalogue/surface/tool-surface.js';
-import { McpEndpoint, type EndpointOptions } from '../inbound/endpoint.js';
+import { McpEndpoint, type EndpointOptions, type Open2026 } from '../inbound/endpoint.js';
 import { AgentEndpoints } from '../agents/agent-endpoints.js';
 import { agentItems, agentMeta, agentOffers, agentPrompts, agentToolFilter } from '../agents/agent-entries.js';
 import { customizationsFor } from '../customizations/access-filter.js';
@@ -88,6 +88,8 @@ export interface Endpoints {
   removeServer(name: string): Promise<void>;
   /** 2025 sessions open on every endpoint. */
   sessionCount(): number;
+  /** 2026-era listen streams and calls open on every endpoint. */
+  open2026(): Open2026;
   close(): Promise<void>;
 }
 
@@ -223,6 +225,11 @@ export function buildEndpoints(deps: EndpointsDeps): Endpoints {
       await channel?.close();
     },
     sessionCount: () => all().reduce((sum, e) => sum + e.sessionCount, agentEndpoints.sessionCount),
+    open2026: () =>
+      all().reduce(
+        (sum, e) => ({ listens: sum.listens + e.open2026.listens, calls: sum.calls + e.open2026.calls }),
+        agentEndpoints.open2026,
+      ),
     close: async () => {
       await Promise.all([...all().map((e) => e.close()), agentEndpoints.close()]);
     },

@@ -83,6 +83,12 @@ export interface EndpointOptions extends EndpointExtrasOptions {
   listens?: { maxListensPerPrincipal?: number; maxUrisTotal?: number; maxUrisPerPrincipal?: number };
 }
 
+/** What 2026-era clients hold open (the metrics' `portcullis_listen_streams`, `portcullis_calls_in_flight`). */
+export interface Open2026 {
+  readonly listens: number;
+  readonly calls: number;
+}
+
 export class McpEndpoint {
   private readonly options: EndpointOptions;
   /** The endpoint's 2025-era sessions. */
@@ -164,6 +170,11 @@ export class McpEndpoint {
 
   get sessionCount(): number {
     return this.sessions.size;
+  }
+
+  /** What 2026-era clients hold open on this endpoint now: listen streams, and calls not yet answered. */
+  get open2026(): Open2026 {
+    return { listens: this.listens.streams, calls: this.requests2026.calls };
   }
 
   /**

@@ -68,6 +68,8 @@ export interface RequestSample {
 export interface MetricSources {
   /** 2025-era sessions held by this replica (the 2026 era is sessionless). */
   sessions2025(): number;
+  /** 2026-era `subscriptions/listen` streams and calls open on this replica (every endpoint); absent: 0. */
+  open2026?(): { listens: number; calls: number };
   /** One row per configured upstream with its current state. */
   upstreams(): readonly { server: string; state: string }[];
   /** Live stdio child processes, by server. */
@@ -161,6 +163,22 @@ export class GatewayMetrics {
         const sources = read();
         this.set({ era: '2025' }, sources?.sessions2025() ?? 0);
         this.set({ era: '2026' }, 0);
+      },
+    });
+    new Gauge({
+      name: 'portcullis_listen_streams',
+      help: '2026-era subscriptions/listen streams open on this replica, every endpoint (each endpoint holds at most 1024).',
+      registers,
+      collect() {
+        this.set(read()?.open2026?.().listens ?? 0);
+      },
+    });
+    new Gauge({
+      name: 'portcullis_calls_in_flight',
+      help: '2026-era requests this replica is answering now (a listen stream is not one); a 2025 session counts its own.',
+      registers,
+      collect() {
+        this.set(read()?.open2026?.().calls ?? 0);
       },
     });
     new Gauge({

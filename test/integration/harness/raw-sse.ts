@@ -4,7 +4,7 @@
  * ending when the gateway ends the session. 127.0.0.1 only; the SSE parser here is deliberately
  * not the gateway's own.
  */
-import { request as httpRequest, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
+import { request as httpRequest, type ClientRequest, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
 import { rawRequest, type RawResponse } from './raw-http.js';
 import { Changes, within } from './wait.js';
 
@@ -39,55 +39,58 @@ export function openRawSse(url: string, headers: Record<string, string> = {}): P
   const opened = new Promise<RawSseStream>((resolve, reject) => {
     const req = httpRequest(
       { host: '127.0.0.1', port: target.port, path: `${target.pathname}${target.search}`, method: 'GET', headers: { accept: 'text/event-stream', ...headers } },
-      (res: IncomingMessage) => {
-        const events: WireEvent[] = [];
-        let text = '';
-        let pending = '';
-        let ended = false;
-        const arrivals = new Changes();
-        res.setEncoding('utf8');
-        res.on('data', (chunk: string) => {
-          text += chunk;
-          pending += chunk;
-          let cut: number;
-          while ((cut = pending.indexOf('\n\n')) !== -1) {
-            const block = pending.slice(0, cut);
-            pending = pending.slice(cut + 2);
-            let type = 'message';
-            const data: string[] = [];
-            for (const line of block.split('\n')) {
-              if (line.startsWith('event: ')) type = line.slice(7);
-              else if (line.startsWith('data: ')) data.push(line.slice(6));
-            }
-            if (data.length > 0) events.push({ type, data: data.join('\n') });
-          }
-          arrivals.changed();
-        });
-        const end = () => {
-          ended = true;
-          arrivals.changed();
-        };
-        res.on('end', end);
-        res.on('close', end);
-        res.on('error', end);
-        const messages = () => events.filter((e) => e.type === 'message').map((e) => JSON.parse(e.data) as Record<string, unknown>);
-        resolve({
-          status: res.statusCode ?? 0,
-          headers: res.headers,
-          events,
-          body: () => text,
-          ended: () => ended,
-          messages,
-          until: (check, what) => arrivals.until(check, what),
-          waitForMessage: (match, what) => arrivals.until(() => messages().find(match), what),
-          close: () => req.destroy(),
-        });
-      },
+      (res: IncomingMessage) => resolve(sseStreamOf(req, res)),
     );
     req.on('error', reject);
     req.end();
   });
   return within(opened, 10_000, `GET ${target.pathname}`);
+}
+
+/** The answer `res` of request `req` read as an SSE stream as it arrives (its text kept too); `close` hangs up. */
+export function sseStreamOf(req: ClientRequest, res: IncomingMessage): RawSseStream {
+  const events: WireEvent[] = [];
+  let text = '';
+  let pending = '';
+  let ended = false;
+  const arrivals = new Changes();
+  res.setEncoding('utf8');
+  res.on('data', (chunk: string) => {
+    text += chunk;
+    pending += chunk;
+    let cut: number;
+    while ((cut = pending.indexOf('\n\n')) !== -1) {
+      const block = pending.slice(0, cut);
+      pending = pending.slice(cut + 2);
+      let type = 'message';
+      const data: string[] = [];
+      for (const line of block.split('\n')) {
+        if (line.startsWith('event: ')) type = line.slice(7);
+        else if (line.startsWith('data: ')) data.push(line.slice(6));
+      }
+      if (data.length > 0) events.push({ type, data: data.join('\n') });
+    }
+    arrivals.changed();
+  });
+  const end = () => {
+    ended = true;
+    arrivals.changed();
+  };
+  res.on('end', end);
+  res.on('close', end);
+  res.on('error', end);
+  const messages = () => events.filter((e) => e.type === 'message').map((e) => JSON.parse(e.data) as Record<string, unknown>);
+  return {
+    status: res.statusCode ?? 0,
+    headers: res.headers,
+    events,
+    body: () => text,
+    ended: () => ended,
+    messages,
+    until: (check, what) => arrivals.until(check, what),
+    waitForMessage: (match, what) => arrivals.until(() => messages().find(match), what),
+    close: () => req.destroy(),
+  };
 }
 
 /** The message URL the stream announced, made absolute against the stream's URL. */
