@@ -80,7 +80,7 @@ export interface EndpointOptions extends EndpointExtrasOptions {
    */
   hiddenWithoutTools?: boolean;
   /** Bounds of 2026 listens (listens-2026.ts, routing/resource-listens.ts); absent: their defaults. */
-  listens?: { maxListensPerPrincipal?: number; maxUrisTotal?: number; maxUrisPerPrincipal?: number };
+  listens?: { maxListens?: number; maxListensPerPrincipal?: number; maxUrisTotal?: number; maxUrisPerPrincipal?: number };
 }
 
 /** What 2026-era clients hold open (the metrics' `portcullis_listen_streams`, `portcullis_calls_in_flight`). */
@@ -145,10 +145,11 @@ export class McpEndpoint {
       ...(listens.maxUrisTotal === undefined ? {} : { maxTotal: listens.maxUrisTotal }),
       ...(listens.maxUrisPerPrincipal === undefined ? {} : { maxPerPrincipal: listens.maxUrisPerPrincipal }),
     });
-    this.listens = new ListenStreams(
-      this.resourceListens,
-      listens.maxListensPerPrincipal === undefined ? {} : { maxListensPerPrincipal: listens.maxListensPerPrincipal },
-    );
+    this.listens = new ListenStreams(this.resourceListens, {
+      logger: options.logger,
+      ...(listens.maxListens === undefined ? {} : { maxListens: listens.maxListens }),
+      ...(listens.maxListensPerPrincipal === undefined ? {} : { maxListensPerPrincipal: listens.maxListensPerPrincipal }),
+    });
     this.requests2026 = new Requests2026({
       face: (access) => this.face2026(access),
       scope: (principal, workspace, capabilities, access) => stateless.forPrincipal(principal, workspace, capabilities, access),

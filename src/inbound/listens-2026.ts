@@ -15,18 +15,22 @@
  *   declares `resources.subscribe`) is subscribed upstream first, and the acknowledgement names
  *   only the URIs that were honoured (the server acknowledges the subset it accepts).
  *
- * Bounds: at most `maxListens` open streams per endpoint (default 1,024), of which one
- * authenticated principal may hold `maxListensPerPrincipal` (default half); past either the
- * listen is refused SUBSCRIPTION_LIMIT (503, -32001) with `data.limit` saying whose bound it met.
- * A listen holds its place until its stream ends. A stream whose client reads nothing while more
- * than 32 MiB waits is cut.
+ * Bounds: at most `maxListens` listens per endpoint (default 1,024), of which one authenticated
+ * principal may hold `maxListensPerPrincipal` (default half); past either the listen is refused
+ * SUBSCRIPTION_LIMIT (503, -32001) with `data.limit` saying whose bound it met, and the operator
+ * is told at warn (at most one line per kind per 10 s: refusal-log.ts). A listen holds its place
+ * from its admission — while its resource subscriptions are still being made upstream, too, so
+ * listens arriving together cannot overshoot — until its stream ends. A stream whose client
+ * reads nothing while more than 32 MiB waits is cut.
  *
  * A listen naming `taskIds` (the tasks extension's status notifications) from a client that did
  * not declare the extension is refused -32021, as the extension requires; from one that did, it
  * is acknowledged without `taskIds` — no status is pushed (routing/tasks/README.md).
  */
 import { SERVER_INFO_META_KEY, SUBSCRIPTION_ID_META_KEY, type Implementation, type JSONRPCRequest, type ServerCapabilities } from '@modelcontextprotocol/server';
-import { errorResponse, protocolRefusal, protocolRefusalResponse } from '../errors.js';
+import { errorResponse, GatewayError, protocolRefusal, protocolRefusalResponse } from '../errors.js';
+import type { Logger } from '../observability/logger.js';
+import { RefusalLog } from '../observability/refusal-log.js';
 import { PrincipalShare } from '../policy/principal-share.js';
 import type { Catalogue } from '../catalogue/catalogue.js';
 import type { ListenGrant } from '../routing/listen-grant.js';
@@ -110,17 +114,31 @@ interface Stream {
   end(graceful: boolean): void;
 }
 
+export interface ListenStreamsOptions {
+  /** Listens one endpoint holds at most (default {@link DEFAULT_MAX_LISTENS}). */
+  maxListens?: number;
+  /** Listens one authenticated principal holds at most (default half of `maxListens`). */
+  maxListensPerPrincipal?: number;
+  /** Where refusals past a bound are reported to the operator. */
+  logger: Logger;
+}
+
 export class ListenStreams {
   private readonly open = new Set<Stream>();
   private readonly resources: ResourceListens;
   private readonly maxListens: number;
+  /** Listens admitted and not yet ended: open streams and those still subscribing upstream. */
+  private admitted = 0;
   /** Listens each authenticated principal holds (admitted, stream not yet ended). */
   private readonly perPrincipal: PrincipalShare;
+  private readonly refusals: RefusalLog;
+  private closed = false;
 
-  constructor(resources: ResourceListens, options: { maxListens?: number; maxListensPerPrincipal?: number } = {}) {
+  constructor(resources: ResourceListens, options: ListenStreamsOptions) {
     this.resources = resources;
     this.maxListens = options.maxListens ?? DEFAULT_MAX_LISTENS;
     this.perPrincipal = new PrincipalShare(options.maxListensPerPrincipal ?? Math.floor(this.maxListens / 2));
+    this.refusals = new RefusalLog(options.logger);
   }
 
   /** Open listen streams right now. */
@@ -147,9 +165,17 @@ export class ListenStreams {
     }
     const requested = requestedFilter(params);
     if (requested === undefined) return protocolRefusalResponse(protocolRefusal.invalidListenFilter(), id);
-    if (this.open.size >= this.maxListens) return errorResponse(subscriptionLimit('gateway', 'listens', this.maxListens), { id });
-    const free = this.perPrincipal.take(caller.principal);
-    if (free === undefined) return errorResponse(subscriptionLimit('principal', 'listens', this.perPrincipal.max), { id });
+    if (this.admitted >= this.maxListens) return this.refuse(subscriptionLimit('gateway', 'listens', this.maxListens), id, caller.principal);
+    const share = this.perPrincipal.take(caller.principal);
+    if (share === undefined) return this.refuse(subscriptionLimit('principal', 'listens', this.perPrincipal.max), id, caller.principal);
+    this.admitted += 1;
+    let freed = false;
+    const free = () => {
+      if (freed) return;
+      freed = true;
+      this.admitted -= 1;
+      share();
+    };
     const filter = honoured(requested, face.capabilities);
     let grant: ListenGrant | undefined;
     if (filter.resourceSubscriptions !== undefined) {
@@ -157,7 +183,7 @@ export class ListenStreams {
         grant = await this.resources.open({ principal: caller.principal, workspace: caller.workspace }, caller.catalogue(), filter.resourceSubscriptions);
       } catch (error) {
         free();
-        return errorResponse(error, { id });
+        return this.refuse(error, id, caller.principal);
       }
       if (grant.uris.length > 0) filter.resourceSubscriptions = [...grant.uris];
       else delete filter.resourceSubscriptions;
@@ -168,9 +194,30 @@ export class ListenStreams {
     }, grant);
   }
 
-  /** Ends every stream with the closing result (the endpoint is closing). */
+  /** Ends every stream with the closing result (the endpoint is closing); a listen admitted before and opening after ends at once. */
   close(): void {
+    this.closed = true;
     for (const stream of [...this.open]) stream.end(true);
+  }
+
+  /**
+   * The answer refusing listen `id` with `error`; a bound it met (SUBSCRIPTION_LIMIT) is told to
+   * the operator too, since a client can keep meeting it at will (one line per kind and interval).
+   */
+  private refuse(error: unknown, id: string | number, principal: string | undefined): Response {
+    if (error instanceof GatewayError && error.code === 'SUBSCRIPTION_LIMIT') {
+      const limit = (error.data as { limit?: { scope?: string; counts?: string; max?: number } } | undefined)?.limit;
+      const scope = limit?.scope === 'principal' ? 'principal' : 'gateway';
+      const counts = limit?.counts === 'resourceSubscriptions' ? 'resourceSubscriptions' : 'listens';
+      this.refusals.warn(
+        `SUBSCRIPTION_LIMIT:${scope}:${counts}`,
+        { ...(scope === 'principal' ? { principal } : {}), counts, limit: limit?.max },
+        scope === 'principal'
+          ? 'listen refused: a principal holds its share of 2026 listens or resource subscriptions; its client may be opening listens it never closes'
+          : 'listen refused: the endpoint holds every 2026 listen or resource subscription it allows; clients are refused SUBSCRIPTION_LIMIT until listens end',
+      );
+    }
+    return errorResponse(error, { id });
   }
 
   private stream(id: string | number, filter: Filter, serverInfo: Implementation, signal: AbortSignal, release: () => void, grant: ListenGrant | undefined): Response {
@@ -200,8 +247,8 @@ export class ListenStreams {
       },
     };
     write({ jsonrpc: '2.0', method: 'notifications/subscriptions/acknowledged', params: stamped({ notifications: filter }) });
-    if (Object.keys(filter).length === 0) {
-      // Nothing to deliver: the listen ends at once, as the server's own decision.
+    if (Object.keys(filter).length === 0 || this.closed) {
+      // Nothing to deliver, or the endpoint closed meanwhile: the listen ends at once, as the server's own decision.
       stream.end(true);
     } else if (signal.aborted) {
       stream.end(false);

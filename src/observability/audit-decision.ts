@@ -14,6 +14,7 @@ const LIMITED = new Set([
   'SESSION_CHILD_LIMIT',
   'PRINCIPAL_CONNECTION_LIMIT',
   'WATCH_LIMIT',
+  'SUBSCRIPTION_LIMIT',
 ]);
 
 /** Gateway error codes that are the perimeter refusing the caller. */

@@ -8,8 +8,11 @@
  * - the streams themselves: the acknowledgement names only what the endpoint declares, changes
  *   reach only the streams that asked, stamped with their own `subscriptionId`, the endpoint's own
  *   bound refuses like every other, and closing the endpoint ends each stream with the empty
- *   result naming the listen and the gateway.
+ *   result naming the listen and the gateway;
+ * - the endpoint's own bound holds for listens that arrive together (each still subscribing
+ *   upstream when the next is judged), and every refusal reaches the operator's log.
  */
+import pino from 'pino';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { McpEndpoint } from '../../src/inbound/endpoint.js';
 import { ListenStreams } from '../../src/inbound/listens-2026.js';
@@ -41,8 +44,9 @@ beforeAll(async () => {
 });
 afterAll(() => registry.close());
 
-beforeEach(() => {
-  endpoint = new McpEndpoint({
+/** An endpoint in front of the registry; `logger` and `listens` as the test needs. */
+function endpointWith(options: { logger?: typeof logger; listens?: { maxListens?: number; maxListensPerPrincipal?: number; maxUrisTotal?: number } } = {}) {
+  return new McpEndpoint({
     name: 'portcullis-test',
     version: '0.0.0',
     instructions: undefined,
@@ -50,10 +54,14 @@ beforeEach(() => {
     sessions: { max: 10, idleTimeoutMs: 60_000, childIdleTimeoutMs: 60_000 },
     admission: new SessionAdmission({ max: 10, maxPerPrincipal: 10, initializePerMinute: 100, logger }),
     limits: { maxBytes: 16_384, maxDepth: 16 },
-    logger,
+    logger: options.logger ?? logger,
     streamAfterMs: 1_000,
-    listens: { maxListensPerPrincipal: 2, maxUrisTotal: 4 },
+    listens: options.listens ?? { maxListensPerPrincipal: 2, maxUrisTotal: 4 },
   });
+}
+
+beforeEach(() => {
+  endpoint = endpointWith();
 });
 afterEach(async () => {
   for (const stream of open.splice(0)) {
@@ -155,7 +163,7 @@ describe('the listen streams', () => {
   let streams: ListenStreams;
   beforeEach(() => {
     resources = new ResourceListens({ registry, servers: ServerRoster.of(['fx']), logger });
-    streams = new ListenStreams(resources, { maxListens: 2 });
+    streams = new ListenStreams(resources, { maxListens: 2, logger });
   });
   afterEach(() => {
     streams.close();
@@ -257,3 +265,48 @@ describe('the listen streams', () => {
   });
 });
 
+
+describe('the endpoint’s bound on listens', () => {
+  const MAX_LISTENS = 3;
+  /** What the endpoint logged (JSON lines), for the operator's view of refusals. */
+  let logLines: Array<Record<string, unknown>>;
+  beforeEach(async () => {
+    await endpoint.close();
+    logLines = [];
+    const captured = pino({ level: 'debug' }, { write: (line: string) => void logLines.push(JSON.parse(line) as Record<string, unknown>) });
+    endpoint = endpointWith({ logger: captured, listens: { maxListens: MAX_LISTENS, maxListensPerPrincipal: 2, maxUrisTotal: 16 } });
+  });
+
+  it('holds for listens that arrive together, each still subscribing upstream when the next is judged', async () => {
+    // Anonymous callers have no share of their own: the endpoint's bound alone stands between
+    // them and every place. Eight at once, each naming a resource (so each waits on the upstream).
+    const answers = await Promise.all(Array.from({ length: 8 }, () => listen(undefined, { toolsListChanged: true, resourceSubscriptions: [WATCHED_URI] })));
+    const opened = answers.filter((answer) => streaming(answer.response));
+    const refused = answers.filter((answer) => !streaming(answer.response));
+    expect(opened).toHaveLength(MAX_LISTENS);
+    for (const answer of refused) {
+      expect(answer.response.status).toBe(503);
+      expect((await refusalOf(answer.response)).data).toMatchObject({ code: 'SUBSCRIPTION_LIMIT', limit: { scope: 'gateway', counts: 'listens', max: MAX_LISTENS } });
+    }
+    expect(endpoint.open2026.listens).toBe(MAX_LISTENS);
+    // A place given back is taken again; the bound still holds after.
+    await opened[0]!.end();
+    await waitUntil(() => endpoint.open2026.listens === MAX_LISTENS - 1, 'the ended listen to leave');
+    expect(streaming((await listen(undefined, { toolsListChanged: true })).response)).toBe(true);
+    expect((await listen(undefined, { toolsListChanged: true })).response.status).toBe(503);
+  });
+
+  it('tells the operator, once per kind and interval, whose bound refused listens — never silently', async () => {
+    await listen('alice', { toolsListChanged: true });
+    await listen('alice', { toolsListChanged: true });
+    for (let i = 0; i < 3; i += 1) expect((await listen('alice', { toolsListChanged: true })).response.status).toBe(503);
+    await listen('bob', { toolsListChanged: true });
+    for (let i = 0; i < 3; i += 1) expect((await listen('carol', { toolsListChanged: true })).response.status).toBe(503);
+    const warnings = logLines.filter((line) => line.level === 40 && String(line.msg).startsWith('listen refused'));
+    expect(warnings).toEqual([
+      expect.objectContaining({ principal: 'alice', counts: 'listens', limit: 2, refused: 1, msg: expect.stringContaining('a principal holds its share') }),
+      expect.objectContaining({ counts: 'listens', limit: MAX_LISTENS, refused: 1, msg: expect.stringContaining('the endpoint holds every') }),
+    ]);
+    expect(warnings[1]).not.toHaveProperty('principal');
+  });
+});

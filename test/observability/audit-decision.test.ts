@@ -14,6 +14,7 @@ describe('auditDecision', () => {
     ['RATE_LIMITED', undefined, 'rate-limited'],
     ['IN_FLIGHT_LIMIT', undefined, 'rate-limited'],
     ['PRINCIPAL_SESSION_LIMIT', undefined, 'rate-limited'],
+    ['SUBSCRIPTION_LIMIT', undefined, 'rate-limited'],
     ['UNAUTHENTICATED', undefined, 'denied'],
     ['ORIGIN_REFUSED', undefined, 'denied'],
   ] as const)('%s (hidden %s) → %s', (code, hidden, decision) => {
