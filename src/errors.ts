@@ -428,6 +428,10 @@ export const protocolRefusal = {
   methodNotFound(): ProtocolRefusal {
     return { httpStatus: 404, code: WireCode.MethodNotFound, message: 'Method not found' };
   },
+  /** A JSON-RPC response POSTed by a 2026 client, which has no server-to-client requests to answer: 400, -32600. */
+  postedResponse(): ProtocolRefusal {
+    return { httpStatus: 400, code: WireCode.InvalidRequest, message: 'Bad Request: JSON-RPC responses cannot be posted to this endpoint' };
+  },
   /** A `subscriptions/listen` whose `notifications` filter is missing or malformed: in band, -32602. */
   invalidListenFilter(): ProtocolRefusal {
     return { httpStatus: 200, code: WireCode.InvalidParams, message: "Invalid params: 'notifications' is required and must be a valid SubscriptionFilter" };

@@ -6,7 +6,7 @@
  * stateless binding (`request-2026.ts`), which answers through the endpoint's method table.
  */
 import type { AccessProfile } from '../policy/access-policy.js';
-import { errorResponse, type GatewayError } from '../errors.js';
+import { errorResponse, protocolRefusalResponse, type GatewayError } from '../errors.js';
 import type { GatewayEntries } from '../routing/gateway-entries.js';
 import { endpointExtras, endpointInstructions, type EndpointExtrasOptions } from './endpoint-extras.js';
 import type { Handshake } from './method-table.js';
@@ -30,7 +30,7 @@ import { EndpointSessions } from './endpoint-sessions.js';
 import { LegacySseEndpoint } from './legacy-sse/sse-endpoint.js';
 import type { SessionHooks } from '../session/session-hooks.js';
 import { ListenStreams } from './listens-2026.js';
-import { classifyRequest, Requests2026, type Face2026 } from './request-2026.js';
+import { classifyRequest, postedResponseRefusal, Requests2026, type Face2026 } from './request-2026.js';
 import { createMethodTable } from './method-table.js';
 import { ResourceListens } from '../routing/resource-listens.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
@@ -244,6 +244,8 @@ export class McpEndpoint {
     if (!known && request.method === 'POST') {
       const outcome = classifyRequest(request, parsedBody);
       if (outcome.kind !== 'legacy') return this.requests2026.serve(request, parsedBody, outcome, { principal, access }, incoming);
+      const response = postedResponseRefusal(outcome, request.headers);
+      if (response !== undefined) return protocolRefusalResponse(response, null);
     }
     return this.sessions.serve(request, parsedBody, principal, access);
   }

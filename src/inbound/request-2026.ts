@@ -77,6 +77,19 @@ function optional<K extends string>(key: K, value: string | null): { [P in K]?: 
   return (value === null ? {} : { [key]: value }) as { [P in K]?: string };
 }
 
+/**
+ * A JSON-RPC response POSTed outside any session by a client naming a 2026 revision in its
+ * `MCP-Protocol-Version` header: the classifier calls every response 2025 traffic, but 2026-07-28
+ * has no server-to-client requests, so there is nothing to answer. Refused as the SDK's
+ * 2026-only entry refuses it (400, -32600), rather than telling the client to send an
+ * `Mcp-Session-Id` its revision does not have. Pure.
+ */
+export function postedResponseRefusal(outcome: InboundClassificationOutcome, headers: Headers): ProtocolRefusal | undefined {
+  if (outcome.kind !== 'legacy' || outcome.reason !== 'response' || headers.get('mcp-session-id') !== null) return undefined;
+  const version = headers.get('mcp-protocol-version');
+  return version !== null && SUPPORTED_2026_VERSIONS.includes(version) ? protocolRefusal.postedResponse() : undefined;
+}
+
 /** A 2026-era outcome of the classifier: served here (legacy outcomes go to the endpoint's sessions). */
 export type Outcome2026 = Exclude<InboundClassificationOutcome, { kind: 'legacy' }>;
 
