@@ -142,6 +142,8 @@ export class RpcPeer<C = unknown> {
   private readonly answering = new Map<string, AbortController>();
   private readonly streams = new Map<string, { onEnd(reason: 'remote' | 'local'): void; onAck?: (params: Params | undefined) => void }>();
   private closed = false;
+  /** Why the wire is closing, when it said so (an upstream message over the cap). */
+  private closeReason: UpstreamError | undefined;
   /** The negotiated revision; requests carry the 2026 envelope once it is modern. */
   private envelope: Params | undefined;
   private perRequestStreams = false;
@@ -152,7 +154,11 @@ export class RpcPeer<C = unknown> {
     this.wire = options.wire;
     this.wire.onmessage = (message) => this.receive(message);
     this.wire.onclose = () => this.closedByWire();
-    this.wire.onerror = () => undefined; // the link's logger hears failures through their requests
+    // The link's logger hears failures through their requests; a message over the cap is why the
+    // wire closes next, and what the requests open on it then fail with.
+    this.wire.onerror = (error) => {
+      if (error instanceof UpstreamError && error.code === 'UPSTREAM_MESSAGE_TOO_LARGE') this.closeReason = error;
+    };
   }
 
   start(): Promise<void> {
@@ -471,7 +477,7 @@ export class RpcPeer<C = unknown> {
   }
 
   private closedError(): UpstreamError {
-    return new UpstreamError('UPSTREAM_UNAVAILABLE', this.server, 'connection closed');
+    return this.closeReason ?? new UpstreamError('UPSTREAM_UNAVAILABLE', this.server, 'connection closed');
   }
 
   private cancelledError(): UpstreamError {

@@ -11,6 +11,7 @@ import type { Logger } from 'pino';
 import type { GatewayError } from '../errors.js';
 import { DEFAULT_MAX_MESSAGE_BYTES, type DecodeEvent, type Framing, type MessageDecoder } from './framing.js';
 import { createFramingNegotiation, createInboundDecoder, type FramingNegotiation } from './framing-negotiation.js';
+import { messageTooLarge } from '../net/dispatch-hop.js';
 import { isRpcMessage, type Wire } from './peer.js';
 import { codeOf, StdioProcess, stdioServerError, type ChildExitStatus } from './stdio-process.js';
 import {
@@ -41,6 +42,7 @@ export class StdioUpstreamTransport implements Wire {
   private readonly redact: (text: string, cut?: boolean) => string;
   private readonly child: StdioProcess;
   private readonly decoder: MessageDecoder;
+  private readonly maxMessageBytes: number;
   private readonly negotiation: FramingNegotiation;
 
   private closing: Promise<void> | undefined;
@@ -54,6 +56,7 @@ export class StdioUpstreamTransport implements Wire {
     this.log = options.logger.child({ server: options.serverName });
     this.detectWindowMs = options.detectWindowMs ?? DEFAULT_DETECT_WINDOW_MS;
     const maxMessageBytes = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
+    this.maxMessageBytes = maxMessageBytes;
     this.redact = stdioRedactor(options);
     this.negotiation = createFramingNegotiation(options.framing);
     this.decoder = createInboundDecoder(options.framing, { maxMessageBytes });
@@ -188,7 +191,8 @@ export class StdioUpstreamTransport implements Wire {
         this.report(this.error(`skipped a malformed JSON message (${event.bytes} bytes)`));
         return;
       case 'fatal':
-        this.report(this.error(`${event.message}; closing the connection`));
+        // Over the cap: the error every open request fails with, as on the HTTP wires (dispatch-hop.ts).
+        this.report(event.reason === 'too-large' ? messageTooLarge(this.serverName, this.maxMessageBytes) : this.error(`${event.message}; closing the connection`));
         void this.close();
         return;
       default: {

@@ -149,14 +149,14 @@ describe('StdioUpstreamTransport framing', () => {
     expect(await request('echo')).toEqual({ method: 'echo', params: {} });
   });
 
-  it('closes the connection when a message exceeds maxMessageBytes', async () => {
+  it('closes the connection when a message exceeds maxMessageBytes, reporting UPSTREAM_MESSAGE_TOO_LARGE as the HTTP wires do', async () => {
     const { transport, errors, closed, closes } = harness('ndjson-echo.mjs', [], { maxMessageBytes: 1024 });
     await transport.start();
     const pid = transport.pid!;
     await transport.send({ jsonrpc: '2.0', id: 1, method: 'test/big', params: { bytes: 4096 } });
     await closed;
-    expect(errors.map((error) => error.message)).toEqual([
-      'stdio server "test": message larger than 1024 bytes; closing the connection',
+    expect(errors.map((error) => [(error as { code?: string }).code, error.message])).toEqual([
+      ['UPSTREAM_MESSAGE_TOO_LARGE', 'upstream "test": sent a message larger than 1024 bytes (limits.maxUpstreamMessageBytes); its connection was reset'],
     ]);
     expect(closes()).toBe(1);
     expect(await waitForDeath(pid)).toBe(true);
