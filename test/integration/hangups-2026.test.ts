@@ -1,7 +1,7 @@
 /**
  * A 2026-07-28 client that hangs up, through a real gateway on 127.0.0.1 in front of a real stdio
  * child whose stdin is recorded: the gateway's own 2026 binding (src/inbound/request-2026.ts,
- * modern-listens.ts) must cancel the upstream request and free what the exchange held, whatever
+ * listens-2026.ts) must cancel the upstream request and free what the exchange held, whatever
  * moment the client picks —
  * - a call whose JSON answer is still pending (nothing sent yet);
  * - a call streaming SSE (its progress flowing);
