@@ -1,8 +1,8 @@
 /**
  * Rebuilds a 2025-era session on a new owner: the client's stored `initialize` params are fed
  * into a fresh transport (created with the session's own id) as a synthetic `initialize` and
- * `notifications/initialized`, and their answers are discarded. The gateway `Server` then holds
- * the client's capabilities and version exactly as the first owner did (negotiation is
+ * `notifications/initialized`, and their answers are discarded. The session's peer (inbound/client-peer.ts)
+ * then holds the client's capabilities and version exactly as the first owner did (negotiation is
  * deterministic), and the transport accepts the client's session id from the next request on.
  */
 

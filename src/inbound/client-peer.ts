@@ -259,7 +259,7 @@ export class ClientPeer {
  * Whether the gateway may send notification `method` to this client: the ones tied to a
  * capability only when its `initialize` declared it (MCP 2025-11-25: logging, resources, tools,
  * prompts), URL elicitation's completion only to a client that declared URL elicitation. One
- * not announced is dropped, as the SDK `Server` dropped it.
+ * not announced is dropped.
  */
 export function announced(method: string, capabilities: ServerCapabilities, client: ClientCapabilities | undefined): boolean {
   switch (method) {

@@ -1,6 +1,6 @@
 /**
- * JSON-RPC dispatch for everything the gateway does not answer itself (the SDK `Server` answers
- * `initialize`, `server/discover` and `ping`): list requests fan out through the catalogue, and
+ * JSON-RPC dispatch for everything the gateway does not answer itself (the method table,
+ * inbound/method-table.ts, answers `initialize`, `server/discover` and `ping`): list requests fan out through the catalogue, and
  * every call, read, get, completion and subscription goes to the one upstream that owns its name.
  *
  * A name the catalogue does not show — unknown, or hidden by a filter — gets the same answer, so
