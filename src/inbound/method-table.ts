@@ -192,6 +192,13 @@ function withoutUpstreamIdentity(result: Result): Result {
 
 const NO_OPTIONS: InitOptions = Object.freeze({});
 
+/** Characters of a client-sent string an `rpc` line carries (as the audit line cuts them). */
+const LOGGED_CHARS = 512;
+
+function logged(value: string): string {
+  return value.length > LOGGED_CHARS ? value.slice(0, LOGGED_CHARS) : value;
+}
+
 function metaOf(params: Params | undefined): Record<string, unknown> | undefined {
   const meta = params?._meta;
   return typeof meta === 'object' && meta !== null && !Array.isArray(meta) ? (meta as Record<string, unknown>) : undefined;
@@ -300,8 +307,9 @@ export function createMethodTable(options: MethodTableOptions): MethodTable {
     // Last-Event-ID. Offered by the binding only when the stream is resumable.
     const closeSse = call.closeSse;
     const poll = options.pollAfterMs !== undefined && closeSse !== undefined ? setTimeout(() => closeSse(), options.pollAfterMs) : undefined;
-    const line: Record<string, unknown> = { rpc: request.method, session: sessionTag(call.sessionId), era };
-    if (request.method === 'tools/call' || request.method === 'prompts/get') line.name = params.name;
+    // The method and name are the client's own bytes: a line carries at most LOGGED_CHARS of each, and only a string name.
+    const line: Record<string, unknown> = { rpc: logged(request.method), session: sessionTag(call.sessionId), era };
+    if ((request.method === 'tools/call' || request.method === 'prompts/get') && typeof params.name === 'string') line.name = logged(params.name);
     const metrics = options.metrics;
     // Labels come from the catalogue, never from the request as sent (metrics.ts).
     const labels = metrics === undefined ? undefined : requestLabels(scope, request.method, params);
