@@ -51,7 +51,9 @@ export interface Exchange {
 export function post(url: string, body: unknown, headers: Record<string, string>): Exchange {
   const target = new URL(url);
   if (target.hostname !== '127.0.0.1') throw new Error('post only talks to 127.0.0.1');
-  const req = httpRequest({ host: '127.0.0.1', port: target.port, path: `${target.pathname}${target.search}`, method: 'POST', headers });
+  // A connection of its own (no keep-alive pool): a hang-up ends exactly this exchange, and no later
+  // request meets a socket the gateway closed after a cut answer.
+  const req = httpRequest({ host: '127.0.0.1', port: target.port, path: `${target.pathname}${target.search}`, method: 'POST', headers, agent: false });
   const answer = new Promise<RawSseStream>((resolve, reject) => {
     req.on('response', (res) => resolve(sseStreamOf(req, res)));
     req.on('error', reject);
