@@ -236,7 +236,9 @@ export function encodeResult(method: string, result: Result, serverInfo: Impleme
   const resultType = out.resultType;
   if (resultType === undefined) out = { ...out, resultType: 'complete' };
   else if (resultType !== 'complete' && !INPUT_REQUIRED_METHODS.has(method)) {
-    throw new UnencodableResult(`${method} returned resultType ${String(resultType)}, which only tools/call, prompts/get and resources/read may`);
+    // The upstream's value, named in a log line: its type, or at most 64 characters of a string.
+    const named = typeof resultType === 'string' ? JSON.stringify(resultType.slice(0, 64)) : `of type ${typeof resultType}`;
+    throw new UnencodableResult(`${method} returned resultType ${named}, which only tools/call, prompts/get and resources/read may`);
   }
   if (out.resultType === 'complete' && CACHEABLE_METHODS.has(method)) {
     const ttlMs = typeof out.ttlMs === 'number' && Number.isSafeInteger(out.ttlMs) && out.ttlMs >= 0 ? out.ttlMs : 0;

@@ -7,7 +7,8 @@
  * is made by the gateway with the same HTTP status and the same JSON-RPC error (code, message,
  * data, id); where the gateway answers differently it is listed below with its own exact answer
  * and why. Nothing crashes or hangs: after the whole barrage the gateway holds no call and
- * answers a well-formed one.
+ * answers a well-formed one. An upstream's result the revision cannot carry is refused, and what
+ * of it reaches the log is bounded.
  */
 import { serve, type ServerType } from '@hono/node-server';
 import { createMcpHandler, McpServer } from '@modelcontextprotocol/server';
@@ -15,6 +16,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import type { RunningGateway } from '../../src/gateway.js';
+import { encodeResult, UnencodableResult } from '../../src/inbound/request-2026.js';
 import { assertBuilt, Cleanup, newMarker, rawRequest, startTestGateway, stdioServer, type RawResponse } from '../integration/harness.js';
 import { envelope2026, VERSION_2026 } from '../integration/harness/raw-2026.js';
 
@@ -195,5 +197,35 @@ describe('after the barrage', () => {
     const answer = await rawRequest(gateway.url, { headers: headers('tools/call', { 'mcp-name': 'fx__echo' }), body: json({ jsonrpc: '2.0', id: 'last', method: 'tools/call', params }) });
     expect(answer.status).toBe(200);
     expect(answer.json()).toMatchObject({ id: 'last', result: { resultType: 'complete', content: [{ type: 'text', text: 'still here' }] } });
+  });
+});
+
+describe('a hostile upstream result, as the revision encodes it', () => {
+  const serverInfo = { name: 'portcullis', version: '0.0.0' };
+
+  it('refuses a resultType its method does not have, naming at most 64 characters of it for the log', () => {
+    for (const resultType of ['x'.repeat(1_000_000), { nested: 'y'.repeat(100_000) }, 42]) {
+      let message = '';
+      try {
+        encodeResult('completion/complete', { resultType, completion: { values: [] } }, serverInfo);
+      } catch (error) {
+        expect(error).toBeInstanceOf(UnencodableResult);
+        message = (error as Error).message;
+      }
+      expect(message).toMatch(/^completion\/complete returned resultType .+, which only tools\/call, prompts\/get and resources\/read may$/);
+      expect(message.length).toBeLessThan(200);
+    }
+  });
+
+  it('passes an input_required of the multi-round-trip methods, and stamps every result with the gateway, not the upstream', () => {
+    expect(encodeResult('tools/call', { resultType: 'input_required', inputRequests: {} }, serverInfo)).toMatchObject({ resultType: 'input_required' });
+    const listed = encodeResult('tools/list', { tools: [{ name: 't', inputSchema: { type: 'object' }, execution: { taskSupport: 'required' } }] }, serverInfo);
+    expect(listed).toEqual({
+      tools: [{ name: 't', inputSchema: { type: 'object' } }],
+      resultType: 'complete',
+      ttlMs: 0,
+      cacheScope: 'private',
+      _meta: { 'io.modelcontextprotocol/serverInfo': serverInfo },
+    });
   });
 });
