@@ -181,7 +181,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       servers,
       statelessPool: config.statelessPool,
       maxSessionChildren: config.sessions.maxChildrenPerServer,
-      principalIdleTimeoutMs: config.sessions.childIdleTimeoutMs,
+      childIdleTimeoutMs: config.sessions.childIdleTimeoutMs,
       logger,
       userTokens,
       onLeaseWait: (server) => metrics.leaseWaited(server),

@@ -183,7 +183,6 @@ export class EndpointSessions {
       sharedCatalogue: (profile) => this.options.sharedCatalogue(profile),
       ...(access === undefined ? {} : { access }),
       ticket,
-      childIdleTimeoutMs: endpoint.sessions.childIdleTimeoutMs,
       logger: endpoint.logger,
       eventStore: wire === undefined ? endpoint.eventStore : undefined,
       pollAfterMs: endpoint.pollAfterMs,

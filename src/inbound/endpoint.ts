@@ -49,7 +49,7 @@ export interface EndpointOptions extends EndpointExtrasOptions {
   version: string;
   scope: ScopeOptions;
   /** `max` bounds this endpoint's registry; the gateway-wide caps are the admission's. */
-  sessions: { max: number; idleTimeoutMs: number; childIdleTimeoutMs: number };
+  sessions: { max: number; idleTimeoutMs: number };
   /** The gateway's one session budget and `initialize` rate limit, shared by every endpoint. */
   admission: SessionAdmission;
   limits: BodyLimits;

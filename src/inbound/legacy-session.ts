@@ -69,8 +69,6 @@ export interface LegacySessionOptions {
   access?: AccessProfile;
   /** The session's place in the gateway's session budget, given back when it closes. */
   ticket: SessionTicket;
-  /** The session's stdio children are closed after this long without a call (the session stays). */
-  childIdleTimeoutMs: number;
   logger: Logger;
   /** Where the session's SSE events are kept for `Last-Event-ID` resumption; absent means no replay. */
   eventStore?: GatewayEventStore;
@@ -182,7 +180,6 @@ export class LegacySession {
       clientCapabilities: () => this.peer.clientCapabilities,
       ...(options.sharedCatalogue === undefined ? {} : { shared: options.sharedCatalogue }),
       ...(options.access === undefined ? {} : { access: options.access }),
-      childIdleTimeoutMs: options.childIdleTimeoutMs,
       sessionId: id,
     });
   }

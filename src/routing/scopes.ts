@@ -46,8 +46,6 @@ export interface SessionScopeOptions {
    * once, not once per session.
    */
   shared?: (access: AccessProfile | undefined) => Catalogue;
-  /** A stdio session child with no call in flight is closed after this long (the session stays). */
-  childIdleTimeoutMs?: number;
   /** The session's id: its enablement decisions are attached under it (never shown or stored). */
   sessionId?: string;
   /** What the policy's `access` rules let the token that opened the session see; absent: everything. */
@@ -148,7 +146,6 @@ export class SessionScope implements RouteScope {
         key,
         owner: session.owner,
         clientCapabilities: session.clientCapabilities,
-        childIdleTimeoutMs: session.childIdleTimeoutMs,
         sessionId: session.sessionId,
         userTokens: options.userTokens,
         // Its enablement and its latest token's access rules: a token for a server hidden from it is refused.

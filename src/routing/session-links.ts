@@ -33,8 +33,6 @@ export interface SessionLinksOptions {
   readonly owner: DownstreamSink;
   /** What the session's client declared in `initialize`: its own connections declare exactly that. */
   readonly clientCapabilities: () => ClientCapabilities | undefined;
-  /** A stdio session child with no call in flight is closed after this long (the session stays). */
-  readonly childIdleTimeoutMs: number | undefined;
   /** The session's id: the credential owner of its own connections (never shown or stored). */
   readonly sessionId: string | undefined;
   /** Sessions' own tokens for `perUser` servers; absent: those servers get none. */
@@ -173,7 +171,7 @@ export class SessionLinks {
       owner: this.options.owner,
       clientCapabilities: this.options.clientCapabilities,
       quota: entry.sessionChildren,
-      idleTimeoutMs: stdio ? this.options.childIdleTimeoutMs : undefined,
+      idleTimeoutMs: stdio ? this.registry.childIdleTimeoutMs : undefined,
       // The session's own connection: a per-user server's token is the session's (credential-owner.ts).
       ...(sessionId === undefined ? {} : { credentialOwner: { kind: 'session' as const, session: sessionId, principal: this.key.principal } }),
       logger: this.options.logger,

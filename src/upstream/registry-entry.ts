@@ -84,7 +84,7 @@ export interface EntrySettings {
     readonly cancelGraceMs: number;
   };
   readonly maxSessionChildren: number;
-  readonly principalIdleTimeoutMs: number;
+  readonly childIdleTimeoutMs: number;
   readonly onLeaseWait?: ((server: string) => void) | undefined;
   readonly logger: Logger;
   /** Opens one connection of `server` through the registry (it checks the server is not stopped). */
@@ -127,7 +127,7 @@ export function createServerEntry(name: string, config: ServerConfig, settings: 
           server: name,
           max: maxSessionChildren,
           maxPerPrincipal: Math.max(1, Math.ceil(maxSessionChildren / 2)),
-          idleTimeoutMs: settings.principalIdleTimeoutMs,
+          idleTimeoutMs: settings.childIdleTimeoutMs,
           // The key's era (connection-policy.ts settles it): a 2025-era connection asks for the
           // 2025 revision where offered, a 2026-era one negotiates as the primary does.
           connect: (key) =>

@@ -41,8 +41,8 @@ export interface UpstreamRegistryOptions {
   };
   /** Sessions' own children one stdio server may have alive at once (`sessions.maxChildrenPerServer`); also the principal connections of a server. */
   maxSessionChildren: number;
-  /** A principal connection with nothing in flight is closed after this long (`sessions.childIdleTimeoutMs`). */
-  principalIdleTimeoutMs: number;
+  /** A session's stdio child or a principal connection with nothing in flight is closed after this long (`sessions.childIdleTimeoutMs`). */
+  childIdleTimeoutMs: number;
   deps: ConnectorDeps;
   logger: Logger;
   /** Told when a server is stopped or removed, once its connections are closed: its upstream tokens are dropped. */
@@ -66,11 +66,16 @@ export class UpstreamRegistry {
   /** Every server this registry holds, in merge order: sorted at start, each one a reload adds last. */
   readonly roster: ServerRoster;
   private readonly addedListeners = new Set<(entry: ServerEntry) => void>();
-  private options: UpstreamRegistryOptions;
+  private readonly options: UpstreamRegistryOptions;
   private readonly logger: Logger;
   private readonly census = new ChildCensus();
   /** Which servers are stopped or removed, and the changes being applied to them (server-lifecycle.ts). */
   private readonly lifecycle: ServerLifecycle;
+
+  /** How long a session's stdio child or a principal connection lives with nothing in flight. */
+  get childIdleTimeoutMs(): number {
+    return this.options.childIdleTimeoutMs;
+  }
 
   /** Every entry, including those a reload removed (they stay, stopped) and those it added. */
   get entries(): ReadonlyMap<string, ServerEntry> {

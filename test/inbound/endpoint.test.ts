@@ -37,7 +37,7 @@ beforeEach(() => {
     version: '0.0.0',
     instructions: 'Gateway persona.',
     scope: { registry, servers: ServerRoster.of(['fx']), catalogue: { separator: '__', toolFilter: () => true }, logger },
-    sessions: { max: 10, idleTimeoutMs: 60_000, childIdleTimeoutMs: 60_000 },
+    sessions: { max: 10, idleTimeoutMs: 60_000 },
     admission: new SessionAdmission({ max: 10, maxPerPrincipal: 10, initializePerMinute: 100, logger }),
     limits: { maxBytes: 4_096, maxDepth: 16 },
     logger,

@@ -50,7 +50,6 @@ async function openSession(ticket: SessionTicket | Promise<SessionTicket> = tick
     instructions: undefined,
     scope: { registry, servers: ServerRoster.of(['fx']), catalogue: { separator: '__', toolFilter: () => true }, logger },
     ticket: await ticket,
-    childIdleTimeoutMs: 60_000,
     logger,
     streamAfterMs: 1_000,
     onInitialized: () => undefined,

@@ -51,7 +51,7 @@ function endpointWith(options: { logger?: typeof logger; listens?: { maxListens?
     version: '0.0.0',
     instructions: undefined,
     scope: { registry, servers: ServerRoster.of(['fx']), catalogue: { separator: '__', toolFilter: () => true }, logger },
-    sessions: { max: 10, idleTimeoutMs: 60_000, childIdleTimeoutMs: 60_000 },
+    sessions: { max: 10, idleTimeoutMs: 60_000 },
     admission: new SessionAdmission({ max: 10, maxPerPrincipal: 10, initializePerMinute: 100, logger }),
     limits: { maxBytes: 16_384, maxDepth: 16 },
     logger: options.logger ?? logger,

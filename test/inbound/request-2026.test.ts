@@ -62,7 +62,7 @@ beforeAll(async () => {
     version: '0.0.0',
     instructions: undefined,
     scope: { registry, servers: ServerRoster.of(['fx']), catalogue: { separator: '__', toolFilter: () => true }, logger },
-    sessions: { max: 10, idleTimeoutMs: 60_000, childIdleTimeoutMs: 60_000 },
+    sessions: { max: 10, idleTimeoutMs: 60_000 },
     admission: new SessionAdmission({ max: 10, maxPerPrincipal: 10, initializePerMinute: 100, logger }),
     limits: { maxBytes: 65_536, maxDepth: 32 },
     logger,

@@ -97,7 +97,7 @@ describe('ConnectionPolicy over real stdio children', () => {
       servers: serverConfigs(servers),
       statelessPool: { maxPerServer: 2, idleTimeoutMs: 60_000, maxWaitMs: 5_000, cancelGraceMs: 2_000 },
       maxSessionChildren: 4,
-      principalIdleTimeoutMs: 60_000,
+      childIdleTimeoutMs: 60_000,
       deps,
       logger,
     });

@@ -30,7 +30,7 @@ function registry(servers: Record<string, ServerConfig>): UpstreamRegistry {
     servers,
     statelessPool: { maxPerServer: 2, idleTimeoutMs: 60_000, maxWaitMs: 5_000, cancelGraceMs: 2_000 },
     maxSessionChildren: 4,
-    principalIdleTimeoutMs: 60_000,
+    childIdleTimeoutMs: 60_000,
     deps,
     logger,
   });
