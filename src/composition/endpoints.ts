@@ -23,7 +23,7 @@ import type { CustomizationList } from '../customizations/customization-list.js'
 import type { Logger } from '../observability/logger.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
 import type { GatewayResources } from '../routing/gateway-resources.js';
-import type { ScopeOptions, SessionServersOptions } from '../routing/scope-options.js';
+import type { ScopeOptions, SessionServersOptions } from '../routing/scopes/scope-options.js';
 import type { ServerVisibility } from '../routing/visibility.js';
 import { agentEndpointGate, compileSessionServersGate, sideChannelGate } from '../config/session-servers.js';
 import { compileDeniedTools } from '../policy/denied-tools.js';

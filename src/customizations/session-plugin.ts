@@ -1,5 +1,5 @@
 /**
- * The servers one 2025 session's client brought (routing/session-servers-scope.ts), as that
+ * The servers one 2025 session's client brought (routing/scopes/session-servers-scope.ts), as that
  * session sees them in its customisation list: one client plugin (`PluginCustomization` with
  * `clientId`), its children the servers with their live state. Only the session that brought
  * them is shown it; `clientId` is an opaque id of that session (a keyed hash, never the session

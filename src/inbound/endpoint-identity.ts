@@ -13,9 +13,9 @@ import type { ServerCapabilities } from '@modelcontextprotocol/server';
 import { mergeCapabilities, mergeInstructions } from '../catalogue/merge.js';
 import { primaryInfo, type PrimaryInfo, type ServedInstructions } from '../routing/primaries.js';
 import { mergeTaskCapability, TASKS_EXTENSION } from '../routing/tasks/task-capabilities.js';
-import type { ScopeOptions } from '../routing/scope-options.js';
+import type { ScopeOptions } from '../routing/scopes/scope-options.js';
 import type { Era } from '../rpc/era.js';
-import { reachesPerUserServer } from '../routing/session-credentials.js';
+import { reachesPerUserServer } from '../routing/scopes/session-credentials.js';
 import type { AccessView } from '../policy/access-view.js';
 
 export interface EndpointIdentity {

@@ -13,9 +13,9 @@ import type { Handshake } from './method-table.js';
 import { optionsReader, type OptionsReader } from './init-options-reader.js';
 import type { Logger } from '../observability/logger.js';
 import { primaryInfo, type ServedInstructions } from '../routing/primaries.js';
-import { feedListeners } from '../routing/listen-feed.js';
-import { StatelessScope } from '../routing/stateless-scope.js';
-import type { ScopeOptions } from '../routing/scope-options.js';
+import { feedListeners } from '../routing/listens/listen-feed.js';
+import { StatelessScope } from '../routing/scopes/stateless-scope.js';
+import type { ScopeOptions } from '../routing/scopes/scope-options.js';
 import type { RouteScope } from '../routing/router.js';
 import type { GatewayEventStore } from '../session/event-store.js';
 import type { SessionAdmission } from '../session/session-admission.js';
@@ -32,7 +32,7 @@ import type { SessionHooks } from '../session/session-hooks.js';
 import { ListenStreams } from './listens-2026.js';
 import { classifyRequest, postedResponseRefusal, Requests2026, type Face2026 } from './request-2026.js';
 import { createMethodTable } from './method-table.js';
-import { ResourceListens } from '../routing/resource-listens.js';
+import { ResourceListens } from '../routing/listens/resource-listens.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
 import type { RequestObservers } from './request-observers.js';
 import { relayTaskStatus } from '../routing/tasks/task-scope.js';
@@ -79,7 +79,7 @@ export interface EndpointOptions extends EndpointExtrasOptions {
    * offers (its servers are the ones its allowlist reaches). Absent: it exists for every caller.
    */
   hiddenWithoutTools?: boolean;
-  /** Bounds of 2026 listens (listens-2026.ts, routing/resource-listens.ts); absent: their defaults. */
+  /** Bounds of 2026 listens (listens-2026.ts, routing/listens/resource-listens.ts); absent: their defaults. */
   listens?: { maxListens?: number; maxListensPerPrincipal?: number; maxUrisTotal?: number; maxUrisPerPrincipal?: number };
 }
 

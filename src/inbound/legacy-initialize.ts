@@ -14,8 +14,8 @@ import { readDeferToolsOption } from '../catalogue/surface/session-option.js';
 import { compileSessionServersGate } from '../config/session-servers.js';
 import { compileDeniedTools } from '../policy/denied-tools.js';
 import { policySchema } from '../policy/policy-schema.js';
-import { SessionServersScope, type OpenSessionServersOptions } from '../routing/session-servers-scope.js';
-import type { SessionServersOptions } from '../routing/scope-options.js';
+import { SessionServersScope, type OpenSessionServersOptions } from '../routing/scopes/session-servers-scope.js';
+import type { SessionServersOptions } from '../routing/scopes/scope-options.js';
 import type { RequestId } from '../session/jsonrpc-id.js';
 
 /** The default policy's judgement of servers a client brings: none accepted. */

@@ -7,11 +7,11 @@
  * closes (shutdown, drain), with the empty `complete` result that says the server ended it.
  *
  * What a stream carries:
- * - list changes (`publish`, from routing/listen-feed.ts) go to every open stream whose filter
+ * - list changes (`publish`, from routing/listens/listen-feed.ts) go to every open stream whose filter
  *   asked for that list (`toolsListChanged`, `promptsListChanged`, `resourcesListChanged`), only
  *   where the endpoint declares `listChanged` for it;
  * - resource updates go only to the stream whose listen holds that subscription
- *   (routing/resource-listens.ts): a listen naming `resourceSubscriptions` (where the endpoint
+ *   (routing/listens/resource-listens.ts): a listen naming `resourceSubscriptions` (where the endpoint
  *   declares `resources.subscribe`) is subscribed upstream first, and the acknowledgement names
  *   only the URIs that were honoured (the server acknowledges the subset it accepts).
  *
@@ -33,9 +33,9 @@ import type { Logger } from '../observability/logger.js';
 import { RefusalLog } from '../observability/refusal-log.js';
 import { PrincipalShare } from '../policy/principal-share.js';
 import type { Catalogue } from '../catalogue/catalogue.js';
-import type { ListenGrant } from '../routing/listen-grant.js';
-import { subscriptionLimit } from '../routing/listen-limits.js';
-import type { ResourceListens } from '../routing/resource-listens.js';
+import type { ListenGrant } from '../routing/listens/listen-grant.js';
+import { subscriptionLimit } from '../routing/listens/listen-limits.js';
+import type { ResourceListens } from '../routing/listens/resource-listens.js';
 import { declaresTasksExtension, missingTasksExtension } from '../routing/tasks/task-capabilities.js';
 import { MAX_UNREAD_BYTES, SSE_HEADERS, SseWriter } from './sse-writer.js';
 

@@ -119,7 +119,7 @@ export function diffConfigs(
       for (const field of moved) needsRestart.push(`servers.${name}.${field}: differs from the server of that name a reload removed; naming it again with another ${field} needs a restart`);
       // Per-user credentials are wired when the gateway starts: the inbound token store exists only
       // if a server exchanges tokens, and a session attaches its token store over the servers it
-      // opens with (upstream/credentials/, routing/session-credentials.ts).
+      // opens with (upstream/credentials/, routing/scopes/session-credentials.ts).
       const kind = perUserKind(after!);
       if (kind !== undefined) {
         needsRestart.push(`servers.${name}.upstreamAuth: a server with ${kind} credentials is wired in when the gateway starts; adding one needs a restart`);

@@ -254,7 +254,7 @@ export class UpstreamRegistry {
 
   /**
    * A registry of other servers under this one's settings and connector deps: the servers one
-   * session brings (routing/session-servers-scope.ts). Its children are counted apart from this
+   * session brings (routing/scopes/session-servers-scope.ts). Its children are counted apart from this
    * registry's; closing it reaps them.
    */
   sibling(servers: Readonly<Record<string, ServerConfig>>): UpstreamRegistry {

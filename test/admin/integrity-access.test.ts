@@ -70,7 +70,7 @@ describe('mayDecide', () => {
 /**
  * Publishes the rewritten tools through `client` (of `era`) and re-lists, as a client does: a 2025
  * session once it hears `list_changed`; a 2026 client at once (with auth on, a principal's own
- * connection's changes are not published to listeners — routing/listen-feed.ts — and its lists say
+ * connection's changes are not published to listeners — routing/listens/listen-feed.ts — and its lists say
  * `ttlMs: 0`; the fixture announces the change before it answers, so the cache is already stale).
  */
 async function rugPull(client: Client, era: Era): Promise<void> {

@@ -9,7 +9,7 @@ import { ProtocolError, type ServerCapabilities, type JSONRPCMessage, type Messa
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { announced, ClientPeer, MAX_CLIENT_REQUESTS } from '../../src/inbound/client-peer.js';
 import { createMethodTable } from '../../src/inbound/method-table.js';
-import { StatelessScope } from '../../src/routing/stateless-scope.js';
+import { StatelessScope } from '../../src/routing/scopes/stateless-scope.js';
 import { UpstreamRegistry } from '../../src/upstream/registry.js';
 import { ServerRoster } from '../../src/upstream/server-roster.js';
 import { assertBuilt, newMarker } from '../integration/harness/paths.js';

@@ -16,7 +16,7 @@ import pino from 'pino';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { McpEndpoint } from '../../src/inbound/endpoint.js';
 import { ListenStreams } from '../../src/inbound/listens-2026.js';
-import { ResourceListens } from '../../src/routing/resource-listens.js';
+import { ResourceListens } from '../../src/routing/listens/resource-listens.js';
 import { SessionAdmission } from '../../src/session/session-admission.js';
 import { UpstreamRegistry } from '../../src/upstream/registry.js';
 import { WATCHED_URI } from '../fixtures/fixture-resources-prompts.js';

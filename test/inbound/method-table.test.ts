@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GatewayError } from '../../src/errors.js';
 import { as2025ToolList, createMethodTable, negotiatedVersion, type Era, type MethodCall, type MethodTableOptions } from '../../src/inbound/method-table.js';
 import { createLogger } from '../../src/observability/logger.js';
-import { StatelessScope } from '../../src/routing/stateless-scope.js';
+import { StatelessScope } from '../../src/routing/scopes/stateless-scope.js';
 import { UpstreamRegistry } from '../../src/upstream/registry.js';
 import { ServerRoster } from '../../src/upstream/server-roster.js';
 import { assertBuilt, newMarker } from '../integration/harness/paths.js';

@@ -1,7 +1,7 @@
 /**
  * `@modelcontextprotocol/server-everything` (2025-era, over stdio, `isolation: "session"`) registers
  * its capability-dependent tools per connection at `initialize`. A 2026 client's lists come from a
- * connection initialised with the capabilities that client declared (routing/listing-connections.ts),
+ * connection initialised with the capabilities that client declared (routing/scopes/listing-connections.ts),
  * so it sees what it can use, as it would talking to the server directly, and a client that
  * declared nothing does not see them. Real child processes, the SDK's 2026 client.
  */

@@ -54,7 +54,7 @@ beforeAll(async () => {
     config: gatewayConfig(
       {
         sec: stdioServer(newMarker(), { isolation: 'shared' }),
-        // Shared, so a change one principal makes is every listener's news (routing/listen-feed.ts).
+        // Shared, so a change one principal makes is every listener's news (routing/listens/listen-feed.ts).
         book: { transport: 'stdio', command: process.execPath, args: [BOOK_JS, '--store', join(dir, 'book.json')], isolation: 'shared' },
       },
       { auth: principals.auth, policy },

@@ -4,7 +4,7 @@
  * for a set-less request, a non-`session` server or after close.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ListingConnections, listingSet } from '../../src/routing/listing-connections.js';
+import { ListingConnections, listingSet } from '../../src/routing/scopes/listing-connections.js';
 import { UpstreamRegistry } from '../../src/upstream/registry.js';
 import { assertBuilt, newMarker } from '../integration/harness/paths.js';
 import { stdioServer } from '../integration/harness/upstreams.js';

@@ -6,9 +6,9 @@
  * connection per call and gives it back.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SessionScope } from '../../src/routing/scopes.js';
-import { StatelessScope } from '../../src/routing/stateless-scope.js';
-import type { ScopeOptions } from '../../src/routing/scope-options.js';
+import { SessionScope } from '../../src/routing/scopes/scopes.js';
+import { StatelessScope } from '../../src/routing/scopes/stateless-scope.js';
+import type { ScopeOptions } from '../../src/routing/scopes/scope-options.js';
 import type { UpstreamLink } from '../../src/upstream/link.js';
 import { UpstreamRegistry } from '../../src/upstream/registry.js';
 import { assertBuilt, newMarker } from '../integration/harness/paths.js';

@@ -10,7 +10,7 @@ import { createServer } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UpstreamError, UpstreamHttpError } from '../../src/errors.js';
 import { createEgressDispatcher } from '../../src/net/egress-guard.js';
-import { SessionScope } from '../../src/routing/scopes.js';
+import { SessionScope } from '../../src/routing/scopes/scopes.js';
 import { connect2025, upstreamSessionLost } from '../../src/upstream/connector.js';
 import { UpstreamRegistry } from '../../src/upstream/registry.js';
 import type { ReadyProcess } from '../fixtures/spawn-until-ready.js';

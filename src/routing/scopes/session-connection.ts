@@ -15,14 +15,14 @@
  * connection is initialised with the capabilities the session's client declared, and nothing else.
  */
 import type { ClientCapabilities } from '@modelcontextprotocol/client';
-import type { Logger } from '../observability/logger.js';
-import type { ChildQuota, ChildHold } from '../upstream/child-quota.js';
-import type { UpstreamLink } from '../upstream/link.js';
-import type { UpstreamRegistry } from '../upstream/registry.js';
-import type { DownstreamSink } from '../rpc/sink.js';
-import { UpstreamSlot } from '../upstream/slot.js';
-import type { CredentialOwner } from '../upstream/credentials/credential-owner.js';
-import type { HeldConnection, OwnConnection } from '../upstream/connection-policy.js';
+import type { Logger } from '../../observability/logger.js';
+import type { ChildQuota, ChildHold } from '../../upstream/child-quota.js';
+import type { UpstreamLink } from '../../upstream/link.js';
+import type { UpstreamRegistry } from '../../upstream/registry.js';
+import type { DownstreamSink } from '../../rpc/sink.js';
+import { UpstreamSlot } from '../../upstream/slot.js';
+import type { CredentialOwner } from '../../upstream/credentials/credential-owner.js';
+import type { HeldConnection, OwnConnection } from '../../upstream/connection-policy.js';
 
 export interface SessionConnectionOptions {
   server: string;

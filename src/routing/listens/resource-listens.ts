@@ -27,18 +27,18 @@
  * with SUBSCRIPTION_LIMIT, retry later; `data.limit` says which bound). Without authentication
  * every caller is the one anonymous principal: the gateway-wide bound alone applies.
  */
-import { GatewayError } from '../errors.js';
-import { routeResourceUri } from '../catalogue/build-index.js';
-import type { Catalogue } from '../catalogue/catalogue.js';
-import type { Logger } from '../observability/logger.js';
-import { PrincipalShare } from '../policy/principal-share.js';
-import { REFUSING_SINK } from '../rpc/sink.js';
-import type { UpstreamLink } from '../upstream/link.js';
-import type { LinkEvent } from '../upstream/link.js';
-import { safeReason } from '../upstream/failure.js';
-import { connectionKeyId, type ConnectionKey } from '../upstream/principal-connections.js';
-import type { UpstreamRegistry } from '../upstream/registry.js';
-import type { ServerRoster } from '../upstream/server-roster.js';
+import { GatewayError } from '../../errors.js';
+import { routeResourceUri } from '../../catalogue/build-index.js';
+import type { Catalogue } from '../../catalogue/catalogue.js';
+import type { Logger } from '../../observability/logger.js';
+import { PrincipalShare } from '../../policy/principal-share.js';
+import { REFUSING_SINK } from '../../rpc/sink.js';
+import type { UpstreamLink } from '../../upstream/link.js';
+import type { LinkEvent } from '../../upstream/link.js';
+import { safeReason } from '../../upstream/failure.js';
+import { connectionKeyId, type ConnectionKey } from '../../upstream/principal-connections.js';
+import type { UpstreamRegistry } from '../../upstream/registry.js';
+import type { ServerRoster } from '../../upstream/server-roster.js';
 import { Grant, type ListenGrant, type Subscription } from './listen-grant.js';
 import { DEFAULT_MAX_URIS_PER_LISTEN, DEFAULT_MAX_URIS_TOTAL, subscriptionLimit } from './listen-limits.js';
 

@@ -11,10 +11,10 @@
  *   connections, subscriptions, tasks and rates, with the catalogue (and the gateway's own
  *   resources) of that request's profile.
  */
-import type { Catalogue } from '../catalogue/catalogue.js';
-import type { AccessProfile } from '../policy/access-policy.js';
-import type { CallerResources } from './gateway-resources.js';
-import type { RouteScope } from './router.js';
+import type { Catalogue } from '../../catalogue/catalogue.js';
+import type { AccessProfile } from '../../policy/access-policy.js';
+import type { CallerResources } from '../gateway-resources.js';
+import type { RouteScope } from '../router.js';
 
 /** The key of a profile's lists; undefined: the policy has no access rules. */
 export function profileKey(access: AccessProfile | undefined): string {

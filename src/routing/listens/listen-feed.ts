@@ -9,10 +9,10 @@
  *   (auth off). With auth on, a principal's own changes are not published: its list results say
  *   `ttlMs: 0` and `cacheScope: "private"`, so a client re-lists rather than trusting a cache.
  */
-import type { Catalogue } from '../catalogue/catalogue.js';
-import type { UpstreamRegistry } from '../upstream/registry.js';
-import type { ServerRoster } from '../upstream/server-roster.js';
-import { announceListsChanged, type ChangedList } from '../upstream/server-changes.js';
+import type { Catalogue } from '../../catalogue/catalogue.js';
+import type { UpstreamRegistry } from '../../upstream/registry.js';
+import type { ServerRoster } from '../../upstream/server-roster.js';
+import { announceListsChanged, type ChangedList } from '../../upstream/server-changes.js';
 import { ListWatch } from './list-watch.js';
 
 /**

@@ -2,7 +2,7 @@
  * The bounds on 2026 `subscriptions/listen` (resource-listens.ts, listens-2026.ts) and the one
  * refusal a listen past any of them gets: `SUBSCRIPTION_LIMIT`, naming whose bound it met.
  */
-import { GatewayError } from '../errors.js';
+import { GatewayError } from '../../errors.js';
 
 export const DEFAULT_MAX_URIS_PER_LISTEN = 64;
 export const DEFAULT_MAX_URIS_TOTAL = 4096;

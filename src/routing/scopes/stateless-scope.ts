@@ -6,26 +6,26 @@
  * or a list-only connection declaring the request's capabilities (listing-connections.ts).
  */
 import { LRUCache } from 'lru-cache';
-import { Catalogue } from '../catalogue/catalogue.js';
-import type { Logger } from '../observability/logger.js';
-import type { UpstreamLink } from '../upstream/link.js';
-import { connectionKeyId, type ConnectionKey } from '../upstream/principal-connections.js';
-import type { UpstreamRegistry } from '../upstream/registry.js';
-import type { ServerRoster } from '../upstream/server-roster.js';
-import type { Caller } from '../upstream/connection-policy.js';
-import { acceptsToolTasks } from './tasks/task-capabilities.js';
-import { sessionNeeded } from '../upstream/credentials/user-tokens.js';
-import { InputBridge } from './input-bridge.js';
+import { Catalogue } from '../../catalogue/catalogue.js';
+import type { Logger } from '../../observability/logger.js';
+import type { UpstreamLink } from '../../upstream/link.js';
+import { connectionKeyId, type ConnectionKey } from '../../upstream/principal-connections.js';
+import type { UpstreamRegistry } from '../../upstream/registry.js';
+import type { ServerRoster } from '../../upstream/server-roster.js';
+import type { Caller } from '../../upstream/connection-policy.js';
+import { acceptsToolTasks } from '../tasks/task-capabilities.js';
+import { sessionNeeded } from '../../upstream/credentials/user-tokens.js';
+import { InputBridge } from '../input-bridge.js';
 import { sameServers } from './session-visibility.js';
 import { ListingConnections, listingSet } from './listing-connections.js';
 import type { ClientCapabilities } from '@modelcontextprotocol/client';
-import type { RouteScope } from './router.js';
+import type { RouteScope } from '../router.js';
 import type { ScopeOptions } from './scope-options.js';
-import { admitToolFor } from './admit.js';
-import { seesAll, type AccessProfile } from '../policy/access-policy.js';
-import { narrowedView } from './access-view.js';
-import { TaskScope } from './tasks/task-scope.js';
-import type { TaskTable } from './tasks/task-table.js';
+import { admitToolFor } from '../admit.js';
+import { seesAll, type AccessProfile } from '../../policy/access-policy.js';
+import { narrowedView } from '../access-view.js';
+import { TaskScope } from '../tasks/task-scope.js';
+import type { TaskTable } from '../tasks/task-table.js';
 
 /** A 2026 request's capability set, as the list-only connections are keyed (listing-connections.ts). */
 type ListingSet = NonNullable<ReturnType<typeof listingSet>>;

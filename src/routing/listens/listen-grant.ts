@@ -3,7 +3,7 @@
  * (resource-listens.ts): its grant, and each URI subscription it shares with other listens on the
  * same connection.
  */
-import type { ConnectionKey } from '../upstream/principal-connections.js';
+import type { ConnectionKey } from '../../upstream/principal-connections.js';
 
 /** Receives one update for a URI the listen holds. */
 export type UpdateDelivery = (uri: string, params: Record<string, unknown>) => void;

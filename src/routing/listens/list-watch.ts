@@ -8,9 +8,9 @@
  * per change (re-checks of one list never overlap; changes during one are folded into one more).
  */
 import { createHash } from 'node:crypto';
-import type { Catalogue } from '../catalogue/catalogue.js';
-import type { ListKind } from '../upstream/list-cache.js';
-import type { ChangedList } from '../upstream/server-changes.js';
+import type { Catalogue } from '../../catalogue/catalogue.js';
+import type { ListKind } from '../../upstream/list-cache.js';
+import type { ChangedList } from '../../upstream/server-changes.js';
 
 const VIEWS: Readonly<Record<ChangedList, readonly ListKind[]>> = {
   tools: ['tools'],

@@ -4,18 +4,18 @@
  * brings, session-servers-scope.ts): compiled once per endpoint when it is built
  * (composition/endpoints.ts) and shared by every request and session of it.
  */
-import type { CatalogueOptions } from '../catalogue/catalogue.js';
-import type { VisibilityFilter } from '../catalogue/merge.js';
-import type { ToolSurface } from '../catalogue/surface/tool-surface.js';
-import type { SessionServersGate } from '../config/session-servers.js';
-import type { Logger } from '../observability/logger.js';
-import type { RequestLimiter } from '../policy/request-limits.js';
-import type { UserTokens } from '../upstream/credentials/user-tokens.js';
-import type { UpstreamRegistry } from '../upstream/registry.js';
-import type { ServerRoster } from '../upstream/server-roster.js';
-import type { GatewayResources } from './gateway-resources.js';
-import type { TaskTable } from './tasks/task-table.js';
-import type { ServerVisibility } from './visibility.js';
+import type { CatalogueOptions } from '../../catalogue/catalogue.js';
+import type { VisibilityFilter } from '../../catalogue/merge.js';
+import type { ToolSurface } from '../../catalogue/surface/tool-surface.js';
+import type { SessionServersGate } from '../../config/session-servers.js';
+import type { Logger } from '../../observability/logger.js';
+import type { RequestLimiter } from '../../policy/request-limits.js';
+import type { UserTokens } from '../../upstream/credentials/user-tokens.js';
+import type { UpstreamRegistry } from '../../upstream/registry.js';
+import type { ServerRoster } from '../../upstream/server-roster.js';
+import type { GatewayResources } from '../gateway-resources.js';
+import type { TaskTable } from '../tasks/task-table.js';
+import type { ServerVisibility } from '../visibility.js';
 
 export interface ScopeOptions {
   registry: UpstreamRegistry;

@@ -13,22 +13,22 @@
  * `initialize` (naming the server and a cause code, never its URL, command or headers) and
  * closes everything opened; an `optional` one keeps retrying in the background like any server.
  */
-import { Catalogue, type CatalogueOptions } from '../catalogue/catalogue.js';
-import type { VisibilityFilter } from '../catalogue/merge.js';
-import type { ServerConfig } from '../config/schema.js';
-import { findCause, GatewayError, UpstreamHttpError } from '../errors.js';
-import type { Logger } from '../observability/logger.js';
-import { compileToolFilter } from '../policy/tool-filter.js';
-import type { DownstreamSink, RpcMessage } from '../rpc/sink.js';
-import { safeReason } from '../upstream/failure.js';
-import type { UpstreamLink } from '../upstream/link.js';
-import type { UpstreamRegistry } from '../upstream/registry.js';
-import type { SlotState } from '../upstream/slot.js';
-import { narrowedView } from './access-view.js';
+import { Catalogue, type CatalogueOptions } from '../../catalogue/catalogue.js';
+import type { VisibilityFilter } from '../../catalogue/merge.js';
+import type { ServerConfig } from '../../config/schema.js';
+import { findCause, GatewayError, UpstreamHttpError } from '../../errors.js';
+import type { Logger } from '../../observability/logger.js';
+import { compileToolFilter } from '../../policy/tool-filter.js';
+import type { DownstreamSink, RpcMessage } from '../../rpc/sink.js';
+import { safeReason } from '../../upstream/failure.js';
+import type { UpstreamLink } from '../../upstream/link.js';
+import type { UpstreamRegistry } from '../../upstream/registry.js';
+import type { SlotState } from '../../upstream/slot.js';
+import { narrowedView } from '../access-view.js';
 import { ProfileCatalogues, profileKey, scopeAtAccess } from './access-scope.js';
-import type { AccessProfile } from '../policy/access-policy.js';
-import type { RouteScope } from './router.js';
-import type { CallerResources } from './gateway-resources.js';
+import type { AccessProfile } from '../../policy/access-policy.js';
+import type { RouteScope } from '../router.js';
+import type { CallerResources } from '../gateway-resources.js';
 import type { SessionScope } from './scopes.js';
 import type { SessionServersOptions } from './scope-options.js';
 

@@ -4,10 +4,10 @@
  * and its primary workspace learnt from its client's roots (roots-workspace.ts) unless its
  * `initialize` named one. Detached when the session closes.
  */
-import { notifyListsChanged, type DownstreamSink } from '../rpc/sink.js';
-import type { ServerRoster } from '../upstream/server-roster.js';
-import { learnWorkspaceFromRoots } from './roots-workspace.js';
-import type { ServerVisibility, SessionEnablement } from './visibility.js';
+import { notifyListsChanged, type DownstreamSink } from '../../rpc/sink.js';
+import type { ServerRoster } from '../../upstream/server-roster.js';
+import { learnWorkspaceFromRoots } from '../roots-workspace.js';
+import type { ServerVisibility, SessionEnablement } from '../visibility.js';
 
 /** The same servers in the same order (lists from `visible` are the input itself when nothing is hidden). */
 export function sameServers(a: readonly string[], b: readonly string[]): boolean {

@@ -9,26 +9,26 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { ClientCapabilities } from '@modelcontextprotocol/client';
-import { Catalogue } from '../catalogue/catalogue.js';
-import { LoadedTools } from '../catalogue/surface/loaded-tools.js';
-import type { SessionTools, ToolsView } from '../catalogue/surface/tool-surface.js';
-import type { LinkEvent, UpstreamLink } from '../upstream/link.js';
-import type { ConnectionKey } from '../upstream/principal-connections.js';
-import { seesAll, showsServer, type AccessProfile } from '../policy/access-policy.js';
-import { narrowedView } from './access-view.js';
+import { Catalogue } from '../../catalogue/catalogue.js';
+import { LoadedTools } from '../../catalogue/surface/loaded-tools.js';
+import type { SessionTools, ToolsView } from '../../catalogue/surface/tool-surface.js';
+import type { LinkEvent, UpstreamLink } from '../../upstream/link.js';
+import type { ConnectionKey } from '../../upstream/principal-connections.js';
+import { seesAll, showsServer, type AccessProfile } from '../../policy/access-policy.js';
+import { narrowedView } from '../access-view.js';
 import { ProfileCatalogues, profileKey, scopeAtAccess } from './access-scope.js';
-import { admitToolFor } from './admit.js';
-import type { ServerRoster } from '../upstream/server-roster.js';
-import { announceListsChanged } from '../upstream/server-changes.js';
-import { notifyListsChanged, type DownstreamSink, type RpcMessage } from '../rpc/sink.js';
-import type { CallerResources } from './gateway-resources.js';
-import { acceptsToolTasks } from './tasks/task-capabilities.js';
+import { admitToolFor } from '../admit.js';
+import type { ServerRoster } from '../../upstream/server-roster.js';
+import { announceListsChanged } from '../../upstream/server-changes.js';
+import { notifyListsChanged, type DownstreamSink, type RpcMessage } from '../../rpc/sink.js';
+import type { CallerResources } from '../gateway-resources.js';
+import { acceptsToolTasks } from '../tasks/task-capabilities.js';
 import { SessionVisibility } from './session-visibility.js';
 import { SessionLinks } from './session-links.js';
 import type { ScopeOptions } from './scope-options.js';
-import type { RouteScope } from './router.js';
-import { TaskScope } from './tasks/task-scope.js';
-import type { TaskTable } from './tasks/task-table.js';
+import type { RouteScope } from '../router.js';
+import { TaskScope } from '../tasks/task-scope.js';
+import type { TaskTable } from '../tasks/task-table.js';
 
 /** What a session adds to its endpoint's scope options. */
 export interface SessionScopeOptions {

@@ -21,11 +21,11 @@
  */
 import type { ClientCapabilities } from '@modelcontextprotocol/client';
 import { LRUCache } from 'lru-cache';
-import type { Logger } from '../observability/logger.js';
-import { elicitationModes } from '../rpc/client-capabilities.js';
-import type { UpstreamLink } from '../upstream/link.js';
-import type { UpstreamRegistry } from '../upstream/registry.js';
-import { UpstreamSlot } from '../upstream/slot.js';
+import type { Logger } from '../../observability/logger.js';
+import { elicitationModes } from '../../rpc/client-capabilities.js';
+import type { UpstreamLink } from '../../upstream/link.js';
+import type { UpstreamRegistry } from '../../upstream/registry.js';
+import { UpstreamSlot } from '../../upstream/slot.js';
 
 export const DEFAULT_MAX_LISTING_SETS = 4;
 

@@ -14,14 +14,14 @@
  * each server it starts with and each one a reload adds (`attach`).
  */
 import type { ClientCapabilities } from '@modelcontextprotocol/client';
-import type { Logger } from '../observability/logger.js';
-import type { DownstreamSink, RpcMessage } from '../rpc/sink.js';
-import type { LinkEvent } from '../upstream/link.js';
-import type { UpstreamLink } from '../upstream/link.js';
-import type { ConnectionKey } from '../upstream/principal-connections.js';
-import type { UpstreamRegistry } from '../upstream/registry.js';
-import type { UserTokens } from '../upstream/credentials/user-tokens.js';
-import type { Caller } from '../upstream/connection-policy.js';
+import type { Logger } from '../../observability/logger.js';
+import type { DownstreamSink, RpcMessage } from '../../rpc/sink.js';
+import type { LinkEvent } from '../../upstream/link.js';
+import type { UpstreamLink } from '../../upstream/link.js';
+import type { ConnectionKey } from '../../upstream/principal-connections.js';
+import type { UpstreamRegistry } from '../../upstream/registry.js';
+import type { UserTokens } from '../../upstream/credentials/user-tokens.js';
+import type { Caller } from '../../upstream/connection-policy.js';
 import { SessionConnection } from './session-connection.js';
 import { SessionCredentials } from './session-credentials.js';
 

@@ -16,13 +16,13 @@
  *   refusal may reach the connection's own stream first (the token source records it, with its
  *   challenge, in the store): the next call then says the same, never that no token was given.
  */
-import type { Logger } from '../observability/logger.js';
-import { authRequiredIn } from '../upstream/auth-required.js';
-import { credentialRefused, missingToken, takesUserTokens, type UserTokens } from '../upstream/credentials/user-tokens.js';
-import type { UpstreamRegistry } from '../upstream/registry.js';
-import type { UpstreamLink } from '../upstream/link.js';
-import { notifyListsChanged, type DownstreamSink } from '../rpc/sink.js';
-import type { HeldConnection } from '../upstream/connection-policy.js';
+import type { Logger } from '../../observability/logger.js';
+import { authRequiredIn } from '../../upstream/auth-required.js';
+import { credentialRefused, missingToken, takesUserTokens, type UserTokens } from '../../upstream/credentials/user-tokens.js';
+import type { UpstreamRegistry } from '../../upstream/registry.js';
+import type { UpstreamLink } from '../../upstream/link.js';
+import { notifyListsChanged, type DownstreamSink } from '../../rpc/sink.js';
+import type { HeldConnection } from '../../upstream/connection-policy.js';
 import type { SessionConnection } from './session-connection.js';
 
 export interface SessionCredentialsOptions {
