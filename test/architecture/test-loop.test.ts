@@ -34,13 +34,14 @@ const UNSEEDED_ALLOWED: Record<string, string> = {
 /**
  * A wait on the clock: a promise of a timer (`new Promise((r) => setTimeout(r, ms))`), a sleep or
  * delay helper, `timers/promises`. A yield to the event loop (`setImmediate`) waits for no time,
- * only for callbacks already queued, and is not one.
+ * only for callbacks already queued, and is not one; nor is a stream's own `.pause()`, which
+ * stops reading and waits for nothing.
  */
 const SLEEPS = [
   /new Promise(?:<[^>]*>)?\(\s*\(?\s*(\w+)\s*\)?\s*=>\s*setTimeout\(\s*\1\b/,
   /setTimeout\(\s*\(\)\s*=>\s*(?:resolve|done|wake)\(\s*\)/,
   /\btimers\/promises\b/,
-  /\b(?:sleep|delay|pause)\s*\(/,
+  /\b(?:sleep|delay)\s*\(|(?<![.\w])pause\s*\(/,
 ];
 /** Files allowed a wait on the clock, each with why. */
 const SLEEPS_ALLOWED: Record<string, string> = {
@@ -213,6 +214,7 @@ describe('waiting in tests', () => {
       "import { setTimeout as wait } from 'node:timers/promises';",
       'await sleep(1_000);',
       'const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));',
+      'await pause(200);',
     ]) {
       expect(isSleep(line), line).toBe(true);
     }
@@ -221,6 +223,7 @@ describe('waiting in tests', () => {
       'await new Promise((resolve) => setImmediate(resolve));',
       "if (hangUp) setTimeout(() => controller.abort(), random.int(0, 40));",
       "harness('ndjson-echo.mjs', ['--startup-delay=300']);",
+      'res.pause();',
     ]) {
       expect(isSleep(line), line).toBe(false);
     }
