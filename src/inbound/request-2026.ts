@@ -54,6 +54,7 @@ import { inOtherEraOnly, SUPPORTED_2026_VERSIONS, type MethodTable } from './met
 import type { ListenStreams } from './listens-2026.js';
 import type { IncomingBody } from './incoming-body.js';
 import { MAX_UNREAD_BYTES, SSE_HEADERS, SseWriter } from './sse-writer.js';
+import { mcpNameField } from '../rpc/standard-headers.js';
 
 type Params = Record<string, unknown>;
 type Result = Record<string, unknown>;
@@ -99,16 +100,6 @@ export type Admission =
   | { kind: 'notification'; message: JSONRPCNotification }
   | { kind: 'refused'; refusal: ProtocolRefusal; id: ResponseId };
 
-/** The body field `Mcp-Name` mirrors, per method (SEP-2243 "Standard Request Headers"; SEP-2663 for `tasks/*`). */
-const NAME_SOURCE: Readonly<Record<string, string>> = {
-  'tools/call': 'name',
-  'prompts/get': 'name',
-  'resources/read': 'uri',
-  'tasks/get': 'taskId',
-  'tasks/update': 'taskId',
-  'tasks/cancel': 'taskId',
-};
-
 /** The id an error may answer: the request's, when it is a request with a usable id (JSON-RPC 2.0 §5). */
 function echoableId(body: unknown): ResponseId {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) return null;
@@ -151,7 +142,7 @@ function standardHeaderRefusal(message: JSONRPCRequest, revision: string | undef
   }
   const method = message.method;
   if (headers.get('mcp-method') === null) return protocolRefusal.headerMismatch('(missing)', `the body names method ${method} but the required Mcp-Method header is absent`);
-  const field = Object.hasOwn(NAME_SOURCE, method) ? NAME_SOURCE[method]! : undefined;
+  const field = mcpNameField(method);
   if (field === undefined) return undefined;
   const raw = (message.params as Params | undefined)?.[field];
   const bodyValue = typeof raw === 'string' ? raw : undefined;

@@ -34,6 +34,7 @@ import { oversizedAnswers } from './oversized-answer.js';
 import { currentUpstreamHeaders } from '../observability/tracing.js';
 import { findCause, httpStatusOf, UpstreamError, UpstreamHttpError } from '../errors.js';
 import { classifyInbound, isRpcMessage, type Wire, type WireSendOptions } from './peer.js';
+import { mcpNameField } from '../rpc/standard-headers.js';
 
 export interface HttpConnectorDeps {
   /** The egress dispatcher for this server (one per server: the guard is per-server policy). */
@@ -184,16 +185,6 @@ export function createHttpTransport(server: string, config: RemoteServerConfig, 
   return new StreamableHttpWire(server, new URL(config.url), createUpstreamHttp(server, config, deps, logger, deps.dispatcherFor(server, config)), logger);
 }
 
-/** MCP 2026-07-28 (SEP-2243): the request field each method's `Mcp-Name` header mirrors. */
-const NAME_FIELD: Readonly<Record<string, string>> = {
-  'tools/call': 'name',
-  'prompts/get': 'name',
-  'resources/read': 'uri',
-  'tasks/get': 'taskId',
-  'tasks/update': 'taskId',
-  'tasks/cancel': 'taskId',
-};
-
 /** Header names the per-request `headers` may not set: the wire derives them itself. */
 const RESERVED = new Set(['authorization', 'content-type', 'mcp-protocol-version', 'mcp-method', 'mcp-name', 'mcp-session-id']);
 
@@ -256,7 +247,7 @@ export class StreamableHttpWire implements Wire {
       // MCP 2026-07-28 (SEP-2243): the version, method and name are mirrored from the body.
       headers['mcp-protocol-version'] = enveloped;
       headers['mcp-method'] = method as string;
-      const field = NAME_FIELD[method as string];
+      const field = mcpNameField(method as string);
       const name = field === undefined ? undefined : params?.[field];
       if (typeof name === 'string') headers['mcp-name'] = headerSafe(name);
     }
