@@ -6,7 +6,7 @@
  * deterministic), and the transport accepts the client's session id from the next request on.
  */
 
-/** The part of a session this needs (LegacySession). */
+/** The part of a session this needs (Session2025). */
 export interface RebuildableSession {
   handle(request: Request, parsedBody?: unknown): Promise<Response>;
   readonly initialised: boolean;

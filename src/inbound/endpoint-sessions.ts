@@ -1,6 +1,6 @@
 /**
- * The 2025-era sessions of one MCP endpoint (`endpoint.ts`), each a `LegacySession`
- * (legacy-session.ts) in the endpoint's bounded registry. A request without a session id may only
+ * The 2025-era sessions of one MCP endpoint (`endpoint.ts`), each a `Session2025`
+ * (session-2025.ts) in the endpoint's bounded registry. A request without a session id may only
  * be an `initialize` POST, which opens a session if the gateway's admission lets it (budget, rate);
  * a request naming a session reaches it only for the principal that opened it (another principal
  * learns nothing: exactly like an unknown id); a session this process does not hold is asked of the
@@ -20,7 +20,7 @@ import type { EndpointOptions } from './endpoint.js';
 import type { EndpointIdentity } from './endpoint-identity.js';
 import type { Handshake } from './method-table.js';
 import type { OptionsReader } from './init-options-reader.js';
-import { LegacySession, type LegacySessionOptions } from './legacy-session.js';
+import { Session2025, type Session2025Options } from './session-2025.js';
 
 /** What of the endpoint its sessions are built from. */
 export interface EndpointSessionsOptions {
@@ -43,13 +43,13 @@ interface NewSession {
   principal: string | undefined;
   ticket: SessionTicket;
   sessionId?: string | undefined;
-  wire?: LegacySessionOptions['wire'] | undefined;
+  wire?: Session2025Options['wire'] | undefined;
   workspace?: string | undefined;
   access?: AccessProfile | undefined;
 }
 
 /** `session` once started; closed (its children reaped) when it could not start. */
-async function started(session: LegacySession): Promise<LegacySession> {
+async function started(session: Session2025): Promise<Session2025> {
   try {
     await session.start();
   } catch (error) {
@@ -62,13 +62,13 @@ async function started(session: LegacySession): Promise<LegacySession> {
 export class EndpointSessions {
   private readonly options: EndpointSessionsOptions;
   private readonly hooks: SessionHooks;
-  private readonly sessions: SessionRegistry<LegacySession>;
+  private readonly sessions: SessionRegistry<Session2025>;
 
   constructor(options: EndpointSessionsOptions) {
     this.options = options;
     const { endpoint } = options;
     this.hooks = endpoint.sessionHooks ?? LOCAL_HOOKS;
-    this.sessions = new SessionRegistry<LegacySession>({
+    this.sessions = new SessionRegistry<Session2025>({
       ...endpoint.sessions,
       onClosed: (id, reason) => endpoint.logger.info({ session: sessionTag(id), reason }, 'session closed'),
     });
@@ -84,7 +84,7 @@ export class EndpointSessions {
   }
 
   /** Expires idle sessions (the gateway's session budget is full). */
-  expireIdle(): ReturnType<SessionRegistry<LegacySession>['expireIdle']> {
+  expireIdle(): ReturnType<SessionRegistry<Session2025>['expireIdle']> {
     return this.sessions.expireIdle();
   }
 
@@ -117,7 +117,7 @@ export class EndpointSessions {
    * shared with other replicas (its stream is held here). Rejects with the admission's
    * `GatewayError` when refused.
    */
-  async openSse(principal: string | undefined, wire: LegacySessionOptions['wire'], access: AccessProfile | undefined): Promise<LegacySession> {
+  async openSse(principal: string | undefined, wire: Session2025Options['wire'], access: AccessProfile | undefined): Promise<Session2025> {
     const admitted = await this.options.endpoint.admission.admitInitialize(principal);
     if (!admitted.ok) throw admitted.error;
     const session = await started(this.newSession({ principal, ticket: admitted.ticket, wire, access }));
@@ -129,7 +129,7 @@ export class EndpointSessions {
    * The servers the client of session `sessionId` brought, for that session's customisation
    * list; undefined for an unknown session, one held by another principal, or one that brought none.
    */
-  broughtBy(sessionId: string, principal: string | undefined): ReturnType<LegacySession['broughtServers']> {
+  broughtBy(sessionId: string, principal: string | undefined): ReturnType<Session2025['broughtServers']> {
     const session = this.sessions.get(sessionId);
     return session === undefined || session.principal !== principal ? undefined : session.broughtServers();
   }
@@ -162,7 +162,7 @@ export class EndpointSessions {
   }
 
   /** A session held elsewhere until now, rebuilt here under its own id (session-hooks.ts, `adopt`). */
-  private async adopt(principal: string | undefined, sessionId: string, access: AccessProfile | undefined): Promise<LegacySession> {
+  private async adopt(principal: string | undefined, sessionId: string, access: AccessProfile | undefined): Promise<Session2025> {
     const admitted = this.options.endpoint.admission.admitAdopted(principal);
     if (!admitted.ok) throw admitted.error;
     return started(this.newSession({ principal, ticket: admitted.ticket, sessionId, access }));
@@ -172,10 +172,10 @@ export class EndpointSessions {
    * A session of this endpoint, not yet started; `sessionId` only for one adopted, `wire` for one
    * on another transport than Streamable HTTP (not shared: its stream is held here, no event store).
    */
-  private newSession({ principal, ticket, sessionId, wire, workspace, access }: NewSession): LegacySession {
+  private newSession({ principal, ticket, sessionId, wire, workspace, access }: NewSession): Session2025 {
     const { endpoint, readOptions } = this.options;
-    return new LegacySession({
-      // The handshake is the opening token's view, as the session's lists are (legacy-session.ts).
+    return new Session2025({
+      // The handshake is the opening token's view, as the session's lists are (session-2025.ts).
       ...this.options.identity(access),
       principal,
       ...(workspace === undefined ? {} : { workspace }),

@@ -25,7 +25,7 @@ import { ANYONE, chargeRequest, refusedRequest, requestIdOf, type Caller } from 
 import type { IncomingBody } from './incoming-body.js';
 import type { Era } from '../rpc/era.js';
 import { endpointIdentity, type EndpointIdentity } from './endpoint-identity.js';
-import type { LegacySession } from './legacy-session.js';
+import type { Session2025 } from './session-2025.js';
 import { EndpointSessions } from './endpoint-sessions.js';
 import { LegacySseEndpoint } from './legacy-sse/sse-endpoint.js';
 import type { SessionHooks } from '../session/session-hooks.js';
@@ -264,7 +264,7 @@ export class McpEndpoint {
    * The servers the client of session `sessionId` brought, for that session's customisation
    * list; undefined for an unknown session, one held by another principal, or one that brought none.
    */
-  broughtBy(sessionId: string, principal: string | undefined): ReturnType<LegacySession['broughtServers']> {
+  broughtBy(sessionId: string, principal: string | undefined): ReturnType<Session2025['broughtServers']> {
     return this.sessions.broughtBy(sessionId, principal);
   }
 

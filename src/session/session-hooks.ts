@@ -9,7 +9,7 @@ import type { BucketStore } from '../policy/request-limits.js';
 import type { LoadedNamesStore } from '../naming/loaded-names.js';
 import type { GatewayEventStore } from './event-store.js';
 
-/** A 2025-era session as the hooks see it (inbound/legacy-session.ts's `LegacySession` is one). */
+/** A 2025-era session as the hooks see it (inbound/session-2025.ts's `Session2025` is one). */
 export interface SharedSession {
   readonly id: string;
   readonly principal: string | undefined;

@@ -17,7 +17,7 @@ import type { Logger } from '../../observability/logger.js';
 import { sessionTag } from '../../observability/session-tag.js';
 import { readJsonRpcBody, type BodyLimits } from '../body.js';
 import type { IncomingBody } from '../incoming-body.js';
-import type { LegacySession, SessionWire, SessionWireHooks } from '../legacy-session.js';
+import type { Session2025, SessionWire, SessionWireHooks } from '../session-2025.js';
 import type { RequestLimiter } from '../../policy/request-limits.js';
 import { chargeRequest, refusedRequest, type Caller } from '../entrance.js';
 import { SseSessionTransport } from './sse-session-transport.js';
@@ -27,7 +27,7 @@ export interface SseSessionHost {
    * A started session of the endpoint on `wire`, admitted and counted against the session caps;
    * rejects with a `GatewayError` (rate limit, caps) when it may not open.
    */
-  openSession(principal: string | undefined, wire: (hooks: SessionWireHooks) => SessionWire, access: AccessProfile | undefined): Promise<LegacySession>;
+  openSession(principal: string | undefined, wire: (hooks: SessionWireHooks) => SessionWire, access: AccessProfile | undefined): Promise<Session2025>;
 }
 
 export interface LegacySseOptions {
@@ -41,7 +41,7 @@ export interface LegacySseOptions {
 export class LegacySseEndpoint {
   private readonly options: LegacySseOptions;
   /** Token → session, for live HTTP+SSE sessions only (each leaves when its transport closes). */
-  private readonly byToken = new Map<string, LegacySession>();
+  private readonly byToken = new Map<string, Session2025>();
 
   constructor(options: LegacySseOptions) {
     this.options = options;
@@ -51,7 +51,7 @@ export class LegacySseEndpoint {
   async open({ principal, access }: Caller, messagePath: string): Promise<Response> {
     const token = randomUUID();
     let transport: SseSessionTransport | undefined;
-    let session: LegacySession;
+    let session: Session2025;
     try {
       session = await this.options.host.openSession(principal, (hooks) => {
         transport = new SseSessionTransport({
@@ -91,7 +91,7 @@ export class LegacySseEndpoint {
     // Refused before the session sees it; a client of this wire reads the refusal as the failure of its POST.
     const spent = await chargeRequest(this.options.limiter, caller, body.value);
     if (spent !== undefined) return refusedRequest(spent, body.value);
-    // Judged by this POST's own token (legacy-session.ts `handle`).
+    // Judged by this POST's own token (session-2025.ts `handle`).
     return session.handle(request, body.value, access);
   }
 }

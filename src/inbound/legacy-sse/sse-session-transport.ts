@@ -4,7 +4,7 @@
  * POSTs its messages to; every server message — responses, notifications, server→client
  * requests — follows on that stream as a `message` event, and each POST is answered 202 at once.
  *
- * A session on this wire is a 2025-era session like any other (`LegacySession`: the gateway's
+ * A session on this wire is a 2025-era session like any other (`Session2025`: the gateway's
  * peer on it, the session's upstream connections): only the transport differs. Like every wire it
  * keeps the session's in-flight ids (request-ledger.ts): taken when a request is POSTed, freed
  * when its response goes on the stream or the client cancels it. The stream is the session: when it goes, the session is closed and its children reaped.
@@ -13,7 +13,7 @@
  */
 import type { JSONRPCMessage, MessageExtraInfo } from '@modelcontextprotocol/server';
 import { errorMessage, refusal } from '../../errors.js';
-import type { SessionWire, SessionWireHooks } from '../legacy-session.js';
+import type { SessionWire, SessionWireHooks } from '../session-2025.js';
 import { messageKind } from '../message-kind.js';
 import { cancelledRequestId, RequestLedger } from '../request-ledger.js';
 import { responseIdOf } from '../../session/jsonrpc-id.js';

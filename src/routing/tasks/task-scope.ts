@@ -19,7 +19,7 @@ import type { UpstreamLink } from '../../upstream/link.js';
 import { REFUSING_SINK, type DownstreamSink } from '../../rpc/sink.js';
 import type { CallContext } from '../router.js';
 import { cancelsTasks, declaresTasksExtension, missingTasksExtension, taskSupportOf, type TaskSupport } from './task-capabilities.js';
-import { asTask, createdTaskOf, legacyTask, modernTask, renamed, withoutRelatedTask, withRelatedTask, type UpstreamTask } from './task-shapes.js';
+import { asTask, createdTaskOf, task2025, task2026, renamed, withoutRelatedTask, withRelatedTask, type UpstreamTask } from './task-shapes.js';
 import type { TaskRecord, TaskTable } from './task-table.js';
 import type { Era } from '../../rpc/era.js';
 
@@ -72,7 +72,7 @@ export class TaskScope {
         const created = createdTaskOf(result);
         if (created === undefined) return result;
         const record = this.adopt(server, link, created);
-        return { ...result, task: legacyTask(created, record) };
+        return { ...result, task: task2025(created, record) };
       });
     }
     const support: TaskSupport = tool === undefined || !takes ? 'forbidden' : taskSupportOf(tool as never);
@@ -84,7 +84,7 @@ export class TaskScope {
     return forward({ ...params, task: {} }, (link, result) => {
       const created = createdTaskOf(result);
       if (created === undefined) return result;
-      return { resultType: 'task', ...modernTask(created, this.adopt(server, link, created)) };
+      return { resultType: 'task', ...task2026(created, this.adopt(server, link, created)) };
     });
   }
 
@@ -94,7 +94,7 @@ export class TaskScope {
     switch (method) {
       case 'tasks/get': {
         const record = this.find(params);
-        return legacyTask(await this.upstreamTask(record, call), record);
+        return task2025(await this.upstreamTask(record, call), record);
       }
       case 'tasks/result': {
         const record = this.find(params);
@@ -107,7 +107,7 @@ export class TaskScope {
         this.assertCancellable(record);
         const result = await this.upstream(record, 'tasks/cancel', call);
         const task = asTask(result);
-        return task === undefined ? result : legacyTask(task, record);
+        return task === undefined ? result : task2025(task, record);
       }
       default:
         throw new GatewayError('NOT_SUPPORTED', `Method not found: ${method}`);
@@ -145,16 +145,16 @@ export class TaskScope {
         try {
           // 2026 keeps `failed` for JSON-RPC errors; a tool result with isError is `completed`.
           const result = withoutRelatedTask(await this.upstream(record, 'tasks/result', call));
-          return { ...modernTask(task, record, 'completed'), result };
+          return { ...task2026(task, record, 'completed'), result };
         } catch (error) {
           if (!(error instanceof UpstreamRpcError)) throw error;
-          return { ...modernTask(task, record, 'failed'), error: { ...toJsonRpcError(error) } };
+          return { ...task2026(task, record, 'failed'), error: { ...toJsonRpcError(error) } };
         }
       case 'input_required':
         this.drainInput(record);
-        return modernTask(task, record, 'working');
+        return task2026(task, record, 'working');
       default:
-        return modernTask(task, record);
+        return task2026(task, record);
     }
   }
 
@@ -178,7 +178,7 @@ export class TaskScope {
     const tasks = await Promise.all(
       records.map(async (record) => {
         try {
-          return legacyTask(await this.upstreamTask(record, call), record);
+          return task2025(await this.upstreamTask(record, call), record);
         } catch {
           return undefined;
         }
@@ -259,6 +259,6 @@ function withoutTask(params: Json): Json {
 export function relayTaskStatus(record: TaskRecord, params: Json): void {
   const task = asTask(params);
   if (record.statusSink === undefined || task === undefined) return;
-  void record.statusSink.notify({ method: 'notifications/tasks/status', params: legacyTask(task, record) }).catch(() => undefined);
+  void record.statusSink.notify({ method: 'notifications/tasks/status', params: task2025(task, record) }).catch(() => undefined);
 }
 

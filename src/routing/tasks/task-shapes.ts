@@ -38,7 +38,7 @@ export function asTask(value: unknown): UpstreamTask | undefined {
 const LEGACY_FIELDS = ['status', 'statusMessage', 'createdAt', 'lastUpdatedAt', 'pollInterval'] as const;
 
 /** A 2025 task for the client: the gateway's id and ttl. */
-export function legacyTask(task: UpstreamTask, record: TaskRecord): Json {
+export function task2025(task: UpstreamTask, record: TaskRecord): Json {
   const shown: Json = { taskId: record.id };
   for (const field of LEGACY_FIELDS) if (task[field] !== undefined) shown[field] = task[field];
   shown.ttl = record.ttlMs;
@@ -46,7 +46,7 @@ export function legacyTask(task: UpstreamTask, record: TaskRecord): Json {
 }
 
 /** A 2026 task (extension shape) for the client: the gateway's id, `ttlMs`, `pollIntervalMs`. */
-export function modernTask(task: UpstreamTask, record: TaskRecord, status: string = task.status): Json {
+export function task2026(task: UpstreamTask, record: TaskRecord, status: string = task.status): Json {
   const shown: Json = { taskId: record.id, status };
   if (task.statusMessage !== undefined) shown.statusMessage = task.statusMessage;
   shown.createdAt = task.createdAt ?? new Date(record.createdAt).toISOString();

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { asTask, legacyTask, modernTask, renamed, withoutRelatedTask, withRelatedTask } from '../../../src/routing/tasks/task-shapes.js';
+import { asTask, task2025, task2026, renamed, withoutRelatedTask, withRelatedTask } from '../../../src/routing/tasks/task-shapes.js';
 import type { TaskRecord } from '../../../src/routing/tasks/task-table.js';
 
 const record = { id: 'GATEWAY-ID', upstreamId: 'abc123', ttlMs: 5_000, createdAt: 0 } as TaskRecord;
@@ -22,7 +22,7 @@ describe('task shapes', () => {
   });
 
   it('shows a 2025 task under the gateway id and ttl, without the upstream extras', () => {
-    expect(legacyTask(upstream, record)).toEqual({
+    expect(task2025(upstream, record)).toEqual({
       taskId: 'GATEWAY-ID',
       status: 'working',
       statusMessage: 'Gathering',
@@ -34,7 +34,7 @@ describe('task shapes', () => {
   });
 
   it('shows a 2026 task with ttlMs and pollIntervalMs', () => {
-    expect(modernTask(upstream, record, 'completed')).toEqual({
+    expect(task2026(upstream, record, 'completed')).toEqual({
       taskId: 'GATEWAY-ID',
       status: 'completed',
       statusMessage: 'Gathering',

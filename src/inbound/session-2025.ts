@@ -4,7 +4,7 @@
  * JSON-RPC peer on it (client-peer.ts, answering through the method table), and the session's
  * upstream connections. Closing it closes all three, so a DELETE, an idle
  * expiry, a closed HTTP+SSE stream or shutdown reaps every child it spawned. What its
- * `initialize` settles (init options, servers the client brings) is `legacy-initialize.ts`.
+ * `initialize` settles (init options, servers the client brings) is `initialize-2025.ts`.
  */
 import type { AccessProfile } from '../policy/access-policy.js';
 import { randomUUID } from 'node:crypto';
@@ -27,7 +27,7 @@ import { createMethodTable } from './method-table.js';
 import { refusedResume } from './resume.js';
 import { SessionHttpTransport } from './session-transport.js';
 import { requestIdOf, type RequestId } from '../session/jsonrpc-id.js';
-import { DEFAULT_SESSION_SERVERS, settleInitialize } from './legacy-initialize.js';
+import { DEFAULT_SESSION_SERVERS, settleInitialize } from './initialize-2025.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
 import type { RequestObservers } from './request-observers.js';
 
@@ -50,7 +50,7 @@ export interface SessionWireHooks {
   onSessionClosed(sessionId: string): void | Promise<void>;
 }
 
-export interface LegacySessionOptions {
+export interface Session2025Options {
   /** The authenticated principal that opened the session (undefined when auth is off). */
   principal: string | undefined;
   /** The workspace the session's `initialize` named (`_meta["portcullis/workspace"]`), if any. */
@@ -86,7 +86,7 @@ export interface LegacySessionOptions {
   handshake?: Handshake;
   /** The gateway's own prompts, resources and data tools. */
   entries?: GatewayEntries;
-  onInitialized(session: LegacySession): void;
+  onInitialized(session: Session2025): void;
   onClosed(id: string): void;
   /** Builds the transport the client speaks; default: Streamable HTTP (`SessionHttpTransport`). */
   wire?(hooks: SessionWireHooks): SessionWire;
@@ -99,7 +99,7 @@ export interface LegacySessionOptions {
 /** SSE `retry:` (ms) in priming events when resumable: how soon a cut client reconnects. */
 const RETRY_INTERVAL_MS = 1_000;
 
-export class LegacySession {
+export class Session2025 {
   readonly principal: string | undefined;
   /** POSTs and GETs not answered yet; open SSE streams are counted by the transport. */
   private openExchanges = 0;
@@ -120,14 +120,14 @@ export class LegacySession {
   /** What requests route through: the session's scope, joined with the servers its client brought, if any. */
   private routing: SessionServersScope | undefined;
   private brought: SessionServersScope | undefined;
-  private readonly options: LegacySessionOptions;
+  private readonly options: Session2025Options;
   private readonly readOptions: OptionsReader | undefined;
   /** The init options of this session's `initialize` (none until then). */
   private initOptions: InitOptions = {};
   /** The access profile each request of the session came with, for its handler to route by. */
   private readonly requestAccess = new WeakMap<Request, AccessProfile | undefined>();
 
-  constructor(options: LegacySessionOptions) {
+  constructor(options: Session2025Options) {
     this.options = options;
     this.sessionServers = options.scope.sessionServers ?? DEFAULT_SESSION_SERVERS;
     this.principal = options.principal;
@@ -258,7 +258,7 @@ export class LegacySession {
   /**
    * An `initialize` settles the session's init options (kept for its requests, `deferTools`
    * handed to its scope, `eventStoreLimit` to its event history) and opens the servers its client
-   * brings, before it is answered; a refusal answers it (legacy-initialize.ts).
+   * brings, before it is answered; a refusal answers it (initialize-2025.ts).
    */
   private async readInitOptions(body: unknown, id: RequestId): Promise<Response | undefined> {
     const settled = await settleInitialize(body, id, {

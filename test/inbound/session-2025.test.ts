@@ -1,11 +1,11 @@
 /**
- * LegacySession on its own (one 2025-era session over its Streamable HTTP transport) in front of
+ * Session2025 on its own (one 2025-era session over its Streamable HTTP transport) in front of
  * a real registry of stdio fixture children: duplicate in-flight ids refused and freed when
  * answered or cancelled, idleness that follows open exchanges, and a close that gives back the
  * session's budget ticket and reaps the children it spawned.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { LegacySession } from '../../src/inbound/legacy-session.js';
+import { Session2025 } from '../../src/inbound/session-2025.js';
 import { SessionAdmission, type SessionTicket } from '../../src/session/session-admission.js';
 import { UpstreamRegistry } from '../../src/upstream/registry.js';
 import { assertBuilt, newMarker } from '../integration/harness/paths.js';
@@ -16,7 +16,7 @@ import { ServerRoster } from '../../src/upstream/server-roster.js';
 
 const URL_ = 'http://127.0.0.1/mcp';
 let registry: UpstreamRegistry;
-const sessions: LegacySession[] = [];
+const sessions: Session2025[] = [];
 
 beforeAll(async () => {
   assertBuilt();
@@ -42,7 +42,7 @@ async function ticketOf(admission: SessionAdmission): Promise<SessionTicket> {
 
 /** A started, initialised session. */
 async function openSession(ticket: SessionTicket | Promise<SessionTicket> = ticketOf(new SessionAdmission({ max: 10, maxPerPrincipal: 10, initializePerMinute: 100, logger }))) {
-  const session = new LegacySession({
+  const session = new Session2025({
     principal: undefined,
     name: 'portcullis-test',
     version: '0.0.0',
@@ -96,7 +96,7 @@ async function answerOf(response: Response): Promise<Record<string, unknown>> {
 const echo = (id: number, text: string) => ({ id, method: 'tools/call', params: { name: 'fx__echo', arguments: { text } } });
 const slow = (id: number) => ({ id, method: 'tools/call', params: { name: 'fx__slow', arguments: { ms: 300, steps: 3 }, _meta: { progressToken: `p${id}` } } });
 
-describe('LegacySession', () => {
+describe('Session2025', () => {
   it('refuses a second request under an id still in flight, and frees the id once it is answered', async () => {
     const { send } = await openSession();
     const first = send(slow(7)); // the id is taken before the transport sees the request

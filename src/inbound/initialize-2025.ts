@@ -5,7 +5,7 @@
  * (-32602 naming the option); deploy-only and unknown keys change nothing. Brought servers are
  * judged by the policy (-32602 naming the server and field) and opened before the `initialize` is
  * answered: a required one that cannot start refuses it (naming the server), and nothing of them
- * stays open. The session (`legacy-session.ts`) applies what this settles.
+ * stays open. The session (`session-2025.ts`) applies what this settles.
  */
 import { errorResponse, GatewayError } from '../errors.js';
 import type { InitOptions } from '../rpc/init-options.js';
