@@ -59,7 +59,6 @@ import { mcpNameField } from '../rpc/standard-headers.js';
 type Params = Record<string, unknown>;
 type Result = Record<string, unknown>;
 
-// ---------------------------------------------------------------------------------------------
 // The validation ladder (pure)
 
 /** The era decision of the endpoint: the SDK's classifier on the body read once and the three standard headers. */
@@ -183,7 +182,6 @@ export function admit(outcome: Outcome2026, body: unknown, headers: Headers, tas
   return { kind: 'request', message };
 }
 
-// ---------------------------------------------------------------------------------------------
 // Results as the revision encodes them (pure)
 
 /** Methods whose result may be `input_required` (2026-07-28 multi-round-trip requests). */
@@ -284,7 +282,6 @@ export function relayable(method: string, capabilities: ServerCapabilities): boo
   }
 }
 
-// ---------------------------------------------------------------------------------------------
 // One call's answer: JSON, or SSE from the first message before the result
 
 class CallAnswer {
@@ -337,7 +334,6 @@ class CallAnswer {
   }
 }
 
-// ---------------------------------------------------------------------------------------------
 // The binding
 
 /** Who asks: the authenticated principal and its access profile (inbound/entrance.ts). */
