@@ -318,7 +318,8 @@ export function errorMessage(id: ResponseId, error: unknown): { jsonrpc: '2.0'; 
 
 /**
  * The JSON-RPC error response answering request `id` with an error already in its wire form: a
- * `ProtocolError` the method table threw (inbound/method-table.ts), mapped by `toJsonRpcError`.
+ * `ProtocolError` the method table threw (inbound/method-table.ts, mapped by `toJsonRpcError`),
+ * or a `ProtocolRefusal` of the 2026 validation ladder.
  */
 export function answerError(id: ResponseId, error: { code: number; message: string; data?: unknown }): { jsonrpc: '2.0'; id: ResponseId; error: JsonRpcErrorBody } {
   return { jsonrpc: '2.0', id, error: error.data === undefined ? { code: error.code, message: error.message } : { code: error.code, message: error.message, data: error.data } };
@@ -442,18 +443,9 @@ export const protocolRefusal = {
   },
 };
 
-/** The JSON-RPC error response of `refusal`, answering request `id`. */
-export function protocolRefusalMessage(id: ResponseId, refusal: ProtocolRefusal): { jsonrpc: '2.0'; id: ResponseId; error: JsonRpcErrorBody } {
-  return {
-    jsonrpc: '2.0',
-    id,
-    error: refusal.data === undefined ? { code: refusal.code, message: refusal.message } : { code: refusal.code, message: refusal.message, data: refusal.data },
-  };
-}
-
 /** The HTTP answer of `refusal` (its status, the JSON-RPC error in a JSON body). */
 export function protocolRefusalResponse(refusal: ProtocolRefusal, id: ResponseId): Response {
-  return Response.json(protocolRefusalMessage(id, refusal), { status: refusal.httpStatus });
+  return Response.json(answerError(id, refusal), { status: refusal.httpStatus });
 }
 
 /**
@@ -471,5 +463,5 @@ export function answer2026Error(id: string | number, error: unknown): { message:
       ? { code: thrown.code, message: typeof thrown.message === 'string' ? thrown.message : 'Internal error', ...(thrown.data === undefined ? {} : { data: thrown.data }) }
       : toJsonRpcError(error, '2026');
   if (body.code === WireCode.ResourceNotFound) body.code = WireCode.InvalidParams;
-  return { message: { jsonrpc: '2.0', id, error: body }, status: body.code === WireCode.MissingRequiredClientCapability ? 400 : 200 };
+  return { message: answerError(id, body), status: body.code === WireCode.MissingRequiredClientCapability ? 400 : 200 };
 }

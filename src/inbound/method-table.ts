@@ -28,7 +28,7 @@
  * message goes on, and the 2026 wire encoding of results (`resultType`, the gateway's own
  * serverInfo stamp, cache fields).
  */
-import { ProtocolError, SUPPORTED_PROTOCOL_VERSIONS, type ServerCapabilities } from '@modelcontextprotocol/server';
+import { ProtocolError, SERVER_INFO_META_KEY, type ServerCapabilities } from '@modelcontextprotocol/server';
 import { GatewayError, toJsonRpcError } from '../errors.js';
 import { fixedFieldLogger, type Logger } from '../observability/logger.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
@@ -40,7 +40,7 @@ import { TASKS_EXTENSION } from '../routing/tasks/task-capabilities.js';
 import type { CallContext, RouteScope } from '../routing/router.js';
 import type { InitOptions } from '../rpc/init-options.js';
 import { requestMeta } from '../rpc/request-meta.js';
-import type { Era } from '../rpc/era.js';
+import { PROTOCOL_2026, VERSIONS_2025, type Era } from '../rpc/era.js';
 import type { DownstreamSink } from '../rpc/sink.js';
 import type { OptionsReader } from './init-options-reader.js';
 import { paramHeadersOf } from './param-headers.js';
@@ -134,17 +134,13 @@ export interface MethodTable {
 }
 
 /** The 2026 revisions served: `server/discover` names them (MCP 2026-07-28, lifecycle). */
-export const SUPPORTED_2026_VERSIONS: readonly string[] = ['2026-07-28'];
-
-/** The 2025-era revisions an `initialize` may settle on, in preference order (the SDK's list). */
-const SUPPORTED_2025_VERSIONS: readonly string[] = SUPPORTED_PROTOCOL_VERSIONS.filter((version) => version < SUPPORTED_2026_VERSIONS[0]!);
+export const SUPPORTED_2026_VERSIONS: readonly string[] = [PROTOCOL_2026];
 
 /** The version an `initialize` settles on: the client's when served, else the newest served (MCP 2025-11-25, lifecycle). */
 export function negotiatedVersion(requested: unknown): string {
-  return typeof requested === 'string' && SUPPORTED_2025_VERSIONS.includes(requested) ? requested : SUPPORTED_2025_VERSIONS[0]!;
+  return typeof requested === 'string' && VERSIONS_2025.includes(requested) ? requested : VERSIONS_2025[0]!;
 }
 
-const SERVER_INFO_KEY = 'io.modelcontextprotocol/serverInfo';
 
 /** Requests of the 2025 revisions (MCP 2025-11-25 schema), client's and server's. */
 const METHODS_2025 = new Set([
@@ -183,8 +179,8 @@ const LOGGING_LEVELS = new Set(['debug', 'info', 'notice', 'warning', 'error', '
  */
 function withoutUpstreamIdentity(result: Result): Result {
   const meta = result._meta as Record<string, unknown> | undefined;
-  if (meta === undefined || !(SERVER_INFO_KEY in meta)) return result;
-  const { [SERVER_INFO_KEY]: _upstream, ...rest } = meta;
+  if (meta === undefined || !(SERVER_INFO_META_KEY in meta)) return result;
+  const { [SERVER_INFO_META_KEY]: _upstream, ...rest } = meta;
   if (Object.keys(rest).length > 0) return { ...result, _meta: rest };
   const { _meta: _dropped, ...bare } = result;
   return bare;

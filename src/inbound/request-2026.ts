@@ -41,7 +41,7 @@ import {
   type JSONRPCRequest,
   type ServerCapabilities,
 } from '@modelcontextprotocol/server';
-import { answer2026Error, errorResponse, protocolRefusal, protocolRefusalMessage, protocolRefusalResponse, type ProtocolRefusal, type ResponseId } from '../errors.js';
+import { answer2026Error, answerError, errorResponse, protocolRefusal, protocolRefusalResponse, type ProtocolRefusal, type ResponseId } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
 import type { AccessProfile } from '../policy/access-policy.js';
 import type { RouteScope } from '../routing/router.js';
@@ -469,7 +469,7 @@ export class Requests2026 {
             encoded = encodeResult(message.method, result, face.serverInfo);
           } catch (error) {
             this.options.logger.warn({ rpc: message.method, err: (error as Error).message }, '2026 result not encodable');
-            answer.finish(protocolRefusalMessage(id, protocolRefusal.unencodable()) as JSONRPCMessage, 200);
+            answer.finish(answerError(id, protocolRefusal.unencodable()) as JSONRPCMessage, 200);
             return;
           }
           answer.finish({ jsonrpc: '2.0', id, result: encoded } as JSONRPCMessage, 200);

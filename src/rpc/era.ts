@@ -4,4 +4,12 @@
  * stateless 2026-07-28 revision (`server/discover`, the per-request `_meta` envelope). One spelling
  * in code, logs, metric labels and docs; "legacy" names only the 2024-11-05 HTTP+SSE transport.
  */
+import { SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/client';
+
 export type Era = '2025' | '2026';
+
+/** The 2026 revision: the only one of its era the gateway serves and speaks upstream. */
+export const PROTOCOL_2026 = '2026-07-28';
+
+/** The 2025-era revisions, newest first (the SDK's list up to the 2026 revision). */
+export const VERSIONS_2025: readonly string[] = SUPPORTED_PROTOCOL_VERSIONS.filter((version) => version < PROTOCOL_2026);

@@ -14,20 +14,14 @@ import {
   CLIENT_INFO_META_KEY,
   PROTOCOL_VERSION_META_KEY,
   ProtocolErrorCode,
-  SUPPORTED_PROTOCOL_VERSIONS,
+  SERVER_INFO_META_KEY,
   type ClientCapabilities,
   type ServerCapabilities,
 } from '@modelcontextprotocol/client';
 import { httpStatusOf, UpstreamError, UpstreamRpcError } from '../errors.js';
 import type { RpcPeer } from './peer.js';
+import { PROTOCOL_2026, VERSIONS_2025 } from '../rpc/era.js';
 
-/** The 2026 revision, the only one of its era the gateway speaks upstream. */
-export const PROTOCOL_2026 = '2026-07-28';
-
-/** The 2025-era revisions a server may answer `initialize` with; the first is offered. */
-const VERSIONS_2025: readonly string[] = SUPPORTED_PROTOCOL_VERSIONS.filter((version) => version < PROTOCOL_2026);
-
-const SERVER_INFO_META_KEY = 'io.modelcontextprotocol/serverInfo';
 
 /** Who the gateway says it is upstream. */
 export const CLIENT_INFO = Object.freeze({ name: 'portcullis', version: '0.1.0' });

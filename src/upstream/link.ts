@@ -29,8 +29,8 @@ import { STALE_LISTS, type ChangedList } from './server-changes.js';
 import { startUpstreamSpan } from '../observability/tracing.js';
 import { spanFailureOf } from '../observability/span-failure.js';
 import { RpcPeer, type Wire } from './peer.js';
-import { handshake, PROTOCOL_2026, type Handshake } from './handshake.js';
-import type { Era } from '../rpc/era.js';
+import { handshake, type Handshake } from './handshake.js';
+import { PROTOCOL_2026, type Era } from '../rpc/era.js';
 
 /** The handshake's own bound, whatever a server's per-request timeout is. */
 const HANDSHAKE_TIMEOUT_MS = 30_000;
