@@ -14,7 +14,7 @@
  * Not part of `npm test`: it measures, it does not assert.
  */
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { passThroughResult } from '../../src/rpc/pass-through.js';
+import { passThroughResult } from '../../demo/lib/pass-through-result.js';
 import { compatConfig, startGatewayProcess } from './gateway-process.js';
 
 type Json = Record<string, unknown>;

@@ -12,7 +12,6 @@
  */
 import type { ServerCapabilities } from '@modelcontextprotocol/client';
 import { UpstreamError } from '../errors.js';
-import type { RpcResult } from '../rpc/pass-through.js';
 
 export type ListKind = 'tools' | 'prompts' | 'resources' | 'resourceTemplates';
 
@@ -47,7 +46,7 @@ const MAX_LIST_PAGES = 100;
 export interface ListCacheOptions {
   server: string;
   /** One page request (already mapped to the gateway's errors). */
-  fetchPage(method: string, cursor: string | undefined): Promise<RpcResult>;
+  fetchPage(method: string, cursor: string | undefined): Promise<Record<string, unknown>>;
   capabilities(): ServerCapabilities;
   /** True while a live subscription reports changes to this list (its lifetime then does not matter). */
   hearsChangesOf(kind: ListKind): boolean;

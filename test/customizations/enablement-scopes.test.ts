@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { passThroughResult } from '../../src/rpc/pass-through.js';
+import { passThroughResult } from '../../demo/lib/pass-through-result.js';
 import { killAllStdioChildren } from '../../src/upstream/stdio-transport.js';
 import { collectNotifications, connectClient, errorOf, textOf } from '../integration/harness/clients.js';
 import { initializeBody, MCP_POST_HEADERS, messagesOf, rawRequest } from '../integration/harness/raw-http.js';

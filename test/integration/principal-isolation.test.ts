@@ -7,7 +7,7 @@
  */
 import type { Client } from '@modelcontextprotocol/client';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { passThroughResult } from '../../src/rpc/pass-through.js';
+import { passThroughResult } from '../../demo/lib/pass-through-result.js';
 import {
   assertBuilt,
   bearerPrincipals,

@@ -10,7 +10,7 @@ import { StreamableHTTPClientTransport as V1Transport } from '@modelcontextproto
 import { CallToolResultSchema, TaskStatusNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { passThroughResult } from '../../../src/rpc/pass-through.js';
+import { passThroughResult } from '../../../demo/lib/pass-through-result.js';
 import { Cleanup, connectClient, errorOf, startTestGateway, waitUntil, within } from '../harness.js';
 import { everythingServer, RESEARCH_TOOL } from './everything.js';
 

@@ -9,7 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@modelcontextprotocol/client';
 import { afterEach, describe, expect, it } from 'vitest';
-import { passThroughResult } from '../../../src/rpc/pass-through.js';
+import { passThroughResult } from '../../../demo/lib/pass-through-result.js';
 import { seededRandom } from '../../setup/random.js';
 import { bearerPrincipals, Cleanup, collectNotifications, connectClient, errorOf, startGatewayFor } from '../harness.js';
 import { everythingServer, request2026, RESEARCH_TOOL, TASKS_EXTENSION, untilTerminal } from './everything.js';

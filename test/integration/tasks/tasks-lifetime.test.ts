@@ -5,7 +5,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Client } from '@modelcontextprotocol/client';
-import { passThroughResult } from '../../../src/rpc/pass-through.js';
+import { passThroughResult } from '../../../demo/lib/pass-through-result.js';
 import { Cleanup, connectClient, startTestGateway } from '../harness.js';
 import { everythingServer, RESEARCH_TOOL } from './everything.js';
 
